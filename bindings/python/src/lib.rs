@@ -1,0 +1,109 @@
+//! The native half of the `examkit` Python package (`examkit._examkit`).
+//!
+//! It converts arguments, runs [`examkit_engine`] with the GIL released, and hands back the
+//! engine's canonical outcome JSON. No validation rule lives here: the Python half
+//! (`python/examkit/__init__.py`) checks argument types and turns the JSON into plain Python data.
+
+use examkit_engine::{Asset, AssetsError, ErrorCode, FlagCode, Outcome};
+
+/// The published JSON Schema of a submission, embedded at build time.
+pub const SUBMISSION_SCHEMA_JSON: &str =
+    include_str!("../../../schemas/service-marking-import-v1.schema.json");
+
+/// Reads the optional assets list (JSON bytes) with the engine's own reader, so its errors are the
+/// engine's.
+pub fn read_assets(assets: Option<&[u8]>) -> Result<Option<Vec<Asset>>, AssetsError> {
+    assets.map(examkit_engine::assets_from_json).transpose()
+}
+
+/// Validates a document against the optional assets and returns the engine's outcome.
+pub fn outcome(document: &[u8], assets: Option<&[Asset]>) -> Outcome {
+    examkit_engine::validate(document, assets)
+}
+
+/// Every error code and review flag as `(code, meaning, kind)`, errors first, each in the order
+/// the engine documents them.
+pub fn codes() -> Vec<(&'static str, &'static str, &'static str)> {
+    let errors = ErrorCode::ALL.iter().map(|c| (c.as_str(), c.meaning(), "error"));
+    let flags = FlagCode::ALL.iter().map(|c| (c.as_str(), c.meaning(), "review_flag"));
+    errors.chain(flags).collect()
+}
+
+/// The extension module `examkit._examkit`.
+#[pyo3::pymodule(name = "_examkit", gil_used = false)]
+pub mod native {
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+
+    /// The schema version the engine validates.
+    #[pymodule_export]
+    pub const SCHEMA_VERSION: &str = examkit_engine::SCHEMA_VERSION;
+
+    /// The published JSON Schema of a submission, as text.
+    #[pymodule_export]
+    pub const SUBMISSION_SCHEMA_JSON: &str = super::SUBMISSION_SCHEMA_JSON;
+
+    /// The largest document the engine accepts, in bytes.
+    #[pymodule_export]
+    pub const MAX_DOCUMENT_BYTES: usize = examkit_engine::limits::MAX_DOCUMENT_BYTES;
+
+    fn assets_arg(assets: Option<&[u8]>) -> PyResult<Option<Vec<examkit_engine::Asset>>> {
+        super::read_assets(assets).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// Validates `document` (UTF-8 JSON bytes) with the optional `assets` (a JSON array as bytes)
+    /// and returns the canonical outcome JSON. Raises `ValueError` for a malformed assets list.
+    #[pyfunction]
+    #[pyo3(signature = (document, assets=None))]
+    pub fn validate_json(py: Python<'_>, document: &[u8], assets: Option<&[u8]>) -> PyResult<String> {
+        let assets = assets_arg(assets)?;
+        Ok(py.detach(|| super::outcome(document, assets.as_deref()).to_json()))
+    }
+
+    /// Validates `document` like `validate_json` and returns the engine's report for people.
+    #[pyfunction]
+    #[pyo3(signature = (document, assets=None))]
+    pub fn explain(py: Python<'_>, document: &[u8], assets: Option<&[u8]>) -> PyResult<String> {
+        let assets = assets_arg(assets)?;
+        Ok(py.detach(|| examkit_engine::explain(&super::outcome(document, assets.as_deref()))))
+    }
+
+    /// Every error code and review flag as `(code, meaning, kind)` tuples; kind is `"error"` or
+    /// `"review_flag"`.
+    #[pyfunction]
+    pub fn error_codes() -> Vec<(&'static str, &'static str, &'static str)> {
+        super::codes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_assets_give_the_engine_error() {
+        let Err(error) = read_assets(Some(b"{}")) else { panic!("an object is not a list") };
+        assert!(matches!(error, AssetsError::Malformed(_)), "{error}");
+        assert_eq!(read_assets(None), Ok(None));
+        assert_eq!(read_assets(Some(b"[]")), Ok(Some(Vec::new())));
+    }
+
+    #[test]
+    fn codes_cover_every_error_and_flag_once() {
+        let all = codes();
+        assert_eq!(all.len(), ErrorCode::ALL.len() + FlagCode::ALL.len());
+        let mut names: Vec<_> = all.iter().map(|c| c.0).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        assert!(all.iter().any(|c| c == &("invalid_json", ErrorCode::InvalidJson.meaning(), "error")));
+        assert!(all.iter().any(|c| c.0 == "uncertain_decision" && c.2 == "review_flag"));
+    }
+
+    #[test]
+    fn embedded_schema_is_draft_2020_12() {
+        let schema: serde_json::Value =
+            serde_json::from_str(SUBMISSION_SCHEMA_JSON).unwrap_or(serde_json::Value::Null);
+        assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    }
+}

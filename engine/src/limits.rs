@@ -1,0 +1,22 @@
+//! The numeric limits of the contract, in one place.
+
+/// The largest accepted document: 4 MiB, inclusive.
+pub const MAX_DOCUMENT_BYTES: usize = 4 * 1024 * 1024;
+/// The deepest nesting of arrays and objects the schema allows
+/// (submission › questions › question › decisions › decision › conditionChecks › check › evidence ›
+/// evidence item › box).
+pub const MAX_DEPTH: usize = 10;
+/// Questions per submission.
+pub const MAX_QUESTIONS: usize = 24;
+/// Criteria per question.
+pub const MAX_CRITERIA: usize = 100;
+/// Characters in a question label.
+pub const MAX_LABEL_CHARS: usize = 40;
+/// Characters in a criterion id.
+pub const MAX_CRITERION_ID_CHARS: usize = 64;
+/// The highest page number a selection or page id may name.
+pub const MAX_PAGE_NUMBER: u32 = 10_000;
+/// Errors reported at most; the outcome says when more were left out.
+pub const MAX_ERRORS: usize = 1000;
+/// Tolerance on `x + width ≤ 1` and `y + height ≤ 1`.
+pub const BOX_TOLERANCE: f64 = 1e-9;

@@ -1,0 +1,2 @@
+//! The typed submission.
+pub(crate) struct Submission;

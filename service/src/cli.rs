@@ -1,0 +1,49 @@
+//! Command-line arguments and dispatch.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The `examkit` command line.
+#[derive(Debug, Parser)]
+#[command(name = "examkit", version, about = "Validate marking imports and run the examkit service.")]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate a service-marking-import-v1 submission and print the engine's outcome.
+    ///
+    /// Exit status: 0 when the submission is valid, 1 when it is invalid, 2 for usage or I/O errors.
+    Validate(ValidateArgs),
+}
+
+/// Arguments of `examkit validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The submission file, or `-` to read it from standard input.
+    #[arg(value_name = "SUBMISSION")]
+    pub submission: PathBuf,
+    /// A JSON array of the import's assets (`[{"id", "kind", "pageCount"}]`); without it the checks
+    /// that need assets are skipped and the outcome says `"assetsChecked": false`.
+    #[arg(long, value_name = "ASSETS")]
+    pub assets: Option<PathBuf>,
+    /// Print the outcome as indented JSON.
+    #[arg(long, conflicts_with = "explain")]
+    pub pretty: bool,
+    /// Print a human-readable report instead of JSON.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// Runs a parsed command line and returns the process exit status.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Validate(args) => crate::validate::run(&args),
+    }
+}

@@ -1,0 +1,8 @@
+//! # examkit
+//!
+//! The command-line tool and HTTP service around [`examkit_engine`]. The engine decides whether a
+//! `service-marking-import-v1` submission is valid and computes its scores; this crate reads files,
+//! serves HTTP, stores imports and administers accounts and keys. No validation rule lives here.
+
+pub mod cli;
+pub mod validate;
