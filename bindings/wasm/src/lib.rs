@@ -37,7 +37,7 @@ use wasm_bindgen::prelude::*;
 /// The `ErrorCode` and `FlagCode` unions are checked against the engine's lists by this crate's
 /// tests, so they cannot drift from [`ErrorCode::ALL`] and [`FlagCode::ALL`].
 #[wasm_bindgen(typescript_custom_section)]
-pub const TYPESCRIPT_TYPES: &'static str = r#"
+const TYPESCRIPT_TYPES: &'static str = r#"
 /** An asset's role: completed student work, or a mark scheme. */
 export type AssetKind = "work" | "scheme";
 
