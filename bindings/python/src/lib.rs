@@ -35,6 +35,10 @@ pub mod native {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
 
+    /// The package version (the crate's).
+    #[pymodule_export]
+    pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
     /// The schema version the engine validates.
     #[pymodule_export]
     pub const SCHEMA_VERSION: &str = examkit_engine::SCHEMA_VERSION;
