@@ -180,13 +180,22 @@ impl ValidationError {
     }
 
     pub(crate) fn new(code: ErrorCode, path: String, at: u32, message: impl Into<String>) -> Self {
-        ValidationError { path, code, message: message.into(), at }
+        ValidationError {
+            path,
+            code,
+            message: message.into(),
+            at,
+        }
     }
 }
 
 impl std::fmt::Display for ValidationError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path = if self.path.is_empty() { "(document)" } else { &self.path };
+        let path = if self.path.is_empty() {
+            "(document)"
+        } else {
+            &self.path
+        };
         write!(f, "{path}: {} ({})", self.message, self.code)
     }
 }

@@ -71,7 +71,10 @@ impl Fail {
 /// Parses a whole document.
 pub(crate) fn parse(bytes: &[u8]) -> Result<Node<'_>, ValidationError> {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return Err(invalid(0, "the document starts with a byte order mark, which JSON does not allow"));
+        return Err(invalid(
+            0,
+            "the document starts with a byte order mark, which JSON does not allow",
+        ));
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
@@ -84,7 +87,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Node<'_>, ValidationError> {
             ));
         }
     };
-    let mut parser = Parser { text, bytes, pos: 0 };
+    let mut parser = Parser {
+        text,
+        bytes,
+        pos: 0,
+    };
     parser.skip_whitespace();
     if parser.pos == bytes.len() {
         return Err(invalid(0, "the document is empty"));
@@ -129,8 +136,14 @@ fn offset(at: usize) -> u32 {
 /// 1-based line and column (in characters) of the end of `prefix`.
 fn line_column(prefix: &[u8]) -> (usize, usize) {
     let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = prefix.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&prefix[line_start..]).chars().count() + 1;
+    let line_start = prefix
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&prefix[line_start..])
+        .chars()
+        .count()
+        + 1;
     (line, column)
 }
 
@@ -149,7 +162,12 @@ impl<'a> Parser<'a> {
     }
 
     fn fail_at(&self, at: usize, message: impl Into<String>) -> Fail {
-        Fail { code: ErrorCode::InvalidJson, at, message: message.into(), reversed_path: Vec::new() }
+        Fail {
+            code: ErrorCode::InvalidJson,
+            at,
+            message: message.into(),
+            reversed_path: Vec::new(),
+        }
     }
 
     fn unexpected(&self, expected: &str) -> Fail {
@@ -178,7 +196,11 @@ impl<'a> Parser<'a> {
             Some(b'-' | b'0'..=b'9') => self.number()?,
             _ => return Err(self.unexpected("a JSON value")),
         };
-        Ok(Node { start: offset(start), end: offset(self.pos), value })
+        Ok(Node {
+            start: offset(start),
+            end: offset(self.pos),
+            value,
+        })
     }
 
     fn enter(&self, depth: usize) -> Result<(), Fail> {
@@ -218,7 +240,9 @@ impl<'a> Parser<'a> {
             };
             if duplicate {
                 let message = format!("duplicate key {:?} in one object", key.as_ref());
-                return Err(self.fail_at(key_at, message).within(OwnedSeg::Key(key.into_owned())));
+                return Err(self
+                    .fail_at(key_at, message)
+                    .within(OwnedSeg::Key(key.into_owned())));
             }
             self.skip_whitespace();
             if self.bytes.get(self.pos) != Some(&b':') {
@@ -431,22 +455,34 @@ mod tests {
 
     fn error(text: &[u8]) -> ValidationError {
         match parse(text) {
-            Ok(_) => panic!("expected a parse error for {:?}", String::from_utf8_lossy(text)),
+            Ok(_) => panic!(
+                "expected a parse error for {:?}",
+                String::from_utf8_lossy(text)
+            ),
             Err(e) => e,
         }
     }
 
     #[test]
     fn parses_all_value_kinds_with_positions() {
-        let root = parse(br#" {"a": [1, -2.5e3, true, false, null], "b\n": "x\u00e9\ud83d\ude00"} "#)
-            .expect("valid");
-        assert_eq!((root.start, root.end), (1, 66));
-        let Value::Object(members) = &root.value else { panic!("object") };
+        let text = br#" {"a": [1, -2.5e3, true, false, null], "b\n": "x\u00e9\ud83d\ude00"} "#;
+        let root = parse(text).expect("valid");
+        assert_eq!(
+            (root.start as usize, root.end as usize),
+            (1, text.len() - 1)
+        );
+        let Value::Object(members) = &root.value else {
+            panic!("object")
+        };
         assert_eq!(members[0].0, "a");
         assert_eq!(members[1].0, "b\n");
-        let Value::String(s) = &members[1].1.value else { panic!("string") };
+        let Value::String(s) = &members[1].1.value else {
+            panic!("string")
+        };
         assert_eq!(s, "xé😀");
-        let Value::Array(items) = &members[0].1.value else { panic!("array") };
+        let Value::Array(items) = &members[0].1.value else {
+            panic!("array")
+        };
         assert!(matches!(items[1].value, Value::Number(n) if n == -2500.0));
     }
 
@@ -472,22 +508,50 @@ mod tests {
     fn locates_syntax_errors() {
         let e = error(b"{\n  \"questions\": [1, 2,, 3]}");
         assert_eq!(e.path, "/questions/2");
-        assert!(e.message.contains("line 2, column 24"), "{}", e.message);
+        assert!(e.message.contains("line 2, column 22"), "{}", e.message);
         assert_eq!(error(b"").message, "the document is empty");
         assert_eq!(error(b"  \n ").message, "the document is empty");
         assert!(error(b"{} x").message.contains("after the JSON value"));
         assert!(error(b"\xEF\xBB\xBF{}").message.contains("byte order mark"));
-        assert!(error(b"{\"a\": \"\xff\"}").message.contains("invalid UTF-8 at byte 7"));
+        assert!(
+            error(b"{\"a\": \"\xff\"}")
+                .message
+                .contains("invalid UTF-8 at byte 7")
+        );
     }
 
     #[test]
     fn rejects_bad_numbers_strings_and_literals() {
         for bad in [
-            &b"01"[..], b"1.", b"1e", b"-", b"+1", b".5", b"1e400", b"-1e999", b"tru", b"nul",
-            b"\"a", b"\"\\x\"", b"\"\\ud800\"", b"\"\\udc00\"", b"\"\\ud800\\u0041\"", b"\"\t\"",
-            b"\"\\u12\"", b"[1 2]", b"{\"a\" 1}", b"{1: 2}", b"{\"a\": 1,}", b"[1,]",
+            &b"01"[..],
+            b"1.",
+            b"1e",
+            b"-",
+            b"+1",
+            b".5",
+            b"1e400",
+            b"-1e999",
+            b"tru",
+            b"nul",
+            b"\"a",
+            b"\"\\x\"",
+            b"\"\\ud800\"",
+            b"\"\\udc00\"",
+            b"\"\\ud800\\u0041\"",
+            b"\"\t\"",
+            b"\"\\u12\"",
+            b"[1 2]",
+            b"{\"a\" 1}",
+            b"{1: 2}",
+            b"{\"a\": 1,}",
+            b"[1,]",
         ] {
-            assert_eq!(error(bad).code, ErrorCode::InvalidJson, "{:?}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                error(bad).code,
+                ErrorCode::InvalidJson,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
         assert!(error(b"{\"x\": 1e400}").message.contains("out of range"));
         assert_eq!(error(b"{\"x\": 1e400}").path, "/x");
@@ -500,7 +564,7 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
         let e = error(deep.as_bytes());
         assert_eq!(e.code, ErrorCode::NestingTooDeep);
-        assert_eq!(e.path, "/0/0/0/0/0/0/0/0/0");
+        assert_eq!(e.path, "/0/0/0/0/0/0/0/0/0/0");
         let very_deep = "[".repeat(1_000_000);
         assert_eq!(error(very_deep.as_bytes()).code, ErrorCode::NestingTooDeep);
     }

@@ -17,6 +17,7 @@
 mod assets;
 mod error;
 mod explain;
+mod formats;
 mod geometry;
 mod graph;
 mod json;

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
+use crate::SCHEMA_VERSION;
 use crate::error::{FlagCode, ValidationError};
 use crate::limits::MAX_ERRORS;
-use crate::SCHEMA_VERSION;
 
 /// The result of validating one submission: valid with scores, or invalid with every error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,7 +46,11 @@ impl Outcome {
         errors.sort_by_key(|e| e.at);
         let truncated = errors.len() > MAX_ERRORS;
         errors.truncate(MAX_ERRORS);
-        Outcome::Invalid(Rejection { valid: false, errors, truncated })
+        Outcome::Invalid(Rejection {
+            valid: false,
+            errors,
+            truncated,
+        })
     }
 }
 
@@ -87,7 +91,14 @@ impl Report {
         } else {
             Status::Completed
         };
-        Report { valid: true, schema_version: SCHEMA_VERSION, assets_checked, status, score, questions }
+        Report {
+            valid: true,
+            schema_version: SCHEMA_VERSION,
+            assets_checked,
+            status,
+            score,
+            questions,
+        }
     }
 }
 

@@ -94,6 +94,9 @@ mod tests {
         let b = a.index(3);
         assert_eq!(b.render(), "/a~1b~0c/3");
         assert_eq!(Path::Root.render(), "");
-        assert_eq!(pointer(&[Seg::Key("questions"), Seg::Index(2), Seg::Key("~")]), "/questions/2/~0");
+        assert_eq!(
+            pointer(&[Seg::Key("questions"), Seg::Index(2), Seg::Key("~")]),
+            "/questions/2/~0"
+        );
     }
 }
