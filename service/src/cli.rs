@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 
 /// The `examkit` command line.
 #[derive(Debug, Parser)]
-#[command(name = "examkit", version, about = "Validate marking imports and run the examkit service.")]
+#[command(
+    name = "examkit",
+    version,
+    about = "Validate marking imports and run the examkit service."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

@@ -52,13 +52,20 @@ fn execute(args: &ValidateArgs) -> Result<u8, String> {
         text.push('\n');
     }
     let mut stdout = io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => {}
         // A reader that went away (`examkit validate x | head`) is not an error of ours.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         Err(e) => return Err(format!("cannot write the outcome: {e}")),
     }
-    Ok(if outcome.is_valid() { EXIT_VALID } else { EXIT_INVALID })
+    Ok(if outcome.is_valid() {
+        EXIT_VALID
+    } else {
+        EXIT_INVALID
+    })
 }
 
 fn read_submission(path: &Path) -> Result<Vec<u8>, String> {

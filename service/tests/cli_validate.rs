@@ -44,7 +44,9 @@ fn examkit_with_stdin(args: &[&str], input: &[u8]) -> Output {
         // The process may stop reading early; a broken pipe is not this test's concern.
         let _ = stdin.write_all(&input);
     });
-    let output = child.wait_with_output().expect("the examkit binary finishes");
+    let output = child
+        .wait_with_output()
+        .expect("the examkit binary finishes");
     writer.join().expect("the stdin writer finishes");
     output
 }
@@ -74,7 +76,12 @@ fn error_codes(outcome: &Value) -> Vec<String> {
         .as_array()
         .expect("an invalid outcome lists errors")
         .iter()
-        .map(|e| e["code"].as_str().expect("each error has a code").to_owned())
+        .map(|e| {
+            e["code"]
+                .as_str()
+                .expect("each error has a code")
+                .to_owned()
+        })
         .collect()
 }
 
@@ -86,7 +93,12 @@ fn valid_submission_prints_the_engines_exact_bytes_and_exits_0() {
         "--assets",
         path_str(&assets_example()),
     ]);
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let document = std::fs::read(valid_example()).expect("example is readable");
     let expected = examkit_engine::validate(&document, Some(&engine_assets())).to_json() + "\n";
     assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
@@ -96,16 +108,6 @@ fn valid_submission_prints_the_engines_exact_bytes_and_exits_0() {
     assert_eq!(outcome["valid"], Value::Bool(true));
     assert_eq!(outcome["assetsChecked"], Value::Bool(true));
     assert_eq!(outcome["schemaVersion"], "service-marking-import-v1");
-    // Question 3 has an uncertain condition and an uncertain decision: 2 marks awarded, 4 possible.
-    assert_eq!(outcome["status"], "needs_review");
-    assert_eq!(outcome["score"], serde_json::json!({"awarded": 9, "possible": 11, "max": 11}));
-    let statuses: Vec<&str> = outcome["questions"]
-        .as_array()
-        .expect("questions")
-        .iter()
-        .map(|q| q["status"].as_str().expect("status"))
-        .collect();
-    assert_eq!(statuses, ["completed", "completed", "needs_review"]);
 }
 
 #[test]
@@ -145,7 +147,10 @@ fn invalid_submission_lists_every_error_and_exits_1() {
         "box_out_of_bounds",
         "asset_role_mismatch",
     ] {
-        assert!(codes.iter().any(|c| c == code), "expected {code} among {codes:?}");
+        assert!(
+            codes.iter().any(|c| c == code),
+            "expected {code} among {codes:?}"
+        );
     }
 }
 
@@ -168,8 +173,15 @@ fn missing_submission_file_exits_2_with_a_message() {
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("/nonexistent/submission.json"), "stderr: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "one-line message: {stderr}");
+    assert!(
+        stderr.contains("/nonexistent/submission.json"),
+        "stderr: {stderr}"
+    );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "one-line message: {stderr}"
+    );
 }
 
 #[test]
@@ -183,13 +195,23 @@ fn a_directory_is_not_a_readable_submission() {
 #[test]
 fn bad_assets_files_exit_2() {
     let valid = valid_example();
-    let missing = examkit(&["validate", path_str(&valid), "--assets", "/nonexistent/assets.json"]);
+    let missing = examkit(&[
+        "validate",
+        path_str(&valid),
+        "--assets",
+        "/nonexistent/assets.json",
+    ]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(missing.stdout.is_empty());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/assets.json"));
 
     let malformed = temp_file(b"{\"id\": 1}");
-    let output = examkit(&["validate", path_str(&valid), "--assets", path_str(malformed.path())]);
+    let output = examkit(&[
+        "validate",
+        path_str(&valid),
+        "--assets",
+        path_str(malformed.path()),
+    ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -202,15 +224,24 @@ fn bad_assets_files_exit_2() {
         )
         .as_bytes(),
     );
-    let output = examkit(&["validate", path_str(&valid), "--assets", path_str(duplicate.path())]);
+    let output = examkit(&[
+        "validate",
+        path_str(&valid),
+        "--assets",
+        path_str(duplicate.path()),
+    ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains(id));
 
     let unknown_field = temp_file(
         format!(r#"[{{"id":"{id}","kind":"work","pageCount":2,"name":"scan.pdf"}}]"#).as_bytes(),
     );
-    let output =
-        examkit(&["validate", path_str(&valid), "--assets", path_str(unknown_field.path())]);
+    let output = examkit(&[
+        "validate",
+        path_str(&valid),
+        "--assets",
+        path_str(unknown_field.path()),
+    ]);
     assert_eq!(output.status.code(), Some(2));
 }
 
@@ -228,7 +259,8 @@ fn non_utf8_file_reaches_the_engine_as_invalid_json() {
     let output = examkit(&["validate", path_str(latin1.path())]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(error_codes(&stdout_json(&output)), ["invalid_json"]);
-    let expected = examkit_engine::validate(b"{\"schemaVersion\": \"caf\xe9\"}", None).to_json() + "\n";
+    let expected =
+        examkit_engine::validate(b"{\"schemaVersion\": \"caf\xe9\"}", None).to_json() + "\n";
     assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
 }
 
@@ -245,7 +277,10 @@ fn five_mib_file_is_payload_too_large_with_its_real_size() {
     assert_eq!(error_codes(&outcome), ["payload_too_large"]);
     assert_eq!(outcome["errors"][0]["path"], "");
     let message = outcome["errors"][0]["message"].as_str().expect("message");
-    assert!(message.contains(&size.to_string()), "the real size is reported: {message}");
+    assert!(
+        message.contains(&size.to_string()),
+        "the real size is reported: {message}"
+    );
 
     let from_stdin = examkit_with_stdin(&["validate", "-"], &big);
     assert_eq!(from_stdin.status.code(), Some(1));
@@ -274,10 +309,15 @@ fn pretty_output_is_the_same_json() {
 fn explain_prints_the_engines_report_with_the_same_exit_codes() {
     let assets = path_str(&assets_example()).to_owned();
     for (file, code) in [(valid_example(), 0), (invalid_example(), 1)] {
-        let output = examkit(&["validate", path_str(&file), "--assets", &assets, "--explain"]);
+        let output = examkit(&[
+            "validate",
+            path_str(&file),
+            "--assets",
+            &assets,
+            "--explain",
+        ]);
         assert_eq!(output.status.code(), Some(code));
         let text = String::from_utf8(output.stdout).expect("the report is UTF-8");
-        assert!(serde_json::from_str::<Value>(&text).is_err(), "not JSON: {text}");
         let document = std::fs::read(&file).expect("example is readable");
         let mut expected =
             examkit_engine::explain(&examkit_engine::validate(&document, Some(&engine_assets())));
@@ -290,11 +330,58 @@ fn explain_prints_the_engines_report_with_the_same_exit_codes() {
 }
 
 #[test]
+fn example_paper_scores_and_explains_as_documented() {
+    let output = examkit(&[
+        "validate",
+        path_str(&valid_example()),
+        "--assets",
+        path_str(&assets_example()),
+    ]);
+    let outcome = stdout_json(&output);
+    // Question 3 has an uncertain condition and an uncertain decision: 2 marks awarded, 4 possible.
+    assert_eq!(outcome["status"], "needs_review");
+    assert_eq!(
+        outcome["score"],
+        serde_json::json!({"awarded": 9, "possible": 11, "max": 11})
+    );
+    let statuses: Vec<&str> = outcome["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .map(|q| q["status"].as_str().expect("status"))
+        .collect();
+    assert_eq!(statuses, ["completed", "completed", "needs_review"]);
+    let assets = path_str(&assets_example()).to_owned();
+    for file in [valid_example(), invalid_example()] {
+        let output = examkit(&[
+            "validate",
+            path_str(&file),
+            "--assets",
+            &assets,
+            "--explain",
+        ]);
+        let text = String::from_utf8(output.stdout).expect("the report is UTF-8");
+        assert!(
+            serde_json::from_str::<Value>(&text).is_err(),
+            "a report, not JSON: {text}"
+        );
+    }
+}
+
+#[test]
 fn usage_errors_exit_2() {
     assert_eq!(examkit(&["validate"]).status.code(), Some(2));
     assert_eq!(examkit(&[]).status.code(), Some(2));
-    assert_eq!(examkit(&["validate", "a.json", "--bogus"]).status.code(), Some(2));
-    let both = examkit(&["validate", path_str(&valid_example()), "--pretty", "--explain"]);
+    assert_eq!(
+        examkit(&["validate", "a.json", "--bogus"]).status.code(),
+        Some(2)
+    );
+    let both = examkit(&[
+        "validate",
+        path_str(&valid_example()),
+        "--pretty",
+        "--explain",
+    ]);
     assert_eq!(both.status.code(), Some(2));
     assert!(both.stdout.is_empty());
 }
