@@ -568,4 +568,88 @@ mod tests {
         let very_deep = "[".repeat(1_000_000);
         assert_eq!(error(very_deep.as_bytes()).code, ErrorCode::NestingTooDeep);
     }
+
+    fn to_serde(node: &Node<'_>) -> serde_json::Value {
+        match &node.value {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Number(n) => serde_json::json!(n),
+            Value::String(s) => serde_json::Value::String(s.to_string()),
+            Value::Array(items) => items.iter().map(to_serde).collect(),
+            Value::Object(members) => members
+                .iter()
+                .map(|(k, v)| (k.to_string(), to_serde(v)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+        }
+    }
+
+    /// Numbers compared as f64, as both parsers read them here.
+    fn normalise(value: serde_json::Value) -> serde_json::Value {
+        match value {
+            serde_json::Value::Number(n) => serde_json::json!(n.as_f64()),
+            serde_json::Value::Array(items) => items.into_iter().map(normalise).collect(),
+            serde_json::Value::Object(map) => map
+                .into_iter()
+                .map(|(k, v)| (k, normalise(v)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+            other => other,
+        }
+    }
+
+    fn depth(value: &serde_json::Value) -> usize {
+        match value {
+            serde_json::Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            serde_json::Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    fn json_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("false".to_owned()),
+            "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,5})?([eE][+-]?[0-9]{1,3})?",
+            "\"([a-z\\\\\" ]|\\\\[nrtbf/\"]|\\\\u00[0-7][0-9a-f]|é|😀){0,8}\"",
+        ];
+        leaf.prop_recursive(12, 64, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                proptest::collection::vec(("[a-c]{1,2}", inner), 0..4).prop_map(|v| {
+                    let members: Vec<String> = v
+                        .into_iter()
+                        .map(|(k, v)| format!("\"{k}\" : {v}"))
+                        .collect();
+                    format!("{{ {} }}", members.join(",\n"))
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Agrees with serde_json wherever their rules coincide: same value when both accept;
+        /// otherwise the difference is one of this parser's documented rules.
+        #[test]
+        fn agrees_with_serde_json(text in json_text(), cut in 0usize..200) {
+            for candidate in [text.clone(), text.chars().take(cut).collect::<String>()] {
+                let ours = parse(candidate.as_bytes());
+                let theirs = serde_json::from_str::<serde_json::Value>(&candidate);
+                match (ours, theirs) {
+                    (Ok(node), Ok(value)) => proptest::prop_assert_eq!(normalise(to_serde(&node)), normalise(value)),
+                    (Err(e), Ok(value)) => proptest::prop_assert!(
+                        (e.code == ErrorCode::NestingTooDeep && depth(&value) > MAX_DEPTH)
+                            || e.message.contains("duplicate key")
+                            || e.message.contains("out of range"),
+                        "rejected what serde_json accepts: {candidate:?}: {e}"
+                    ),
+                    (Ok(_), Err(e)) => proptest::prop_assert!(false, "accepted what serde_json rejects: {candidate:?}: {e}"),
+                    (Err(_), Err(_)) => {}
+                }
+            }
+        }
+    }
 }
