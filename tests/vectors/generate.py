@@ -1660,6 +1660,101 @@ vector("limits-1001-errors-truncated", "1,001 errors: the first 1,000 in documen
        "reject", submission=with_unknown_fields(1001))
 
 
+# ---- further edges ---------------------------------------------------------------------------
+
+vector("parse-duplicate-selection-key", "The same asset listed twice in one pageSelections is a duplicate "
+       "key: invalid_json at that key's path.", invalid(err(SEL + "/" + WORK, "invalid_json")), "skip",
+       text=replace_once(compact(base()), f'"{WORK}":[1,2],', f'"{WORK}":[1,2],"{WORK}":[3],'))
+vector("parse-duplicate-key-escaped", "Keys are compared after unescaping: name and n\\u0061me are the "
+       "same key.", invalid(err("/source/name", "invalid_json")), "skip",
+       text=replace_once(compact(base()), '"name":"R. Okafor (Head of Mathematics)"',
+                         '"name":"R. Okafor (Head of Mathematics)","n\\u0061me":"J. Patel"'))
+vector("parse-control-character-in-string", "A raw tab inside a string is not JSON.",
+       invalid(err("", "invalid_json")), "skip", text='"R. Okafor\t(Head of Mathematics)"')
+vector("valid-escaped-key", "A key written with a \\u escape is the field it spells: \\u006cabel is "
+       "label.", BASE_VALID, "accept", text=replace_once(compact(base()), '"label":"1"', '"\\u006cabel":"1"'))
+reject("structure-unknown-field-empty-name", "An unknown field with an empty name is reported at the "
+       "pointer \"/\".", edit(base(), ("/", "")), err("/", "unknown_field"))
+reject("structure-min-length-model", "An AI source with an empty model has one min_length error, not "
+       "model_required.", edit(base(), ("/source", copy.deepcopy(AI)), ("/source/model", "")),
+       err("/source/model", "min_length"))
+refuse("refs-unknown-criterion-checks-not-compared", "A decision naming no criterion is unknown_criterion; "
+       "its condition checks are not compared with anything.",
+       edit(base(), (DEC + "/-", decision("q1c-M1", "awarded", "Part (c) answered", "x = 2",
+                                          W(2), box(0.1, 0.6, 0.4, 0.05), checks=[check(3, "met")]))),
+       err(DEC + "/4/criterionId", "unknown_criterion"))
+refuse("graph-cross-question-forward", "A criterion of question 1 depending on one of question 2, later in "
+       "the document, is cross_question_dependency.",
+       edit(two_questions(), (CRIT + "/3/dependsOn", ["q1b-M1", "q2-A1"])),
+       err(CRIT + "/3/dependsOn/1", "cross_question_dependency"))
+refuse("pages-role-mismatch-check-evidence", "With assets, condition-check evidence on a scheme page is "
+       "asset_role_mismatch.", edit(base(), (CHECK0 + "/evidence/0/pageId", S(1))),
+       err(CHECK0 + "/evidence/0/pageId", "asset_role_mismatch"), assets=ASSETS)
+d = with_unknown_fields(1000)
+edit(d, ("/coverage/totalMarks", 5))
+vector("limits-1001-errors-sorted-before-truncation", "Errors are sorted before the cap: a coverage "
+       "mismatch found late but placed early is kept, and the last unknown field is dropped.",
+       invalid(err("/coverage/totalMarks", "coverage_mismatch"),
+               *[err(f"/x{i:04d}", "unknown_field") for i in range(999)], truncated=True),
+       "reject", submission=d)
+
+q = diff_q("17", [
+    criterion("q17-M1", "a", "M1", "For x = t^2, y = 2t finds dy/dx = (dy/dt)/(dx/dt) = 1/t"),
+    criterion("q17-A1", "a", "A1", "Gradient 1/2 at t = 2", deps=["q17-M1"],
+              conditions=["Uses the chain rule for parametric equations"], mode="all"),
+    criterion("q17-B1", "a", "B1", "Tangent y = x/2 + 2", deps=["q17-M1"],
+              conditions=["Tangent written as y = mx + c"], mode="any"),
+], [
+    decision("q17-M1", "uncertain", "Division may be the wrong way round", "dy/dx = 2/2t"),
+    decision("q17-A1", "withheld", "Gradient not stated", "m = ?", checks=[check(0, "met")]),
+    decision("q17-B1", "awarded", "Tangent correct", "2y = x + 4", checks=[check(0, "not_met")]),
+])
+accept("scoring-dependency-uncertain-only-for-awarded", "After step 2 turned them uncertain, neither the "
+       "withheld A1 (condition met) nor the awarded B1 (condition not met) is awarded any more, so their "
+       "uncertain dependency adds no dependency_uncertain.",
+       single(q), valid("needs_review", sc(0, 3, 3), [qrep(
+           "17", "needs_review", sc(0, 3, 3), [("a", sc(0, 3, 3))],
+           [crit("q17-M1", "M1", "uncertain", "uncertain", ["uncertain_decision"]),
+            crit("q17-A1", "A1", "withheld", "uncertain", ["condition_conflict"]),
+            crit("q17-B1", "B1", "awarded", "uncertain", ["condition_conflict"])],
+           [flag("uncertain_decision", DE + "/0/outcome", "q17-M1"),
+            flag("condition_conflict", DE + "/1/conditionChecks", "q17-A1"),
+            flag("condition_conflict", DE + "/2/conditionChecks", "q17-B1")])]))
+
+
+refuse("refs-missing-decision-before-criterion-content", "missing_decision points at the criterion's "
+       "first byte, so it sorts before a defect inside that criterion; both are reported.",
+       edit(base(), (CRIT + "/3/notes", "follow through allowed"), (DEC + "/3", DELETE)),
+       err(CRIT + "/3", "missing_decision"), err(CRIT + "/3/notes", "unknown_field"))
+reject("structure-condition-mode-required-before-content", "condition_mode_required points at the "
+       "criterion, before a defect inside it.",
+       edit(base(), (CRIT + "/2/conditionMode", DELETE), (CRIT + "/2/code", "M2")),
+       err(CRIT + "/2", "condition_mode_required"), err(CRIT + "/2/code", "pattern"))
+reject("refs-same-position-structure-before-references", "Two errors at the same place (the criterion) "
+       "keep the order the checks ran: condition_mode_required (structure) before missing_decision "
+       "(references).", edit(base(), (CRIT + "/2/conditionMode", DELETE), (DEC + "/2", DELETE)),
+       err(CRIT + "/2", "condition_mode_required"), err(CRIT + "/2", "missing_decision"))
+vector("limits-payload-too-large-not-parsed", "A document over 4 MiB is refused before parsing: an "
+       "unterminated object padded past the limit is only payload_too_large.",
+       invalid(err("", "payload_too_large")), "skip", text="{", pad=4194305)
+vector("parse-nesting-too-deep-unclosed", "Twenty unclosed arrays fail at the 11th level with "
+       "nesting_too_deep before the end of input is reached.", invalid(err("/0" * 10, "nesting_too_deep")),
+       "skip", text="[" * 20)
+vector("parse-unclosed-arrays-at-limit", "Ten unclosed arrays stay within the nesting limit and fail at the "
+       "end of input inside the innermost array.", invalid(err("/0" * 9, "invalid_json")), "skip",
+       text="[" * 10)
+d = two_questions()
+edit(d, (CRIT + "/3/partId", "c"), ("/questions/1/rubric/parts/0/maxMarks", 4))
+refuse("refs-part-max-checked-per-question", "An unknown partId stops the part check of its own question "
+       "only: question 2's wrong maxMarks is still reported.", d,
+       err(CRIT + "/3/partId", "unknown_part"), err("/questions/1/rubric/parts/0/maxMarks", "part_max_mismatch"))
+refuse("graph-self-dependency-and-cycle", "A self entry is self_dependency only; the criterion's other "
+       "entry, on a real cycle, is dependency_cycle.",
+       edit(base(), (CRIT + "/0/dependsOn", ["q1a-M1", "q1a-A1"])),
+       err(CRIT + "/0/dependsOn/0", "self_dependency"), err(CRIT + "/0/dependsOn/1", "dependency_cycle"),
+       err(CRIT + "/1/dependsOn/0", "dependency_cycle"))
+
+
 # --------------------------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------------------------
