@@ -2,6 +2,16 @@
 
 from typing import List, Literal, Optional, Tuple
 
+__all__ = [
+    "validate_json",
+    "explain",
+    "error_codes",
+    "VERSION",
+    "SCHEMA_VERSION",
+    "SUBMISSION_SCHEMA_JSON",
+    "MAX_DOCUMENT_BYTES",
+]
+
 VERSION: str
 SCHEMA_VERSION: str
 SUBMISSION_SCHEMA_JSON: str

@@ -1,0 +1,301 @@
+"""The Python API: argument handling, the exception, the reference data and thread use."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import re
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+
+import examkit
+from conftest import ASSETS, ROOT, SCHEMAS_DIR, WORK, build_submission
+
+ENGINE_KEY_ORDER = ["valid", "schemaVersion", "assetsChecked", "status", "score", "questions"]
+
+
+# ---- documents and outcomes ---------------------------------------------------------------------
+
+
+def test_valid_outcome_is_plain_data_in_engine_order(submission: Dict[str, Any]) -> None:
+    outcome = examkit.validate(submission, ASSETS)
+    assert list(outcome) == ENGINE_KEY_ORDER
+    assert outcome["valid"] is True
+    assert outcome["assetsChecked"] is True
+    assert outcome["status"] == "needs_review"
+    assert outcome["score"] == {"awarded": 4, "possible": 6, "max": 6}
+    first = outcome["questions"][0]
+    assert list(first) == ["label", "status", "score", "parts", "criteria", "reviewFlags"]
+    assert first["reviewFlags"][0]["code"] == "uncertain_decision"
+    assert first["reviewFlags"][0]["path"] == "/questions/0/decisions/2/outcome"
+    assert examkit.validate(submission)["assetsChecked"] is False
+
+
+def test_every_document_form_gives_the_same_bytes(submission: Dict[str, Any]) -> None:
+    text = json.dumps(submission, indent=2, ensure_ascii=False)
+    expected = examkit.validate_json(submission, ASSETS)
+    assert examkit.validate_json(text, ASSETS) == expected
+    assert examkit.validate_json(text.encode("utf-8"), ASSETS) == expected
+    assert examkit.validate_json(bytearray(text.encode("utf-8")), ASSETS) == expected
+    assert examkit.validate_json(submission, tuple(ASSETS)) == expected
+    assert json.loads(expected) == examkit.validate(text, ASSETS)
+
+
+def test_a_dict_keeps_key_order_and_non_ascii_text() -> None:
+    document = build_submission(["7(a)–ü 📐"])
+    outcome = examkit.validate(document)
+    assert outcome["questions"][0]["label"] == "7(a)–ü 📐"
+    # Key order reaches the engine unchanged: errors come out in the dict's order.
+    reordered = {"questions": document["questions"], "zz": 1, "aa": 2}
+    paths = [e["path"] for e in examkit.validate(reordered)["errors"]]
+    assert paths.index("/zz") < paths.index("/aa")
+
+
+def test_invalid_documents_are_outcomes_not_exceptions() -> None:
+    for document in ["", "{", b"\xff", "[]", '{"a":1,"a":2}', b"\xef\xbb\xbf{}"]:
+        outcome = examkit.validate(document)
+        assert outcome["valid"] is False
+        assert outcome["errors"], document
+        assert list(outcome) == ["valid", "errors", "truncated"]
+        assert all(list(e) == ["path", "code", "message"] for e in outcome["errors"])
+    assert examkit.validate('{"a":1,"a":2}')["errors"][0]["code"] == "invalid_json"
+
+
+def test_a_lone_surrogate_in_text_is_the_engines_invalid_json() -> None:
+    document = json.dumps(build_submission(), ensure_ascii=False).replace("A. Examiner", "\ud800")
+    outcome = examkit.validate(document)
+    assert [e["code"] for e in outcome["errors"]] == ["invalid_json"]
+
+
+def test_payload_limit_is_the_engines() -> None:
+    base = json.dumps(build_submission()).encode("utf-8")
+    at_limit = base + b" " * (examkit.MAX_DOCUMENT_BYTES - len(base))
+    assert examkit.validate(at_limit)["valid"] is True
+    over = examkit.validate(at_limit + b" ")
+    assert [(e["code"], e["path"]) for e in over["errors"]] == [("payload_too_large", "")]
+
+
+# ---- argument types -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("document", [123, None, 1.5, ["{}"], object(), memoryview(b"{}")])
+def test_document_of_the_wrong_type_is_a_type_error(document: Any) -> None:
+    for function in (examkit.validate, examkit.validate_json, examkit.validate_or_raise,
+                     examkit.explain):
+        with pytest.raises(TypeError, match=r"document must be a str, bytes, bytearray or dict"):
+            function(document)
+
+
+@pytest.mark.parametrize(
+    ("assets", "message"),
+    [
+        ("x", r"assets must be None or a list .* not str"),
+        (b"[]", r"assets must be None or a list .* not bytes"),
+        ({"id": WORK, "kind": "work", "pageCount": 1}, r"assets must be None or a list .* not dict"),
+        (7, r"assets must be None or a list .* not int"),
+        ([1], r"assets\[0\] must be a dict .* not int"),
+        ([ASSETS[0], "x"], r"assets\[1\] must be a dict .* not str"),
+        ([{"id": {1, 2}, "kind": "work", "pageCount": 1}], r"assets cannot be serialised as JSON"),
+    ],
+)
+def test_assets_of_the_wrong_type_are_a_type_error(assets: Any, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        examkit.validate("{}", assets)
+
+
+def test_a_document_dict_that_json_cannot_hold_is_rejected() -> None:
+    with pytest.raises(TypeError, match="cannot be serialised as JSON"):
+        examkit.validate({"source": {1, 2}})
+    with pytest.raises(ValueError, match="cannot be serialised as JSON"):
+        examkit.validate({"coverage": {"totalMarks": float("nan")}})
+
+
+@pytest.mark.parametrize(
+    ("assets", "fragment"),
+    [
+        ([{"id": "not-a-uuid", "kind": "work", "pageCount": 1}], "assets must be a JSON array"),
+        ([{"id": WORK, "kind": "poster", "pageCount": 1}], "poster"),
+        ([{"id": WORK, "kind": "work"}], "pageCount"),
+        ([{"id": WORK, "kind": "work", "pageCount": 1, "colour": "red"}], "colour"),
+        ([{"id": WORK, "kind": "work", "pageCount": 1}] * 2, f"asset {WORK} is listed twice"),
+        ([{"id": WORK, "kind": "work", "pageCount": 0}], "pageCount 0"),
+    ],
+)
+def test_a_malformed_assets_list_is_a_value_error_with_the_engines_message(
+    assets: Any, fragment: str
+) -> None:
+    for function in (examkit.validate, examkit.validate_json, examkit.explain):
+        with pytest.raises(ValueError) as raised:
+            function(build_submission(), assets)
+        assert not isinstance(raised.value, TypeError)
+        assert fragment in str(raised.value)
+
+
+# ---- validate_or_raise and ImportValidationError ------------------------------------------------
+
+
+def test_validate_or_raise_returns_a_valid_outcome(submission: Dict[str, Any]) -> None:
+    assert examkit.validate_or_raise(submission, ASSETS) == examkit.validate(submission, ASSETS)
+
+
+def test_import_validation_error_carries_every_error(submission: Dict[str, Any]) -> None:
+    broken = copy.deepcopy(submission)
+    broken["questions"][1]["label"] = "1"
+    del broken["source"]["name"]
+    with pytest.raises(examkit.ImportValidationError) as raised:
+        examkit.validate_or_raise(broken, ASSETS)
+    error = raised.value
+    assert isinstance(error, ValueError)
+    assert error.truncated is False
+    assert error.errors == examkit.validate(broken, ASSETS)["errors"]
+    codes = [(e["path"], e["code"]) for e in error.errors]
+    assert ("/source/name", "required") in codes
+    assert ("/questions/1/label", "duplicate_label") in codes
+    lines = str(error).splitlines()
+    assert len(lines) == 1 + len(error.errors)
+    for line, item in zip(lines[1:], error.errors):
+        assert line == f"{item['path']}: {item['message']} ({item['code']})"
+    assert lines[0] == f"the submission is invalid ({len(error.errors)} errors):"
+
+
+def test_import_validation_error_names_the_document_root_and_truncation() -> None:
+    unknown = {f"field{i}": i for i in range(1500)}
+    with pytest.raises(examkit.ImportValidationError) as raised:
+        examkit.validate_or_raise(unknown)
+    assert raised.value.truncated is True
+    assert len(raised.value.errors) == 1000
+    assert "only the first 1,000" in str(raised.value).splitlines()[-1]
+
+    with pytest.raises(examkit.ImportValidationError) as raised:
+        examkit.validate_or_raise("")
+    assert str(raised.value).splitlines()[1].startswith("(document): ")
+    assert str(raised.value).splitlines()[1].endswith("(invalid_json)")
+
+
+def test_import_validation_error_survives_pickling() -> None:
+    with pytest.raises(examkit.ImportValidationError) as raised:
+        examkit.validate_or_raise("[]")
+    copied = pickle.loads(pickle.dumps(raised.value))
+    assert type(copied) is examkit.ImportValidationError
+    assert copied.errors == raised.value.errors
+    assert str(copied) == str(raised.value)
+
+
+# ---- explain ------------------------------------------------------------------------------------
+
+
+def test_explain_names_every_question(submission: Dict[str, Any]) -> None:
+    report = examkit.explain(submission, ASSETS)
+    assert isinstance(report, str)
+    for question in submission["questions"]:
+        assert re.search(rf"\b{re.escape(question['label'])}", report), question["label"]
+    assert "uncertain_decision" in report
+    assert report != examkit.explain(build_submission(["1", "2(b)"]))  # assets change the report
+
+
+def test_explain_reports_errors() -> None:
+    report = examkit.explain('{"schemaVersion": "v0"}')
+    assert "/schemaVersion" in report
+    assert "const" in report
+
+
+# ---- reference data -----------------------------------------------------------------------------
+
+
+def test_schema_version() -> None:
+    assert examkit.SCHEMA_VERSION == "service-marking-import-v1"
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", examkit.__version__)
+
+
+def test_error_codes_match_the_published_list() -> None:
+    published = json.loads((SCHEMAS_DIR / "error-codes.json").read_text(encoding="utf-8"))
+    expected = [dict(item, kind="error") for item in published["errors"]] + [
+        dict(item, kind="review_flag") for item in published["reviewFlags"]
+    ]
+    expected = [{"code": e["code"], "meaning": e["meaning"], "kind": e["kind"]} for e in expected]
+    assert examkit.error_codes() == expected
+    assert len({c["code"] for c in expected}) == len(expected)
+
+
+def test_submission_schema_is_the_published_file() -> None:
+    schema = examkit.submission_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    path = SCHEMAS_DIR / "service-marking-import-v1.schema.json"
+    assert schema == json.loads(path.read_text(encoding="utf-8"))
+    schema["$schema"] = "changed"
+    assert examkit.submission_schema()["$schema"] != "changed"
+
+
+# ---- threads ------------------------------------------------------------------------------------
+
+
+def test_a_thread_pool_validates_concurrently() -> None:
+    documents = [build_submission([str(i) for i in range(1, 1 + n % 24)], criteria=1 + n % 7,
+                                  uncertain_last=n % 2 == 0) for n in range(1, 60)]
+    documents += ["", '{"questions": 1}', b"\xff"]
+    sequential = [examkit.validate_json(d, ASSETS) for d in documents]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for _ in range(3):
+            assert list(pool.map(lambda d: examkit.validate_json(d, ASSETS), documents)) == sequential
+
+
+def test_the_gil_is_released_while_the_engine_runs() -> None:
+    """A Python thread counts while the engine validates a large document (about 15 ms).
+
+    With a long switch interval, a thread that has just taken the GIL keeps it for that interval
+    unless it releases it: so a counting thread can only advance during the native call if the
+    engine released the GIL. Each attempt first sleeps, so that it starts with a freshly taken GIL.
+    """
+    document = json.dumps(build_submission([f"Q{i}" for i in range(24)], criteria=100)).encode()
+    native = examkit._examkit.validate_json
+    counter = [0]
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            counter[0] += 1
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(0.5)
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        attempts = []
+        for _ in range(6):
+            time.sleep(0.001)  # the spinner runs; the GIL comes back to us fresh
+            before = counter[0]
+            native(document, None)
+            attempts.append(counter[0] - before)
+            if attempts[-1]:
+                break
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(previous)
+    assert attempts[-1] > 0, f"no other thread ran while the engine validated: {attempts}"
+
+
+# ---- typing -------------------------------------------------------------------------------------
+
+
+def _mypy(tmp_path: Path, *args: str) -> None:
+    # Run outside the source tree, so mypy sees only the installed package.
+    result = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_stubs_match_the_runtime(tmp_path: Path) -> None:
+    _mypy(tmp_path, "mypy.stubtest", "examkit")
+
+
+def test_example_type_checks_strictly(tmp_path: Path) -> None:
+    _mypy(tmp_path, "mypy", "--strict", str(ROOT / "examples" / "python" / "pipeline.py"))
