@@ -101,7 +101,9 @@ fn published_list(document: &Value, list: &str) -> Vec<(String, String)> {
             let field = |name: &str| {
                 object[name]
                     .as_str()
-                    .unwrap_or_else(|| panic!("error-codes.json: {list}[{i}].{name} is not a string"))
+                    .unwrap_or_else(|| {
+                        panic!("error-codes.json: {list}[{i}].{name} is not a string")
+                    })
                     .to_owned()
             };
             (field("code"), field("meaning"))
@@ -110,11 +112,17 @@ fn published_list(document: &Value, list: &str) -> Vec<(String, String)> {
 }
 
 fn engine_errors() -> Vec<(String, String)> {
-    ErrorCode::ALL.iter().map(|c| (c.as_str().to_owned(), c.meaning().to_owned())).collect()
+    ErrorCode::ALL
+        .iter()
+        .map(|c| (c.as_str().to_owned(), c.meaning().to_owned()))
+        .collect()
 }
 
 fn engine_flags() -> Vec<(String, String)> {
-    FlagCode::ALL.iter().map(|c| (c.as_str().to_owned(), c.meaning().to_owned())).collect()
+    FlagCode::ALL
+        .iter()
+        .map(|c| (c.as_str().to_owned(), c.meaning().to_owned()))
+        .collect()
 }
 
 /// Prints a readable difference between two ordered lists of codes and meanings.
@@ -124,7 +132,9 @@ fn describe_difference(published: &[(String, String)], engine: &[(String, String
         let left = published.get(i);
         let right = engine.get(i);
         if left != right {
-            lines.push(format!("  #{i}: published {left:?}\n       engine    {right:?}"));
+            lines.push(format!(
+                "  #{i}: published {left:?}\n       engine    {right:?}"
+            ));
         }
     }
     lines.join("\n")
@@ -178,7 +188,10 @@ fn codes_are_unique_snake_case_and_round_trip() {
         );
         assert_eq!(ErrorCode::from_code(text), Some(*code));
         assert_eq!(code.to_string(), text);
-        assert!(!code.meaning().is_empty(), "error code {text} has no meaning");
+        assert!(
+            !code.meaning().is_empty(),
+            "error code {text} has no meaning"
+        );
     }
     let mut seen_flags = BTreeSet::new();
     for flag in FlagCode::ALL {
@@ -190,26 +203,41 @@ fn codes_are_unique_snake_case_and_round_trip() {
         );
         assert_eq!(FlagCode::from_code(text), Some(*flag));
         assert_eq!(flag.to_string(), text);
-        assert!(!flag.meaning().is_empty(), "flag code {text} has no meaning");
+        assert!(
+            !flag.meaning().is_empty(),
+            "flag code {text} has no meaning"
+        );
     }
     assert_eq!(ErrorCode::from_code("no_such_code"), None);
     assert_eq!(FlagCode::from_code("no_such_flag"), None);
     // A flag is not an error and an error is not a flag.
-    assert!(seen.is_disjoint(&seen_flags), "a code is both an error and a flag");
+    assert!(
+        seen.is_disjoint(&seen_flags),
+        "a code is both an error and a flag"
+    );
 }
 
 #[test]
 fn the_engine_defines_every_code_the_contract_requires() {
     let errors: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
-    let missing: Vec<&&str> = CONTRACT_ERROR_CODES.iter().filter(|c| !errors.contains(c)).collect();
-    assert!(missing.is_empty(), "error codes required by the contract are missing: {missing:?}");
+    let missing: Vec<&&str> = CONTRACT_ERROR_CODES
+        .iter()
+        .filter(|c| !errors.contains(c))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "error codes required by the contract are missing: {missing:?}"
+    );
 
     let flags: Vec<&str> = FlagCode::ALL.iter().map(|c| c.as_str()).collect();
     let mut expected = CONTRACT_FLAG_CODES.to_vec();
     expected.sort_unstable();
     let mut actual = flags.clone();
     actual.sort_unstable();
-    assert_eq!(actual, expected, "review flags must be exactly the contract's");
+    assert_eq!(
+        actual, expected,
+        "review flags must be exactly the contract's"
+    );
 }
 
 /// The `enum` of `$defs/<name>` in the outcome schema.
@@ -230,13 +258,19 @@ fn outcome_schema_enum(name: &str) -> Vec<String> {
 
 #[test]
 fn outcome_schema_error_code_enum_equals_the_engine_codes() {
-    let engine: Vec<String> = ErrorCode::ALL.iter().map(|c| c.as_str().to_owned()).collect();
+    let engine: Vec<String> = ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
     assert_eq!(outcome_schema_enum("errorCode"), engine);
 }
 
 #[test]
 fn outcome_schema_flag_code_enum_equals_the_engine_flags() {
-    let engine: Vec<String> = FlagCode::ALL.iter().map(|c| c.as_str().to_owned()).collect();
+    let engine: Vec<String> = FlagCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
     assert_eq!(outcome_schema_enum("flagCode"), engine);
 }
 
@@ -244,9 +278,18 @@ fn outcome_schema_flag_code_enum_equals_the_engine_flags() {
 fn outcome_schema_uses_the_code_enums_where_codes_appear() {
     let schema = read_json(&schemas_dir().join("validation-outcome.schema.json"));
     let defs = &schema["$defs"];
-    assert_eq!(defs["validationError"]["properties"]["code"]["$ref"], "#/$defs/errorCode");
-    assert_eq!(defs["reviewFlag"]["properties"]["code"]["$ref"], "#/$defs/flagCode");
-    assert_eq!(defs["criterionReport"]["properties"]["flags"]["items"]["$ref"], "#/$defs/flagCode");
+    assert_eq!(
+        defs["validationError"]["properties"]["code"]["$ref"],
+        "#/$defs/errorCode"
+    );
+    assert_eq!(
+        defs["reviewFlag"]["properties"]["code"]["$ref"],
+        "#/$defs/flagCode"
+    );
+    assert_eq!(
+        defs["criterionReport"]["properties"]["flags"]["items"]["$ref"],
+        "#/$defs/flagCode"
+    );
 }
 
 /// The engine's production sources: every `.rs` file under `engine/src` except `error.rs`, each
