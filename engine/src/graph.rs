@@ -20,26 +20,54 @@ pub(crate) fn check(
     let Some(questions) = &submission.questions else {
         return Vec::new();
     };
-    // The question of each criterion id (first occurrence), to tell unknown from cross-question.
-    let mut owner: HashMap<&str, usize> = HashMap::new();
+    // Ids written but rejected (bad pattern) are known too, so references to them are not
+    // reported a second time; an unreadable id (missing, not a string) could be any id.
+    let mut owner: HashMap<&str, Owner> = HashMap::new();
+    let mut ids_unreadable = false;
     for (q, question) in questions.iter().enumerate() {
-        for criterion in question.criteria.iter().flatten() {
-            if let Some(id) = criterion.id {
-                owner.entry(id.value).or_insert(q);
+        let Some(criteria) = &question.criteria else {
+            ids_unreadable = true;
+            continue;
+        };
+        for criterion in criteria {
+            match (criterion.id, criterion.written_id) {
+                (Some(id), _) => {
+                    owner.entry(id.value).or_insert(Owner::Question(q));
+                }
+                (None, Some(written)) => {
+                    owner.entry(written).or_insert(Owner::Rejected);
+                }
+                (None, None) => ids_unreadable = true,
             }
         }
     }
+    let known = Known { owner, ids_unreadable };
     questions
         .iter()
         .enumerate()
-        .map(|(q, question)| order(q, question, &owner, errors))
+        .map(|(q, question)| order(q, question, &known, errors))
         .collect()
+}
+
+/// Where a criterion id was defined.
+#[derive(Clone, Copy)]
+enum Owner {
+    /// A valid id of this question.
+    Question(usize),
+    /// An id that failed its own check, already reported.
+    Rejected,
+}
+
+/// Every criterion id of the submission.
+struct Known<'n> {
+    owner: HashMap<&'n str, Owner>,
+    ids_unreadable: bool,
 }
 
 fn order(
     q: usize,
     question: &Question<'_>,
-    owner: &HashMap<&str, usize>,
+    known: &Known<'_>,
     errors: &mut Vec<ValidationError>,
 ) -> Vec<usize> {
     let Some(criteria) = &question.criteria else {
@@ -78,13 +106,17 @@ fn order(
                 // Edge from the dependency to the dependent: a topological order scores it first.
                 graph.add_edge(nodes[target], nodes[c], i);
                 None
-            } else if let Some(&other) = owner.get(name) {
+            } else if let Some(&Owner::Question(other)) = known.owner.get(name) {
                 Some((
                     ErrorCode::CrossQuestionDependency,
                     format!(
                         "criterion {name:?} belongs to question {other}; dependencies stay within a question"
                     ),
                 ))
+            } else if known.owner.contains_key(name) || known.ids_unreadable {
+                // The id itself was rejected, or is unreadable: reported where it is written.
+                sound = false;
+                None
             } else {
                 Some((
                     ErrorCode::UnknownDependency,

@@ -76,22 +76,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Node<'_>, ValidationError> {
             "the document starts with a byte order mark, which JSON does not allow",
         ));
     }
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            let at = e.valid_up_to();
-            let (line, column) = line_column(&bytes[..at]);
-            return Err(invalid(
-                at,
-                format!("invalid UTF-8 at byte {at} (line {line}, column {column})"),
-            ));
-        }
-    };
-    let mut parser = Parser {
-        text,
-        bytes,
-        pos: 0,
-    };
+    let mut parser = Parser { bytes, pos: 0 };
     parser.skip_whitespace();
     if parser.pos == bytes.len() {
         return Err(invalid(0, "the document is empty"));
@@ -151,7 +136,6 @@ fn line_column(prefix: &[u8]) -> (usize, usize) {
 const LINEAR_KEY_SCAN: usize = 8;
 
 struct Parser<'a> {
-    text: &'a str,
     bytes: &'a [u8],
     pos: usize,
 }
@@ -171,10 +155,32 @@ impl<'a> Parser<'a> {
     }
 
     fn unexpected(&self, expected: &str) -> Fail {
-        match self.text[self.pos..].chars().next() {
-            None => self.fail(format!("unexpected end of input; expected {expected}")),
+        let rest = &self.bytes[self.pos..];
+        let Some(&first) = rest.first() else {
+            return self.fail(format!("unexpected end of input; expected {expected}"));
+        };
+        // Outside strings only ASCII is valid JSON; show the character if the bytes are UTF-8.
+        let width = match first {
+            0x00..=0x7F => 1,
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => 4,
+        };
+        let shown = rest.get(..width).and_then(|b| std::str::from_utf8(b).ok());
+        match shown.and_then(|s| s.chars().next()) {
             Some(c) => self.fail(format!("unexpected {c:?}; expected {expected}")),
+            None => self.invalid_utf8(self.pos),
         }
+    }
+
+    fn invalid_utf8(&self, at: usize) -> Fail {
+        self.fail_at(at, format!("invalid UTF-8 at byte {at}"))
+    }
+
+    /// The text of `start..end` (no quote or backslash inside), checked to be UTF-8.
+    fn text(&self, start: usize, end: usize) -> Result<&'a str, Fail> {
+        std::str::from_utf8(&self.bytes[start..end])
+            .map_err(|e| self.invalid_utf8(start + e.valid_up_to()))
     }
 
     fn skip_whitespace(&mut self) {
@@ -340,7 +346,7 @@ impl<'a> Parser<'a> {
                 return Err(self.unexpected("a digit in the exponent"));
             }
         }
-        let literal = &self.text[start..self.pos];
+        let literal = self.text(start, self.pos)?;
         match literal.parse::<f64>() {
             Ok(value) if value.is_finite() => Ok(Value::Number(value)),
             _ => Err(self.fail_at(
@@ -359,8 +365,9 @@ impl<'a> Parser<'a> {
             match self.bytes.get(i) {
                 None => return Err(self.fail_at(self.pos, "unterminated string")),
                 Some(b'"') => {
+                    let text = self.text(start, i)?;
                     self.pos = i + 1;
-                    return Ok(Cow::Borrowed(&self.text[start..i]));
+                    return Ok(Cow::Borrowed(text));
                 }
                 Some(b'\\') => break,
                 Some(&c) if c < 0x20 => {
@@ -370,18 +377,18 @@ impl<'a> Parser<'a> {
             }
         }
         let mut owned = String::with_capacity(i - start + 16);
-        owned.push_str(&self.text[start..i]);
+        owned.push_str(self.text(start, i)?);
         let mut run = i;
         loop {
             match self.bytes.get(i) {
                 None => return Err(self.fail_at(self.pos, "unterminated string")),
                 Some(b'"') => {
-                    owned.push_str(&self.text[run..i]);
+                    owned.push_str(self.text(run, i)?);
                     self.pos = i + 1;
                     return Ok(Cow::Owned(owned));
                 }
                 Some(b'\\') => {
-                    owned.push_str(&self.text[run..i]);
+                    owned.push_str(self.text(run, i)?);
                     i = self.escape(i, &mut owned)?;
                     run = i;
                 }
@@ -513,11 +520,13 @@ mod tests {
         assert_eq!(error(b"  \n ").message, "the document is empty");
         assert!(error(b"{} x").message.contains("after the JSON value"));
         assert!(error(b"\xEF\xBB\xBF{}").message.contains("byte order mark"));
-        assert!(
-            error(b"{\"a\": \"\xff\"}")
-                .message
-                .contains("invalid UTF-8 at byte 7")
-        );
+        let e = error(b"{\"a\": \"x\xff\"}");
+        assert!(e.message.contains("invalid UTF-8 at byte 8"), "{}", e.message);
+        assert_eq!(e.path, "/a");
+        assert!(error(b"{\"a\": \xc3\xa9}").message.contains("unexpected '\u{e9}'"));
+        assert!(error(b"{\"a\": \xc3}").message.contains("invalid UTF-8 at byte 6"));
+        let e = error(b"{\"a\xff\": 1}");
+        assert_eq!((e.path.as_str(), e.message.contains("invalid UTF-8 at byte 3")), ("", true));
     }
 
     #[test]

@@ -185,6 +185,11 @@ fn decisions(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError
             by_id.entry(id.value).or_insert(c);
         }
     }
+    // A decision naming a criterion whose id was rejected (or unreadable) is not reported again.
+    let ids_unreadable = criteria.iter().any(|c| c.written_id.is_none());
+    let rejected = |name: &str| {
+        ids_unreadable || criteria.iter().any(|c| c.id.is_none() && c.written_id == Some(name))
+    };
     let mut decided: Vec<Option<usize>> = vec![None; criteria.len()];
     for (d, decision) in decisions.iter().enumerate() {
         let Some(id) = decision.criterion_id else {
@@ -200,6 +205,7 @@ fn decisions(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError
             ])
         };
         match by_id.get(id.value) {
+            None if rejected(id.value) => {}
             None => errors.push(ValidationError::new(
                 ErrorCode::UnknownCriterion,
                 path(),

@@ -539,6 +539,7 @@ impl Reader<'_> {
         let mut criterion = Criterion {
             at: node.start,
             id: None,
+            written_id: None,
             part_id: None,
             code: None,
             conditions: None,
@@ -567,6 +568,7 @@ impl Reader<'_> {
         if let Some(n) = self.required(&f, 0, path, "id") {
             let path = path.key("id");
             if let Some(id) = self.string(n, &path) {
+                criterion.written_id = Some(id);
                 if is_criterion_id(id) {
                     criterion.id = Some(At {
                         value: id,

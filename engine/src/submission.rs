@@ -80,6 +80,9 @@ pub(crate) enum ConditionMode {
 pub(crate) struct Criterion<'n> {
     pub at: u32,
     pub id: Option<At<&'n str>>,
+    /// The id as written when it is a string, even one that failed its pattern: references to it
+    /// are then not reported again.
+    pub written_id: Option<&'n str>,
     pub part_id: Option<At<&'n str>>,
     pub code: Option<&'n str>,
     /// The number of conditions, when `conditions` is an array.
