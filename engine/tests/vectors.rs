@@ -693,4 +693,24 @@ fn the_harness_reads_documents_faithfully() {
     assert_eq!(base64_decode("/w=="), Ok(vec![0xff]));
     assert_eq!(base64_decode("YWJj"), Ok(b"abc".to_vec()));
     assert!(base64_decode("YW*j").is_err());
+
+    let expected = serde_json::json!({"valid": true, "questions": [{"flags": ["a"], "score": 1}]});
+    let actual = serde_json::json!({"valid": true, "questions": [{"flags": ["a", "b"], "score": 2}], "x": 0});
+    let mut lines = Vec::new();
+    differences("", &expected, &actual, &mut lines);
+    assert_eq!(
+        lines,
+        [
+            "/questions/0/flags/1: unexpected \"b\"",
+            "/questions/0/score: expected 1, got 2",
+            "/x: unexpected 0",
+        ]
+    );
+    let mut outcome = serde_json::json!({"valid": false, "errors": [
+        {"path": "", "code": "type", "message": "the document is not an object"},
+        {"path": "/a", "code": "type", "message": " "}
+    ], "truncated": false});
+    let problems = strip_messages(&mut outcome);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(outcome["errors"][0].get("message").is_none());
 }
