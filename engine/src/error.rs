@@ -129,7 +129,7 @@ codes! {
         /// A question selects no work page or no scheme page.
         MissingPageRole = "missing_page_role": "A question selects no work page, or no scheme page (checked only when assets are given).",
         /// An evidence box reaches outside the page.
-        BoxOutOfBounds = "box_out_of_bounds": "An evidence box reaches outside the page: x or y below 0, or x + width or y + height above 1 (+1e-9).",
+        BoxOutOfBounds = "box_out_of_bounds": "An evidence box reaches outside the page: x or y outside 0 to 1, or x + width or y + height above 1 (+1e-9).",
         /// An evidence box has no area.
         BoxNotPositive = "box_not_positive": "An evidence box has a width or height that is not above 0.",
         /// An AI source does not name its model.

@@ -1,8 +1,8 @@
 //! String formats: RFC 3339 date-times.
 
 /// Whether `text` is an RFC 3339 `date-time` with a time-zone offset (as JSON Schema's `date-time`):
-/// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`, `T` and `Z` in either case, leap second 60 allowed,
-/// days checked against the calendar.
+/// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`, `T` and `Z` in either case, days checked against the
+/// calendar, and second 60 only at 23:59:60 UTC (a leap second).
 pub(crate) fn is_date_time(text: &str) -> bool {
     let b = text.as_bytes();
     if b.len() < 20 {
@@ -48,16 +48,27 @@ pub(crate) fn is_date_time(text: &str) -> bool {
             return false;
         }
     }
-    match b.get(i) {
-        Some(b'Z' | b'z') => i + 1 == b.len(),
-        Some(b'+' | b'-') => {
+    // The offset, in minutes east of UTC.
+    let offset = match b.get(i) {
+        Some(b'Z' | b'z') if i + 1 == b.len() => 0,
+        Some(&sign @ (b'+' | b'-')) => {
             let (Some(oh), Some(om)) = (num(i + 1, 2), num(i + 4, 2)) else {
                 return false;
             };
-            b.get(i + 3) == Some(&b':') && oh <= 23 && om <= 59 && i + 6 == b.len()
+            if b.get(i + 3) != Some(&b':') || oh > 23 || om > 59 || i + 6 != b.len() {
+                return false;
+            }
+            let minutes = i64::from(oh * 60 + om);
+            if sign == b'+' { minutes } else { -minutes }
         }
-        _ => false,
+        _ => return false,
+    };
+    // A leap second is only ever inserted at 23:59:60 UTC (as JSON Schema's date-time requires).
+    if second == 60 {
+        let utc_minute = (i64::from(hour * 60 + minute) - offset).rem_euclid(24 * 60);
+        return utc_minute == 23 * 60 + 59;
     }
+    true
 }
 
 #[cfg(test)]
@@ -70,7 +81,8 @@ mod tests {
             "2026-06-11T09:30:00Z",
             "2026-06-11t09:30:00z",
             "2026-06-11T09:30:00.123456+01:00",
-            "2024-02-29T23:59:60-05:30",
+            "2024-12-31T23:59:60Z",
+            "2024-12-31T18:59:60-05:00",
             "2000-02-29T00:00:00Z",
         ] {
             assert!(is_date_time(good), "{good}");
@@ -90,6 +102,8 @@ mod tests {
             "2026-06-11T24:00:00Z",
             "2026-06-11T09:60:00Z",
             "2026-06-11T09:30:61Z",
+            "2026-06-11T09:30:60Z",
+            "2024-02-29T23:59:60-05:30",
             "2026-06-11T09:30:00.Z",
             "2026-06-11T09:30:00+0100",
             "2026-06-11T09:30:00+24:00",
