@@ -41,7 +41,10 @@ pub(crate) fn check(
             }
         }
     }
-    let known = Known { owner, ids_unreadable };
+    let known = Known {
+        owner,
+        ids_unreadable,
+    };
     questions
         .iter()
         .enumerate()

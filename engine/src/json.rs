@@ -521,12 +521,30 @@ mod tests {
         assert!(error(b"{} x").message.contains("after the JSON value"));
         assert!(error(b"\xEF\xBB\xBF{}").message.contains("byte order mark"));
         let e = error(b"{\"a\": \"x\xff\"}");
-        assert!(e.message.contains("invalid UTF-8 at byte 8"), "{}", e.message);
+        assert!(
+            e.message.contains("invalid UTF-8 at byte 8"),
+            "{}",
+            e.message
+        );
         assert_eq!(e.path, "/a");
-        assert!(error(b"{\"a\": \xc3\xa9}").message.contains("unexpected '\u{e9}'"));
-        assert!(error(b"{\"a\": \xc3}").message.contains("invalid UTF-8 at byte 6"));
+        assert!(
+            error(b"{\"a\": \xc3\xa9}")
+                .message
+                .contains("unexpected '\u{e9}'")
+        );
+        assert!(
+            error(b"{\"a\": \xc3}")
+                .message
+                .contains("invalid UTF-8 at byte 6")
+        );
         let e = error(b"{\"a\xff\": 1}");
-        assert_eq!((e.path.as_str(), e.message.contains("invalid UTF-8 at byte 3")), ("", true));
+        assert_eq!(
+            (
+                e.path.as_str(),
+                e.message.contains("invalid UTF-8 at byte 3")
+            ),
+            ("", true)
+        );
     }
 
     #[test]

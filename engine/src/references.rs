@@ -188,7 +188,10 @@ fn decisions(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError
     // A decision naming a criterion whose id was rejected (or unreadable) is not reported again.
     let ids_unreadable = criteria.iter().any(|c| c.written_id.is_none());
     let rejected = |name: &str| {
-        ids_unreadable || criteria.iter().any(|c| c.id.is_none() && c.written_id == Some(name))
+        ids_unreadable
+            || criteria
+                .iter()
+                .any(|c| c.id.is_none() && c.written_id == Some(name))
     };
     let mut decided: Vec<Option<usize>> = vec![None; criteria.len()];
     for (d, decision) in decisions.iter().enumerate() {
