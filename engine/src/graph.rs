@@ -156,9 +156,10 @@ fn order(
         let message = format!("dependency cycle among criteria {}", names.join(", "));
         for &c in &members {
             for &(i, dependency) in &criteria[c].depends_on {
+                // A self entry is a self_dependency, not part of the cycle.
                 let on_cycle = local
                     .get(dependency.value)
-                    .is_some_and(|t| members.contains(t));
+                    .is_some_and(|&t| t != c && members.contains(&t));
                 if on_cycle {
                     errors.push(ValidationError::new(
                         ErrorCode::DependencyCycle,
