@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Writes a seed corpus for the `validate` target from the shared test vectors.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/corpus/validate"
+mkdir -p "$out"
+python3 - "$here/../tests/vectors" "$out" <<'PY'
+import base64, json, pathlib, sys
+src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+for path in sorted(src.glob("*.json")):
+    vector = json.loads(path.read_text(encoding="utf-8"))
+    if "submissionBase64" in vector:
+        data = base64.b64decode(vector["submissionBase64"])
+    elif "submissionText" in vector:
+        data = vector["submissionText"].encode("utf-8")
+    else:
+        data = json.dumps(vector["submission"], ensure_ascii=False).encode("utf-8")
+    if len(data) > 300_000:
+        continue
+    flag = b"\x01" if vector.get("assets") else b"\x00"
+    (out / path.stem).write_bytes(flag + data)
+PY
+echo "seeded $(ls "$out" | wc -l) inputs into $out"
