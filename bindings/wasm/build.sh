@@ -9,15 +9,16 @@
 # wasm-bindgen CLI at exactly the version pinned in Cargo.toml.
 #
 # Environment:
-#   CARGO_TARGET_DIR   where the wasm build goes (default: $HOME/.cache/examkit/target-wasm); keep it
-#                      apart from native builds so the two toolchains never share artifacts.
-#   MAX_GZIP_BYTES     size budget of the gzipped .wasm (default 256000 = 250 KiB).
+#   EXAMKIT_WASM_TARGET_DIR  where the wasm build goes; else CARGO_TARGET_DIR; else
+#                            $HOME/.cache/examkit/target-wasm. Keep it apart from native builds so
+#                            the two toolchains never share artifacts.
+#   MAX_GZIP_BYTES           size budget of the gzipped .wasm (default 256000 = 250 KiB).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 max_gzip_bytes="${MAX_GZIP_BYTES:-$((250 * 1024))}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/examkit/target-wasm}"
+export CARGO_TARGET_DIR="${EXAMKIT_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-$HOME/.cache/examkit/target-wasm}}"
 
 log() { printf '[wasm build] %s\n' "$*" >&2; }
 
@@ -55,8 +56,12 @@ fi
 log "cargo build (Debian toolchain, build-std) into $CARGO_TARGET_DIR"
 (
   cd "$root"
-  # Size-oriented release settings for this build only; the workspace profile serves native code.
-  PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C linker=wasm-ld" \
+  # Release settings for this build only (the workspace profile serves native code): no debug
+  # info, one codegen unit with LTO, abort on panic.
+  # Reference types are turned off: Debian's wasm-opt (binaryen 108) re-points the exported
+  # externref table at the function table when it optimises a module with two tables, and the
+  # module then fails to load. Without them wasm-bindgen keeps JS objects in a JS-side slab.
+  PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C linker=wasm-ld -C target-feature=-reference-types" \
     CARGO_PROFILE_RELEASE_DEBUG=false \
     CARGO_PROFILE_RELEASE_LTO=true \
     CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
