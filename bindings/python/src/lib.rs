@@ -1,8 +1,11 @@
 //! The native half of the `examkit` Python package (`examkit._examkit`).
 //!
 //! It converts arguments, runs [`examkit_engine`] with the GIL released, and hands back the
-//! engine's canonical outcome JSON. No validation rule lives here: the Python half
-//! (`python/examkit/__init__.py`) checks argument types and turns the JSON into plain Python data.
+//! engine's outcome: as its canonical JSON text, or as the same value built directly as Python
+//! dicts and lists ([`to_python`]). No validation rule lives here: the Python half
+//! (`python/examkit/__init__.py`) checks argument types and converts documents to bytes.
+
+mod to_python;
 
 use examkit_engine::{Asset, AssetsError, ErrorCode, FlagCode, Outcome};
 
@@ -24,8 +27,12 @@ pub fn outcome(document: &[u8], assets: Option<&[Asset]>) -> Outcome {
 /// Every error code and review flag as `(code, meaning, kind)`, errors first, each in the order
 /// the engine documents them.
 pub fn codes() -> Vec<(&'static str, &'static str, &'static str)> {
-    let errors = ErrorCode::ALL.iter().map(|c| (c.as_str(), c.meaning(), "error"));
-    let flags = FlagCode::ALL.iter().map(|c| (c.as_str(), c.meaning(), "review_flag"));
+    let errors = ErrorCode::ALL
+        .iter()
+        .map(|c| (c.as_str(), c.meaning(), "error"));
+    let flags = FlagCode::ALL
+        .iter()
+        .map(|c| (c.as_str(), c.meaning(), "review_flag"));
     errors.chain(flags).collect()
 }
 
@@ -34,6 +41,7 @@ pub fn codes() -> Vec<(&'static str, &'static str, &'static str)> {
 pub mod native {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
+    use pyo3::types::PyDict;
 
     /// The package version (the crate's).
     #[pymodule_export]
@@ -59,9 +67,27 @@ pub mod native {
     /// and returns the canonical outcome JSON. Raises `ValueError` for a malformed assets list.
     #[pyfunction]
     #[pyo3(signature = (document, assets=None))]
-    pub fn validate_json(py: Python<'_>, document: &[u8], assets: Option<&[u8]>) -> PyResult<String> {
+    pub fn validate_json(
+        py: Python<'_>,
+        document: &[u8],
+        assets: Option<&[u8]>,
+    ) -> PyResult<String> {
         let assets = assets_arg(assets)?;
         Ok(py.detach(|| super::outcome(document, assets.as_deref()).to_json()))
+    }
+
+    /// Validates `document` like `validate_json` and returns the outcome as Python data: exactly
+    /// `json.loads(validate_json(document, assets))`, built without the JSON round trip.
+    #[pyfunction]
+    #[pyo3(signature = (document, assets=None))]
+    pub fn validate<'py>(
+        py: Python<'py>,
+        document: &[u8],
+        assets: Option<&[u8]>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let assets = assets_arg(assets)?;
+        let outcome = py.detach(|| super::outcome(document, assets.as_deref()));
+        super::to_python::outcome(py, &outcome)
     }
 
     /// Validates `document` like `validate_json` and returns the engine's report for people.
@@ -70,6 +96,30 @@ pub mod native {
     pub fn explain(py: Python<'_>, document: &[u8], assets: Option<&[u8]>) -> PyResult<String> {
         let assets = assets_arg(assets)?;
         Ok(py.detach(|| examkit_engine::explain(&super::outcome(document, assets.as_deref()))))
+    }
+
+    /// Runs the engine `iterations` times on `document` (GIL released) and returns the total
+    /// nanoseconds spent in `examkit_engine::validate` alone: the native figure benchmarks
+    /// compare the Python entry points with, measured in the same process and conditions.
+    #[pyfunction]
+    #[pyo3(signature = (document, assets=None, iterations=1))]
+    pub fn time_engine(
+        py: Python<'_>,
+        document: &[u8],
+        assets: Option<&[u8]>,
+        iterations: u32,
+    ) -> PyResult<u128> {
+        let assets = assets_arg(assets)?;
+        Ok(py.detach(|| {
+            let start = std::time::Instant::now();
+            for _ in 0..iterations {
+                std::hint::black_box(super::outcome(
+                    std::hint::black_box(document),
+                    assets.as_deref(),
+                ));
+            }
+            start.elapsed().as_nanos()
+        }))
     }
 
     /// Every error code and review flag as `(code, meaning, kind)` tuples; kind is `"error"` or
@@ -86,7 +136,9 @@ mod tests {
 
     #[test]
     fn malformed_assets_give_the_engine_error() {
-        let Err(error) = read_assets(Some(b"{}")) else { panic!("an object is not a list") };
+        let Err(error) = read_assets(Some(b"{}")) else {
+            panic!("an object is not a list")
+        };
         assert!(matches!(error, AssetsError::Malformed(_)), "{error}");
         assert_eq!(read_assets(None), Ok(None));
         assert_eq!(read_assets(Some(b"[]")), Ok(Some(Vec::new())));
@@ -100,14 +152,23 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all.len());
-        assert!(all.iter().any(|c| c == &("invalid_json", ErrorCode::InvalidJson.meaning(), "error")));
-        assert!(all.iter().any(|c| c.0 == "uncertain_decision" && c.2 == "review_flag"));
+        assert!(
+            all.iter()
+                .any(|c| c == &("invalid_json", ErrorCode::InvalidJson.meaning(), "error"))
+        );
+        assert!(
+            all.iter()
+                .any(|c| c.0 == "uncertain_decision" && c.2 == "review_flag")
+        );
     }
 
     #[test]
     fn embedded_schema_is_draft_2020_12() {
         let schema: serde_json::Value =
             serde_json::from_str(SUBMISSION_SCHEMA_JSON).unwrap_or(serde_json::Value::Null);
-        assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
     }
 }

@@ -44,13 +44,15 @@ def document_bytes(vector: Dict[str, Any]) -> bytes:
 
 
 def strip_messages(outcome: Dict[str, Any]) -> Dict[str, Any]:
-    """The outcome without its (unstable) messages, as vectors state `expected`."""
+    """The outcome without its messages, as vectors state `expected`; every message removed must
+    be a non-empty string."""
     stripped = copy.deepcopy(outcome)
-    for error in stripped.get("errors", []):
-        error.pop("message")
+    items = list(stripped.get("errors", []))
     for question in stripped.get("questions", []):
-        for flag in question["reviewFlags"]:
-            flag.pop("message")
+        items.extend(question["reviewFlags"])
+    for item in items:
+        message = item.pop("message")
+        assert isinstance(message, str) and message, item
     return stripped
 
 
