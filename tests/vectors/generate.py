@@ -495,21 +495,22 @@ vector("parse-byte-order-mark", "A UTF-8 byte order mark before an otherwise val
        invalid(err("", "invalid_json")), "skip", text="\ufeff" + compact(base()))
 raw = compact(base()).encode("utf-8")
 raw = raw.replace(b'"pageBasis":"displayed-page"', b'"pageBasis":"displayed\xffpage"')
-vector("parse-invalid-utf8-top-level", "A byte that is not UTF-8 in a top-level string is invalid_json "
-       "at the document.", invalid(err("", "invalid_json")), "skip", raw=raw)
+vector("parse-invalid-utf8-top-level", "A byte that is not UTF-8 in a top-level member's string is "
+       "invalid_json at that value.", invalid(err("/pageBasis", "invalid_json")), "skip", raw=raw)
 raw = compact(base()).encode("utf-8")
 raw = raw.replace(b'"name":"R. Okafor (Head of Mathematics)"', b'"name":"R. Okafor \xc3\x28"')
 vector("parse-invalid-utf8-in-source", "A malformed UTF-8 sequence inside source.name is invalid_json at "
-       "the deepest container the parser was in (/source).", invalid(err("/source", "invalid_json")),
-       "skip", raw=raw)
-vector("parse-trailing-comma", "A trailing comma inside source is a syntax error reported at /source.",
+       "the value holding it.", invalid(err("/source/name", "invalid_json")), "skip", raw=raw)
+vector("parse-trailing-comma", "A trailing comma inside source is a failure between members: "
+       "invalid_json at the enclosing object.",
        invalid(err("/source", "invalid_json")), "skip",
        text=replace_once(compact(base()), '"markedAt":"2025-06-14T16:20:00+01:00"}',
                          '"markedAt":"2025-06-14T16:20:00+01:00",}'))
 vector("parse-trailing-content", "Content after the document's value is invalid_json at the top level.",
        invalid(err("", "invalid_json")), "skip", text=compact(base()) + " {}")
-vector("parse-unterminated-string", "A document cut off inside a top-level string is invalid_json.",
-       invalid(err("", "invalid_json")), "skip", text='{"schemaVersion":"service-marking')
+vector("parse-unterminated-string", "A document cut off inside a member's string is invalid_json at "
+       "that value.", invalid(err("/schemaVersion", "invalid_json")), "skip",
+       text='{"schemaVersion":"service-marking')
 vector("parse-duplicate-key", "A repeated key in source is invalid_json at the repeated key's path; no "
        "value wins silently.", invalid(err("/source/name", "invalid_json")), "skip",
        text=replace_once(compact(base()), '"name":"R. Okafor (Head of Mathematics)"',
@@ -522,11 +523,11 @@ vector("parse-duplicate-key-in-box", "A repeated key deep in an evidence box is 
            + '","quote":"dy/dx = 3x^2 - 12x + 9","box":{"x":0.12,',
            '"reason":"Derivative fully correct and simplified","evidence":[{"pageId":"' + W(1)
            + '","quote":"dy/dx = 3x^2 - 12x + 9","box":{"x":0.12,"x":0.2,'))
-vector("parse-number-out-of-range", "1e400 does not fit a 64-bit float: invalid_json at the container "
-       "it is in.", invalid(err("/coverage", "invalid_json")), "skip",
+vector("parse-number-out-of-range", "1e400 does not fit a 64-bit float: invalid_json at that number.",
+       invalid(err("/coverage/totalMarks", "invalid_json")), "skip",
        text=replace_once(compact(base()), '"totalMarks":4', '"totalMarks":1e400'))
-vector("parse-lone-surrogate", "A \\u escape of a lone UTF-16 surrogate is invalid_json.",
-       invalid(err("/source", "invalid_json")), "skip",
+vector("parse-lone-surrogate", "A \\u escape of a lone UTF-16 surrogate is invalid_json at the string.",
+       invalid(err("/source/name", "invalid_json")), "skip",
        text=replace_once(compact(base()), '"name":"R. Okafor (Head of Mathematics)"',
                          '"name":"R. Okafor \\ud800"'))
 
@@ -1746,8 +1747,9 @@ vector("limits-payload-too-large-not-parsed", "A document over 4 MiB is refused 
 vector("parse-nesting-too-deep-unclosed", "Twenty unclosed arrays fail at the 11th level with "
        "nesting_too_deep before the end of input is reached.", invalid(err("/0" * 10, "nesting_too_deep")),
        "skip", text="[" * 20)
-vector("parse-unclosed-arrays-at-limit", "Ten unclosed arrays stay within the nesting limit and fail at the "
-       "end of input inside the innermost array.", invalid(err("/0" * 9, "invalid_json")), "skip",
+vector("parse-unclosed-arrays-at-limit", "Ten unclosed arrays stay within the nesting limit; the input ends "
+       "where an item or ] should start, a failure between items, so invalid_json at the innermost array.",
+       invalid(err("/0" * 9, "invalid_json")), "skip",
        text="[" * 10)
 d = two_questions()
 edit(d, (CRIT + "/3/partId", "c"), ("/questions/1/rubric/parts/0/maxMarks", 4))
@@ -1759,6 +1761,37 @@ refuse("graph-self-dependency-and-cycle", "A self entry is self_dependency only;
        edit(base(), (CRIT + "/0/dependsOn", ["q1a-M1", "q1a-A1"])),
        err(CRIT + "/0/dependsOn/0", "self_dependency"), err(CRIT + "/0/dependsOn/1", "dependency_cycle"),
        err(CRIT + "/1/dependsOn/0", "dependency_cycle"))
+
+
+vector("parse-trailing-comma-in-array", "A trailing comma in a page list is a failure between items: "
+       "invalid_json at the enclosing array.", invalid(err(SEL + "/" + WORK, "invalid_json")), "skip",
+       text=replace_once(compact(base()), f'"{WORK}":[1,2]', f'"{WORK}":[1,2,]'))
+vector("parse-missing-comma-in-array", "A missing comma in a page list is invalid_json at the enclosing "
+       "array.", invalid(err(SEL + "/" + WORK, "invalid_json")), "skip",
+       text=replace_once(compact(base()), f'"{WORK}":[1,2]', f'"{WORK}":[1 2]'))
+vector("parse-unquoted-key", "An unquoted key is a bad key: invalid_json at the enclosing object.",
+       invalid(err("/source", "invalid_json")), "skip",
+       text=replace_once(compact(base()), '"name":"R. Okafor (Head of Mathematics)"',
+                         'name:"R. Okafor (Head of Mathematics)"'))
+vector("parse-malformed-number", "A number cut short after its decimal point (4.) is invalid_json at that "
+       "number.", invalid(err("/coverage/totalMarks", "invalid_json")), "skip",
+       text=replace_once(compact(base()), '"totalMarks":4', '"totalMarks":4.'))
+vector("parse-raw-tab-in-nested-string", "A raw tab inside source.name is invalid_json at that string.",
+       invalid(err("/source/name", "invalid_json")), "skip",
+       text=replace_once(compact(base()), '"name":"R. Okafor (Head of Mathematics)"',
+                         '"name":"R. Okafor\t(Head of Mathematics)"'))
+reject("structure-minimum-total-marks", "coverage.totalMarks -1 is below its minimum of 0: minimum, and "
+       "coverage is not compared with it.", edit(base(), ("/coverage/totalMarks", -1)),
+       err("/coverage/totalMarks", "minimum"))
+reject("structure-format-marked-at-leap-second-not-utc-midnight", "Second 60 is allowed only at 23:59:60 "
+       "UTC; 16:20:60+01:00 is format.", edit(base(), ("/source/markedAt", "2025-06-14T16:20:60+01:00")),
+       err("/source/markedAt", "format"))
+refuse("refs-empty-decisions", "decisions may be empty as far as structure goes: every criterion is then "
+       "missing_decision, in rubric order.", edit(base(), (DEC, [])),
+       err(CRIT + "/0", "missing_decision"), err(CRIT + "/1", "missing_decision"),
+       err(CRIT + "/2", "missing_decision"), err(CRIT + "/3", "missing_decision"))
+reject("boxes-x-above-one", "x above 1 is box_out_of_bounds at x; the sum is then not checked.",
+       edit(base(), (BOX0 + "/x", 1.5)), err(BOX0 + "/x", "box_out_of_bounds"))
 
 
 # --------------------------------------------------------------------------------------------
