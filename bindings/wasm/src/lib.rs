@@ -326,9 +326,16 @@ fn run(document: &[u8], assets: Option<AssetList>) -> Result<Outcome, JsValue> {
 fn read_assets(value: &JsValue) -> Result<Vec<Asset>, JsValue> {
     // `JSON.stringify` throws on cycles and BigInts, and yields `undefined` for a function.
     let text = JSON::stringify(value)
-        .map_err(|thrown| assets_error(&format!("assets could not be serialised: {}", describe(&thrown))))?
+        .map_err(|thrown| {
+            assets_error(&format!(
+                "assets could not be serialised: {}",
+                describe(&thrown)
+            ))
+        })?
         .as_string()
-        .ok_or_else(|| assets_error("assets must be a JSON array of {\"id\", \"kind\", \"pageCount\"} objects"))?;
+        .ok_or_else(|| {
+            assets_error("assets must be a JSON array of {\"id\", \"kind\", \"pageCount\"} objects")
+        })?;
     examkit_engine::assets_from_json(text.as_bytes()).map_err(|e| assets_error(&e.to_string()))
 }
 
@@ -347,7 +354,10 @@ fn text_bytes(document: &JsValue) -> Result<Vec<u8>, JsValue> {
     };
     if well_formed {
         // A well-formed string converts to UTF-8 without loss.
-        Ok(string.as_string().map(String::into_bytes).unwrap_or_default())
+        Ok(string
+            .as_string()
+            .map(String::into_bytes)
+            .unwrap_or_default())
     } else {
         Ok(wtf8_from_utf16(string.iter()))
     }
@@ -429,7 +439,9 @@ fn assets_error(message: &str) -> JsValue {
 fn describe(thrown: &JsValue) -> String {
     match thrown.dyn_ref::<js_sys::Error>() {
         Some(error) => String::from(error.message()),
-        None => thrown.as_string().unwrap_or_else(|| String::from("unknown error")),
+        None => thrown
+            .as_string()
+            .unwrap_or_else(|| String::from("unknown error")),
     }
 }
 
@@ -440,7 +452,10 @@ fn js_type_name(value: &JsValue) -> String {
     } else if js_sys::Array::is_array(value) {
         String::from("an array")
     } else {
-        value.js_typeof().as_string().unwrap_or_else(|| String::from("unknown"))
+        value
+            .js_typeof()
+            .as_string()
+            .unwrap_or_else(|| String::from("unknown"))
     }
 }
 
@@ -455,7 +470,12 @@ mod tests {
             .unwrap_or_else(|| panic!("no type {name}"));
         let rest = &TYPESCRIPT_TYPES[start..];
         let end = rest.find(';').unwrap_or(rest.len());
-        rest[..end].split('"').skip(1).step_by(2).map(String::from).collect()
+        rest[..end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
     }
 
     #[test]
