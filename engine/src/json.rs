@@ -285,6 +285,15 @@ impl<'a> Parser<'a> {
             return Ok(Value::Array(items));
         }
         loop {
+            // No item starts here (a trailing comma, the end of input): the failure is between
+            // items, so it belongs to the array itself.
+            self.skip_whitespace();
+            if !matches!(
+                self.bytes.get(self.pos),
+                Some(b'{' | b'[' | b'"' | b't' | b'f' | b'n' | b'-' | b'0'..=b'9')
+            ) {
+                return Err(self.unexpected("an array item"));
+            }
             let node = match self.value(depth + 1) {
                 Ok(node) => node,
                 Err(fail) => return Err(fail.within(OwnedSeg::Index(items.len()))),
@@ -514,7 +523,7 @@ mod tests {
     #[test]
     fn locates_syntax_errors() {
         let e = error(b"{\n  \"questions\": [1, 2,, 3]}");
-        assert_eq!(e.path, "/questions/2");
+        assert_eq!(e.path, "/questions");
         assert!(e.message.contains("line 2, column 22"), "{}", e.message);
         assert_eq!(error(b"").message, "the document is empty");
         assert_eq!(error(b"  \n ").message, "the document is empty");
@@ -592,6 +601,8 @@ mod tests {
         let e = error(deep.as_bytes());
         assert_eq!(e.code, ErrorCode::NestingTooDeep);
         assert_eq!(e.path, "/0/0/0/0/0/0/0/0/0/0");
+        let unclosed = "[".repeat(MAX_DEPTH);
+        assert_eq!(error(unclosed.as_bytes()).path, "/0/0/0/0/0/0/0/0/0");
         let very_deep = "[".repeat(1_000_000);
         assert_eq!(error(very_deep.as_bytes()).code, ErrorCode::NestingTooDeep);
     }
