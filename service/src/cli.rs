@@ -25,6 +25,14 @@ pub enum Command {
     ///
     /// Exit status: 0 when the submission is valid, 1 when it is invalid, 2 for usage or I/O errors.
     Validate(ValidateArgs),
+    /// Run the HTTP service.
+    Serve(crate::config::ServeArgs),
+    /// Manage accounts.
+    #[command(subcommand)]
+    Users(crate::admin::UsersCommand),
+    /// Manage API keys (secrets are shown once, at creation).
+    #[command(subcommand)]
+    Keys(crate::admin::KeysCommand),
 }
 
 /// Arguments of `examkit validate`.
@@ -49,5 +57,21 @@ pub struct ValidateArgs {
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Validate(args) => crate::validate::run(&args),
+        Command::Serve(args) => with_runtime(crate::serve::run(args)),
+        Command::Users(command) => with_runtime(crate::admin::users(command)),
+        Command::Keys(command) => with_runtime(crate::admin::keys(command)),
+    }
+}
+
+fn with_runtime(future: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(future),
+        Err(e) => {
+            eprintln!("examkit: cannot start the async runtime: {e}");
+            ExitCode::from(1)
+        }
     }
 }

@@ -4,5 +4,12 @@
 //! `service-marking-import-v1` submission is valid and computes its scores; this crate reads files,
 //! serves HTTP, stores imports and administers accounts and keys. No validation rule lives here.
 
+pub mod admin;
+pub mod auth;
 pub mod cli;
+pub mod config;
+pub mod http;
+pub mod inspect;
+pub mod serve;
+pub mod store;
 pub mod validate;

@@ -1,0 +1,69 @@
+//! Configuration from flags and the environment.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// Where the service keeps its state.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// Directory for the service's files; the default SQLite database lives here.
+    #[arg(
+        long,
+        env = "EXAMKIT_DATA_DIR",
+        default_value = "./data",
+        value_name = "DIR"
+    )]
+    pub data_dir: PathBuf,
+    /// Database URL: `sqlite://PATH` or `postgres://USER:PASSWORD@HOST/DB`. Defaults to
+    /// `examkit.db` in the data directory.
+    #[arg(
+        long = "database",
+        env = "DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub database_url: Option<String>,
+}
+
+impl StoreArgs {
+    /// The database URL to open: the one given, or a SQLite file in the data directory.
+    pub fn resolved_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => {
+                let path = self.data_dir.join("examkit.db");
+                format!("sqlite://{}?mode=rwc", path.display())
+            }
+        }
+    }
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Arguments of `examkit serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the bound address is logged and printed).
+    #[arg(
+        long,
+        env = "EXAMKIT_LISTEN",
+        default_value = "127.0.0.1:8080",
+        value_name = "ADDR"
+    )]
+    pub listen: SocketAddr,
+    /// Log line format.
+    #[arg(long, env = "EXAMKIT_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// Where state is kept.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}

@@ -1,0 +1,38 @@
+//! The published API description (`GET /v1/openapi.json`) and plain-text guide (`GET /v1/guide.txt`).
+//! Both are public documentation: they need no key and are not rate limited.
+
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+/// The OpenAPI 3.1 description of every v1 route, as published in `schemas/openapi.json`.
+pub const OPENAPI: &str = include_str!("../../../schemas/openapi.json");
+/// The plain-text guide.
+pub const GUIDE: &str = include_str!("guide.txt");
+
+fn document(content_type: &'static str, body: &'static str) -> Response {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        warp::http::header::CONTENT_TYPE,
+        warp::http::HeaderValue::from_static(content_type),
+    );
+    let id = format!("req_{}", uuid::Uuid::new_v4().simple());
+    if let Ok(value) = warp::http::HeaderValue::from_str(&id) {
+        headers.insert("x-request-id", value);
+    }
+    response
+}
+
+/// The documentation routes.
+pub fn routes() -> BoxedFilter<(Response,)> {
+    let openapi = warp::path!("v1" / "openapi.json")
+        .and(warp::get())
+        .map(|| document("application/json", OPENAPI));
+    let guide = warp::path!("v1" / "guide.txt")
+        .and(warp::get())
+        .map(|| document("text/plain; charset=utf-8", GUIDE));
+    openapi.or(guide).unify().boxed()
+}

@@ -1,0 +1,469 @@
+//! The one error type of the HTTP API and its rendering.
+//!
+//! Every error response has the body `{"error": {"code", "message", "requiredScopes"?, "details"?},
+//! "requestId"}` and the header `X-Request-Id`; 429 also carries `Retry-After`.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use warp::http::StatusCode;
+
+use crate::auth::Scope;
+
+/// An API error: one variant per distinct condition, each with a stable code.
+#[derive(Debug, Clone)]
+pub enum ApiError {
+    /// No `Authorization` header.
+    MissingApiKey,
+    /// `Authorization` is present but not `Bearer <key>`.
+    InvalidAuthorization,
+    /// The key is malformed or unknown.
+    InvalidApiKey,
+    /// The key was revoked.
+    RevokedApiKey,
+    /// The key has expired.
+    ExpiredApiKey,
+    /// The account is not verified.
+    AccountUnverified,
+    /// The account is restricted.
+    AccountRestricted,
+    /// The key lacks a scope the operation requires.
+    InsufficientScope(&'static [Scope]),
+    /// No route matches the path.
+    RouteNotFound,
+    /// The path exists but not with this method.
+    MethodNotAllowed,
+    /// The resource does not exist or belongs to another account.
+    NotFound(&'static str),
+    /// The body is not JSON.
+    InvalidJson(String),
+    /// The JSON body has the wrong shape.
+    InvalidBody(String),
+    /// A query parameter is missing or invalid.
+    InvalidQuery(String),
+    /// The upload body is empty.
+    EmptyBody,
+    /// The `Idempotency-Key` header is missing.
+    IdempotencyKeyRequired,
+    /// The `Idempotency-Key` header does not match `^[A-Za-z0-9._:-]{8,128}$`.
+    InvalidIdempotencyKey,
+    /// The idempotency key was already used for a different request.
+    IdempotencyKeyReused,
+    /// The first request with this idempotency key is still running.
+    IdempotencyRequestInProgress,
+    /// The import is completed and was completed with a different submission.
+    ImportAlreadyCompleted,
+    /// The import is completed and takes no more files.
+    ImportCompleted,
+    /// The revision sent is not the current one.
+    StaleRevision(i64),
+    /// The JSON body is larger than 4 MiB.
+    PayloadTooLarge(usize),
+    /// The uploaded file is larger than 25 MiB.
+    FileTooLarge(usize),
+    /// The session's files would exceed 300 MiB in total.
+    SessionTooLarge,
+    /// The request's content type is not one this route accepts.
+    UnsupportedMediaType(String),
+    /// The file's bytes are not of the declared content type.
+    ContentTypeMismatch(String),
+    /// The submission is invalid; details hold the engine's errors.
+    ValidationFailed {
+        /// A summary sentence.
+        message: String,
+        /// `{"errors": [...], "truncated": bool}`, serialised.
+        details: Box<RawValue>,
+    },
+    /// The file could not be read as its type.
+    UnreadableFile(String),
+    /// A PDF has more than 80 pages.
+    TooManyPages(usize),
+    /// The session already holds 100 files.
+    TooManyFiles,
+    /// A rate limit is exhausted.
+    RateLimited {
+        /// Seconds until the window resets.
+        retry_after: i64,
+    },
+    /// The service cannot complete the request now.
+    ServiceUnavailable(String),
+    /// An unexpected failure; details are logged, not sent.
+    Internal,
+}
+
+impl ApiError {
+    /// Every code the service can send, with its status, for `schemas/service-error-codes.json`.
+    pub const CODES: &'static [(&'static str, u16, &'static str)] = &[
+        (
+            "missing_api_key",
+            401,
+            "No Authorization header; send Authorization: Bearer <API_KEY>.",
+        ),
+        (
+            "invalid_authorization",
+            401,
+            "The Authorization header is not of the form Bearer <API_KEY>.",
+        ),
+        (
+            "invalid_api_key",
+            401,
+            "The key is malformed, fails its checksum or is unknown.",
+        ),
+        ("revoked_api_key", 401, "The key was revoked."),
+        ("expired_api_key", 401, "The key has expired."),
+        (
+            "account_unverified",
+            401,
+            "The key's account is not verified.",
+        ),
+        (
+            "account_restricted",
+            403,
+            "The key's account is restricted.",
+        ),
+        (
+            "insufficient_scope",
+            403,
+            "The key lacks a scope the operation requires; see requiredScopes.",
+        ),
+        ("route_not_found", 404, "No route has this path."),
+        (
+            "not_found",
+            404,
+            "The resource does not exist or belongs to another account.",
+        ),
+        (
+            "method_not_allowed",
+            405,
+            "The path exists but not with this method.",
+        ),
+        (
+            "invalid_json",
+            400,
+            "The request body is not well-formed JSON.",
+        ),
+        (
+            "invalid_body",
+            400,
+            "The JSON request body does not have the expected fields and types.",
+        ),
+        (
+            "invalid_query",
+            400,
+            "A query parameter is missing or invalid.",
+        ),
+        ("empty_body", 400, "The upload body is empty."),
+        (
+            "idempotency_key_required",
+            400,
+            "The operation needs an Idempotency-Key header.",
+        ),
+        (
+            "invalid_idempotency_key",
+            400,
+            "The Idempotency-Key header does not match ^[A-Za-z0-9._:-]{8,128}$.",
+        ),
+        (
+            "idempotency_key_reused",
+            409,
+            "The Idempotency-Key was already used with this API key for a different request (another route or body).",
+        ),
+        (
+            "idempotency_request_in_progress",
+            409,
+            "The first request with this Idempotency-Key is still running; retry shortly.",
+        ),
+        (
+            "import_already_completed",
+            409,
+            "The import was completed with a different submission; a replacement needs a new import.",
+        ),
+        (
+            "import_completed",
+            409,
+            "The import is completed and takes no more files.",
+        ),
+        (
+            "stale_revision",
+            409,
+            "The revision sent is not the current one; read the resource and retry.",
+        ),
+        (
+            "payload_too_large",
+            413,
+            "The JSON body is larger than 4 MiB (4,194,304 bytes).",
+        ),
+        (
+            "file_too_large",
+            413,
+            "The uploaded file is larger than 25 MiB.",
+        ),
+        (
+            "session_too_large",
+            413,
+            "The session's files would exceed 300 MiB in total.",
+        ),
+        (
+            "unsupported_media_type",
+            415,
+            "The Content-Type is not one this route accepts.",
+        ),
+        (
+            "content_type_mismatch",
+            415,
+            "The file's bytes are not of the declared Content-Type.",
+        ),
+        (
+            "validation_failed",
+            422,
+            "The submission is invalid; error.details.errors lists every error with its JSON Pointer.",
+        ),
+        (
+            "unreadable_file",
+            422,
+            "The file could not be read as its type (a damaged or encrypted PDF, or one with no pages).",
+        ),
+        ("too_many_pages", 422, "A PDF has more than 80 pages."),
+        (
+            "too_many_files",
+            422,
+            "The session already holds 100 files.",
+        ),
+        (
+            "rate_limited",
+            429,
+            "A rate limit is exhausted; wait Retry-After seconds.",
+        ),
+        (
+            "service_unavailable",
+            503,
+            "The service cannot complete the request now; back off and retry with the same operation ids.",
+        ),
+        ("internal_error", 500, "An unexpected failure; retry later."),
+    ];
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::MissingApiKey
+            | ApiError::InvalidAuthorization
+            | ApiError::InvalidApiKey
+            | ApiError::RevokedApiKey
+            | ApiError::ExpiredApiKey
+            | ApiError::AccountUnverified => StatusCode::UNAUTHORIZED,
+            ApiError::AccountRestricted | ApiError::InsufficientScope(_) => StatusCode::FORBIDDEN,
+            ApiError::RouteNotFound | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::InvalidJson(_)
+            | ApiError::InvalidBody(_)
+            | ApiError::InvalidQuery(_)
+            | ApiError::EmptyBody
+            | ApiError::IdempotencyKeyRequired
+            | ApiError::InvalidIdempotencyKey => StatusCode::BAD_REQUEST,
+            ApiError::IdempotencyKeyReused
+            | ApiError::IdempotencyRequestInProgress
+            | ApiError::ImportAlreadyCompleted
+            | ApiError::ImportCompleted
+            | ApiError::StaleRevision(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge(_)
+            | ApiError::FileTooLarge(_)
+            | ApiError::SessionTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) | ApiError::ContentTypeMismatch(_) => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
+            ApiError::ValidationFailed { .. }
+            | ApiError::UnreadableFile(_)
+            | ApiError::TooManyPages(_)
+            | ApiError::TooManyFiles => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::MissingApiKey => "missing_api_key",
+            ApiError::InvalidAuthorization => "invalid_authorization",
+            ApiError::InvalidApiKey => "invalid_api_key",
+            ApiError::RevokedApiKey => "revoked_api_key",
+            ApiError::ExpiredApiKey => "expired_api_key",
+            ApiError::AccountUnverified => "account_unverified",
+            ApiError::AccountRestricted => "account_restricted",
+            ApiError::InsufficientScope(_) => "insufficient_scope",
+            ApiError::RouteNotFound => "route_not_found",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::InvalidJson(_) => "invalid_json",
+            ApiError::InvalidBody(_) => "invalid_body",
+            ApiError::InvalidQuery(_) => "invalid_query",
+            ApiError::EmptyBody => "empty_body",
+            ApiError::IdempotencyKeyRequired => "idempotency_key_required",
+            ApiError::InvalidIdempotencyKey => "invalid_idempotency_key",
+            ApiError::IdempotencyKeyReused => "idempotency_key_reused",
+            ApiError::IdempotencyRequestInProgress => "idempotency_request_in_progress",
+            ApiError::ImportAlreadyCompleted => "import_already_completed",
+            ApiError::ImportCompleted => "import_completed",
+            ApiError::StaleRevision(_) => "stale_revision",
+            ApiError::PayloadTooLarge(_) => "payload_too_large",
+            ApiError::FileTooLarge(_) => "file_too_large",
+            ApiError::SessionTooLarge => "session_too_large",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::ContentTypeMismatch(_) => "content_type_mismatch",
+            ApiError::ValidationFailed { .. } => "validation_failed",
+            ApiError::UnreadableFile(_) => "unreadable_file",
+            ApiError::TooManyPages(_) => "too_many_pages",
+            ApiError::TooManyFiles => "too_many_files",
+            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::ServiceUnavailable(_) => "service_unavailable",
+            ApiError::Internal => "internal_error",
+        }
+    }
+
+    /// A sentence for people.
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::MissingApiKey => "send the header Authorization: Bearer <API_KEY>".into(),
+            ApiError::InvalidAuthorization => {
+                "the Authorization header must be Bearer <API_KEY>; browser sessions are not accepted".into()
+            }
+            ApiError::InvalidApiKey => "the API key is not valid".into(),
+            ApiError::RevokedApiKey => "the API key was revoked".into(),
+            ApiError::ExpiredApiKey => "the API key has expired".into(),
+            ApiError::AccountUnverified => "the key's account is not verified".into(),
+            ApiError::AccountRestricted => "the key's account is restricted".into(),
+            ApiError::InsufficientScope(scopes) => {
+                let names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+                format!("this operation needs the scope(s) {}", names.join(", "))
+            }
+            ApiError::RouteNotFound => "no route has this path".into(),
+            ApiError::NotFound(what) => format!("{what} not found"),
+            ApiError::MethodNotAllowed => "this path does not accept this method".into(),
+            ApiError::InvalidJson(m) => format!("the request body is not valid JSON: {m}"),
+            ApiError::InvalidBody(m) | ApiError::InvalidQuery(m) => m.clone(),
+            ApiError::EmptyBody => "the request body is empty; send the file's raw bytes".into(),
+            ApiError::IdempotencyKeyRequired => "this operation needs an Idempotency-Key header".into(),
+            ApiError::InvalidIdempotencyKey => {
+                "the Idempotency-Key header must match ^[A-Za-z0-9._:-]{8,128}$".into()
+            }
+            ApiError::IdempotencyKeyReused => {
+                "this Idempotency-Key was already used for a different request; use a new key for a different operation".into()
+            }
+            ApiError::IdempotencyRequestInProgress => {
+                "a request with this Idempotency-Key is still running; retry shortly".into()
+            }
+            ApiError::ImportAlreadyCompleted => {
+                "the import was completed with a different submission; a replacement needs a new import".into()
+            }
+            ApiError::ImportCompleted => "the import is completed and takes no more files".into(),
+            ApiError::StaleRevision(current) => {
+                format!("the revision sent is not the current one; the current revision is {current}")
+            }
+            ApiError::PayloadTooLarge(size) => {
+                format!("the body is {size} bytes or more; the limit is 4194304 bytes (4 MiB)")
+            }
+            ApiError::FileTooLarge(size) => {
+                format!("the file is {size} bytes or more; the limit is 26214400 bytes (25 MiB)")
+            }
+            ApiError::SessionTooLarge => "the session's files would exceed 300 MiB in total".into(),
+            ApiError::UnsupportedMediaType(m) | ApiError::ContentTypeMismatch(m) => m.clone(),
+            ApiError::ValidationFailed { message, .. } => message.clone(),
+            ApiError::UnreadableFile(m) => m.clone(),
+            ApiError::TooManyPages(pages) => {
+                format!("the PDF has {pages} pages; the limit is 80 pages per file")
+            }
+            ApiError::TooManyFiles => "the session already holds 100 files, the limit".into(),
+            ApiError::RateLimited { retry_after } => {
+                format!("rate limit reached; retry after {retry_after} seconds")
+            }
+            ApiError::ServiceUnavailable(m) => m.clone(),
+            ApiError::Internal => "an unexpected error occurred; retry later".into(),
+        }
+    }
+
+    /// The error body for a request.
+    pub fn body(&self, request_id: &str) -> Vec<u8> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Body<'a> {
+            error: Inner<'a>,
+            request_id: &'a str,
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Inner<'a> {
+            code: &'static str,
+            message: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            required_scopes: Option<Vec<&'static str>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            details: Option<&'a RawValue>,
+        }
+        let body = Body {
+            error: Inner {
+                code: self.code(),
+                message: self.message(),
+                required_scopes: match self {
+                    ApiError::InsufficientScope(scopes) => {
+                        Some(scopes.iter().map(|s| s.as_str()).collect())
+                    }
+                    _ => None,
+                },
+                details: match self {
+                    ApiError::ValidationFailed { details, .. } => Some(details),
+                    _ => None,
+                },
+            },
+            request_id,
+        };
+        serde_json::to_vec(&body).unwrap_or_default()
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> Self {
+        tracing::error!(error = %e, "store failure");
+        ApiError::Internal
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_listed_once_with_its_status() {
+        let samples = [
+            ApiError::MissingApiKey,
+            ApiError::InsufficientScope(&[Scope::MarkingImport]),
+            ApiError::StaleRevision(3),
+            ApiError::RateLimited { retry_after: 5 },
+            ApiError::PayloadTooLarge(5),
+            ApiError::Internal,
+        ];
+        for error in samples {
+            let listed: Vec<_> = ApiError::CODES
+                .iter()
+                .filter(|(c, _, _)| *c == error.code())
+                .collect();
+            assert_eq!(listed.len(), 1, "{}", error.code());
+            assert_eq!(listed[0].1, error.status().as_u16(), "{}", error.code());
+        }
+        let mut codes: Vec<&str> = ApiError::CODES.iter().map(|(c, _, _)| *c).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), ApiError::CODES.len());
+    }
+
+    #[test]
+    fn insufficient_scope_lists_required_scopes() {
+        let body = ApiError::InsufficientScope(&[Scope::MarkingRead]).body("req_1");
+        let value: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(value["error"]["code"], "insufficient_scope");
+        assert_eq!(
+            value["error"]["requiredScopes"],
+            serde_json::json!(["marking:read"])
+        );
+        assert_eq!(value["requestId"], "req_1");
+    }
+}

@@ -1,0 +1,431 @@
+//! Imports of externally marked work (scope `marking:import`):
+//! `POST /v1/marking/imports`, `…/{id}/assets`, `…/{id}/validate`, `…/{id}/complete`.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use examkit_engine::limits::MAX_DOCUMENT_BYTES;
+use examkit_engine::{Asset, AssetKind, Outcome};
+
+use super::marking::{asset_view, session_view};
+use super::{
+    ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body,
+    require_json,
+};
+use crate::auth::{Scope, sha256_hex};
+use crate::inspect::{self, FileType, InspectError, MAX_FILE_BYTES, MAX_PDF_PAGES};
+use crate::store::marking::{AddAssetError, AssetRow, Completion, QuestionData, SessionRow};
+
+const IMPORT: &[Scope] = &[Scope::MarkingImport];
+static CREATE: Op = Op {
+    name: "POST /v1/marking/imports",
+    scopes: IMPORT,
+};
+static UPLOAD: Op = Op {
+    name: "POST /v1/marking/imports/{id}/assets",
+    scopes: IMPORT,
+};
+static VALIDATE: Op = Op {
+    name: "POST /v1/marking/imports/{id}/validate",
+    scopes: IMPORT,
+};
+static COMPLETE: Op = Op {
+    name: "POST /v1/marking/imports/{id}/complete",
+    scopes: IMPORT,
+};
+
+/// The longest upload name, in characters.
+pub const MAX_NAME_CHARS: usize = 180;
+/// The longest import title, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+
+/// The import routes.
+pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
+    let create = warp::path!("v1" / "marking" / "imports")
+        .and(warp::post())
+        .and(ctx(state.clone()))
+        .and(body())
+        .then(|ctx: Ctx, body: Body| {
+            ctx.run(
+                &CREATE,
+                move |ctx, p| async move { create(ctx, p, body).await },
+            )
+        });
+    let query = warp::query::raw().or(warp::any().map(String::new)).unify();
+    let upload = warp::path!("v1" / "marking" / "imports" / String / "assets")
+        .and(warp::post())
+        .and(query)
+        .and(ctx(state.clone()))
+        .and(body())
+        .then(|id: String, query: String, ctx: Ctx, body: Body| {
+            ctx.run(&UPLOAD, move |ctx, p| async move {
+                upload(ctx, p, id, query, body).await
+            })
+        });
+    let validate = warp::path!("v1" / "marking" / "imports" / String / "validate")
+        .and(warp::post())
+        .and(ctx(state.clone()))
+        .and(body())
+        .then(|id: String, ctx: Ctx, body: Body| {
+            ctx.run(&VALIDATE, move |ctx, p| async move {
+                validate(ctx, p, id, body).await
+            })
+        });
+    let complete = warp::path!("v1" / "marking" / "imports" / String / "complete")
+        .and(warp::post())
+        .and(ctx(state))
+        .and(body())
+        .then(|id: String, ctx: Ctx, body: Body| {
+            ctx.run(&COMPLETE, move |ctx, p| async move {
+                complete(ctx, p, id, body).await
+            })
+        });
+    create
+        .or(upload)
+        .unify()
+        .or(validate)
+        .unify()
+        .or(complete)
+        .unify()
+        .boxed()
+}
+
+/// Parses a JSON request body, telling syntax errors (`invalid_json`) from shape errors
+/// (`invalid_body`).
+pub fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => {
+            ApiError::InvalidBody(format!("the body does not have the expected fields: {e}"))
+        }
+        _ => ApiError::InvalidJson(e.to_string()),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateImport {
+    title: String,
+}
+
+async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    ctx.idempotent(&p, &CREATE, &bytes, || async {
+        require_json(&ctx)?;
+        let request: CreateImport = parse_json(&bytes)?;
+        let title = request.title.trim();
+        if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
+            return Err(ApiError::InvalidBody(format!(
+                "title must be 1 to {MAX_TITLE_CHARS} characters"
+            )));
+        }
+        let store = &ctx.state.store;
+        let session = store.create_session(&p.user.id, title, "import").await?;
+        let view = session_view(store, &session).await?;
+        Reply::json(StatusCode::CREATED, &serde_json::json!({ "session": view }))
+    })
+    .await
+}
+
+/// An import of this account, or 404.
+async fn owned_import(ctx: &Ctx, p: &Principal, raw_id: &str) -> Result<SessionRow, ApiError> {
+    let id = parse_id(raw_id, "import")?;
+    match ctx.state.store.session(&p.user.id, &id).await? {
+        Some(session) if session.origin == "import" => Ok(session),
+        _ => Err(ApiError::NotFound("import")),
+    }
+}
+
+async fn upload(
+    ctx: Ctx,
+    p: Principal,
+    id: String,
+    query: String,
+    body: Body,
+) -> Result<Reply, ApiError> {
+    let session = owned_import(&ctx, &p, &id).await?;
+    let mut kind = None;
+    let mut name = None;
+    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+        match key.as_ref() {
+            "kind" => kind = Some(value.into_owned()),
+            "name" => name = Some(value.into_owned()),
+            _ => {}
+        }
+    }
+    let kind = match kind.as_deref() {
+        Some("work") => "work",
+        Some("scheme") => "scheme",
+        Some(other) => {
+            return Err(ApiError::InvalidQuery(format!(
+                "kind must be work or scheme, not {other:?}"
+            )));
+        }
+        None => {
+            return Err(ApiError::InvalidQuery(
+                "the query parameter kind (work or scheme) is required".into(),
+            ));
+        }
+    };
+    let name = name.unwrap_or_default();
+    let name_chars = name.chars().count();
+    if name.trim().is_empty() || name_chars > MAX_NAME_CHARS {
+        return Err(ApiError::InvalidQuery(format!(
+            "the query parameter name is required, 1 to {MAX_NAME_CHARS} characters"
+        )));
+    }
+    let declared = ctx
+        .headers
+        .get(warp::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let Some(declared_type) = FileType::from_content_type(declared) else {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "uploads take Content-Type application/pdf, image/png, image/jpeg or image/webp, not {:?}",
+            if declared.is_empty() {
+                "(none)"
+            } else {
+                declared
+            }
+        )));
+    };
+    if session.status != "draft" {
+        return Err(ApiError::ImportCompleted);
+    }
+    let bytes = read_body(&ctx, body, MAX_FILE_BYTES, ApiError::FileTooLarge).await?;
+    if bytes.is_empty() {
+        return Err(ApiError::EmptyBody);
+    }
+    match FileType::sniff(&bytes) {
+        Some(actual) if actual == declared_type => {}
+        Some(actual) => {
+            return Err(ApiError::ContentTypeMismatch(format!(
+                "the body is {} but Content-Type says {}",
+                actual.media_type(),
+                declared_type.media_type()
+            )));
+        }
+        None => {
+            return Err(ApiError::ContentTypeMismatch(format!(
+                "the body is not a PDF, PNG, JPEG or WebP file, although Content-Type says {}",
+                declared_type.media_type()
+            )));
+        }
+    }
+    let (bytes, counted) = tokio::task::spawn_blocking(move || {
+        let counted = inspect::page_count(declared_type, &bytes);
+        (bytes, counted)
+    })
+    .await
+    .map_err(|_| ApiError::Internal)?;
+    let pages = match counted {
+        Ok(pages) if pages > MAX_PDF_PAGES => return Err(ApiError::TooManyPages(pages)),
+        Ok(pages) => pages,
+        Err(e @ (InspectError::Unreadable(_) | InspectError::NoPages)) => {
+            return Err(ApiError::UnreadableFile(e.to_string()));
+        }
+    };
+    let sha = sha256_hex(&bytes);
+    let added = ctx
+        .state
+        .store
+        .add_asset(
+            &p.user.id,
+            &session.id,
+            kind,
+            &name,
+            declared_type.media_type(),
+            i64::try_from(pages).unwrap_or(i64::MAX),
+            &sha,
+            &bytes,
+        )
+        .await;
+    let asset = match added {
+        Ok(asset) => asset,
+        Err(AddAssetError::NotFound) => return Err(ApiError::NotFound("import")),
+        Err(AddAssetError::Completed) => return Err(ApiError::ImportCompleted),
+        Err(AddAssetError::TooManyFiles) => return Err(ApiError::TooManyFiles),
+        Err(AddAssetError::SessionTooLarge) => return Err(ApiError::SessionTooLarge),
+        Err(AddAssetError::Store(e)) => return Err(e.into()),
+    };
+    Reply::json(
+        StatusCode::CREATED,
+        &serde_json::json!({ "asset": asset_view(&asset) }),
+    )
+}
+
+/// The engine's view of a session's assets.
+pub fn engine_assets(assets: &[AssetRow]) -> Result<Vec<Asset>, ApiError> {
+    assets
+        .iter()
+        .map(|a| {
+            let id = uuid::Uuid::parse_str(&a.id).map_err(|_| ApiError::Internal)?;
+            let kind = if a.kind == "work" {
+                AssetKind::Work
+            } else {
+                AssetKind::Scheme
+            };
+            let page_count = u32::try_from(a.page_count).map_err(|_| ApiError::Internal)?;
+            Ok(Asset {
+                id,
+                kind,
+                page_count,
+            })
+        })
+        .collect()
+}
+
+/// Runs the engine off the async threads.
+pub async fn run_engine(
+    document: Vec<u8>,
+    assets: Vec<Asset>,
+) -> Result<(Vec<u8>, Outcome), ApiError> {
+    tokio::task::spawn_blocking(move || {
+        let outcome = examkit_engine::validate(&document, Some(&assets));
+        (document, outcome)
+    })
+    .await
+    .map_err(|_| ApiError::Internal)
+}
+
+/// The 422 error for an invalid outcome, carrying the engine's errors.
+pub fn validation_failed(outcome: &Outcome) -> ApiError {
+    #[derive(Serialize)]
+    struct Details<'a> {
+        errors: &'a [examkit_engine::ValidationError],
+        truncated: bool,
+    }
+    let truncated = matches!(outcome, Outcome::Invalid(r) if r.truncated);
+    let errors = outcome.errors();
+    let details = serde_json::to_string(&Details { errors, truncated })
+        .ok()
+        .and_then(|s| RawValue::from_string(s).ok());
+    let Some(details) = details else {
+        return ApiError::Internal;
+    };
+    let count = errors.len();
+    ApiError::ValidationFailed {
+        message: format!(
+            "the submission is invalid: {count}{} error{}; see error.details.errors",
+            if truncated { "+" } else { "" },
+            if count == 1 { "" } else { "s" }
+        ),
+        details,
+    }
+}
+
+async fn validate(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
+    let session = owned_import(&ctx, &p, &id).await?;
+    require_json(&ctx)?;
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    let assets = engine_assets(&ctx.state.store.session_assets(&session.id).await?)?;
+    let (_, outcome) = run_engine(bytes, assets).await?;
+    if outcome.is_valid() {
+        Ok(Reply::raw_json(
+            StatusCode::OK,
+            outcome.to_json().into_bytes(),
+        ))
+    } else {
+        Err(validation_failed(&outcome))
+    }
+}
+
+async fn complete(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
+    let session = owned_import(&ctx, &p, &id).await?;
+    require_json(&ctx)?;
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    ctx.idempotent(&p, &COMPLETE, &bytes, || async {
+        let store = &ctx.state.store;
+        let sha = sha256_hex(&bytes);
+        if let Some(current) = store.session(&p.user.id, &session.id).await? {
+            if current.status == "completed" {
+                return completed_reply(&ctx, &p, &current, &sha).await;
+            }
+        }
+        let assets = engine_assets(&store.session_assets(&session.id).await?)?;
+        let (bytes, outcome) = run_engine(bytes.clone(), assets).await?;
+        let Outcome::Valid(report) = &outcome else {
+            return Err(validation_failed(&outcome));
+        };
+        let document: Value = serde_json::from_slice(&bytes).map_err(|_| ApiError::Internal)?;
+        let questions = document["questions"].as_array().ok_or(ApiError::Internal)?;
+        let mut data = Vec::with_capacity(questions.len());
+        for (question, result) in questions.iter().zip(&report.questions) {
+            data.push(QuestionData {
+                label: result.label.clone(),
+                status: status_str(result.status).to_owned(),
+                awarded: i64::from(result.score.awarded),
+                possible: i64::from(result.score.possible),
+                max_marks: i64::from(result.score.max),
+                question_json: question.to_string(),
+                result_json: serde_json::to_string(result).map_err(|_| ApiError::Internal)?,
+            });
+        }
+        let source = document["source"].to_string();
+        let coverage_kind = document["coverage"]["kind"].as_str().unwrap_or("partial");
+        let completion = store
+            .complete_import(
+                &p.user.id,
+                &session.id,
+                &sha,
+                &source,
+                coverage_kind,
+                &outcome.to_json(),
+                &data,
+            )
+            .await?;
+        match completion {
+            Completion::NotFound => Err(ApiError::NotFound("import")),
+            Completion::Completed | Completion::AlreadyCompleted { .. } => {
+                let current = store
+                    .session(&p.user.id, &session.id)
+                    .await?
+                    .ok_or(ApiError::NotFound("import"))?;
+                completed_reply(&ctx, &p, &current, &sha).await
+            }
+        }
+    })
+    .await
+}
+
+/// The response for a completed import: the same body for every repeat of the same submission,
+/// 409 for a different one.
+async fn completed_reply(
+    ctx: &Ctx,
+    _p: &Principal,
+    session: &SessionRow,
+    sha: &str,
+) -> Result<Reply, ApiError> {
+    if session.submission_sha256.as_deref() != Some(sha) {
+        return Err(ApiError::ImportAlreadyCompleted);
+    }
+    let view = session_view(&ctx.state.store, session).await?;
+    let outcome = session.outcome_json.clone().ok_or(ApiError::Internal)?;
+    let outcome = RawValue::from_string(outcome).map_err(|_| ApiError::Internal)?;
+    #[derive(Serialize)]
+    struct Completed {
+        session: Value,
+        outcome: Box<RawValue>,
+    }
+    Reply::json(
+        StatusCode::OK,
+        &Completed {
+            session: view,
+            outcome,
+        },
+    )
+}
+
+/// The stable name of a status.
+pub fn status_str(status: examkit_engine::Status) -> &'static str {
+    match status {
+        examkit_engine::Status::Completed => "completed",
+        examkit_engine::Status::NeedsReview => "needs_review",
+    }
+}

@@ -1,0 +1,432 @@
+//! Marking reads and reviews: `GET /v1/marking/sessions`, `GET /v1/marking/sessions/{id}`,
+//! `GET /v1/marking/assets/{id}` (scope `marking:read`) and `PATCH /v1/marking/questions/{id}`
+//! (scope `marking:review`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use examkit_engine::Outcome;
+use examkit_engine::limits::MAX_DOCUMENT_BYTES;
+
+use super::imports::{engine_assets, parse_json, run_engine, status_str};
+use super::{
+    ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body,
+    require_json,
+};
+use crate::auth::Scope;
+use crate::store::marking::{AssetRow, QuestionData, QuestionRow, ReviewError, SessionRow};
+use crate::store::{Store, rfc3339};
+
+static LIST: Op = Op {
+    name: "GET /v1/marking/sessions",
+    scopes: &[Scope::MarkingRead],
+};
+static READ: Op = Op {
+    name: "GET /v1/marking/sessions/{id}",
+    scopes: &[Scope::MarkingRead],
+};
+static ASSET: Op = Op {
+    name: "GET /v1/marking/assets/{id}",
+    scopes: &[Scope::MarkingRead],
+};
+static REVIEW: Op = Op {
+    name: "PATCH /v1/marking/questions/{id}",
+    scopes: &[Scope::MarkingReview],
+};
+
+/// Sessions listed by `GET /v1/marking/sessions`.
+pub const SESSION_LIST_LIMIT: i64 = 50;
+
+/// The marking routes.
+pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
+    let list = warp::path!("v1" / "marking" / "sessions")
+        .and(warp::get())
+        .and(ctx(state.clone()))
+        .then(|ctx: Ctx| ctx.run(&LIST, |ctx, p| async move { list(ctx, p).await }));
+    let read = warp::path!("v1" / "marking" / "sessions" / String)
+        .and(warp::get())
+        .and(ctx(state.clone()))
+        .then(|id: String, ctx: Ctx| {
+            ctx.run(&READ, move |ctx, p| async move { read(ctx, p, id).await })
+        });
+    let asset = warp::path!("v1" / "marking" / "assets" / String)
+        .and(warp::get())
+        .and(ctx(state.clone()))
+        .then(|id: String, ctx: Ctx| {
+            ctx.run(&ASSET, move |ctx, p| async move { asset(ctx, p, id).await })
+        });
+    let review = warp::path!("v1" / "marking" / "questions" / String)
+        .and(warp::patch())
+        .and(ctx(state))
+        .and(body())
+        .then(|id: String, ctx: Ctx, body: Body| {
+            ctx.run(&REVIEW, move |ctx, p| async move {
+                review(ctx, p, id, body).await
+            })
+        });
+    list.or(read)
+        .unify()
+        .or(asset)
+        .unify()
+        .or(review)
+        .unify()
+        .boxed()
+}
+
+/// An asset's public fields.
+pub fn asset_view(a: &AssetRow) -> Value {
+    json!({
+        "id": a.id,
+        "sessionId": a.session_id,
+        "kind": a.kind,
+        "name": a.name,
+        "contentType": a.content_type,
+        "size": a.size_bytes,
+        "pageCount": a.page_count,
+        "sha256": a.sha256,
+        "createdAt": rfc3339(a.created_at),
+    })
+}
+
+fn score(awarded: i64, possible: i64, max: i64) -> Value {
+    json!({ "awarded": awarded, "possible": possible, "max": max })
+}
+
+/// A marking question with its result: score range, allocations with decisions, explanations and
+/// evidence, and review flags.
+pub fn question_view(q: &QuestionRow, kinds: &HashMap<String, String>) -> Result<Value, ApiError> {
+    let question: Value = serde_json::from_str(&q.question_json).map_err(|_| ApiError::Internal)?;
+    let result: Value = serde_json::from_str(&q.result_json).map_err(|_| ApiError::Internal)?;
+    let empty = Vec::new();
+    let decisions = question["decisions"].as_array().unwrap_or(&empty);
+    let results = result["criteria"].as_array().unwrap_or(&empty);
+    let mut allocations = Vec::new();
+    for criterion in question["rubric"]["criteria"].as_array().unwrap_or(&empty) {
+        let id = &criterion["id"];
+        let decision = decisions
+            .iter()
+            .find(|d| &d["criterionId"] == id)
+            .cloned()
+            .unwrap_or(Value::Null);
+        let computed = results
+            .iter()
+            .find(|r| &r["id"] == id)
+            .cloned()
+            .unwrap_or(Value::Null);
+        let mut allocation = json!({
+            "criterionId": id,
+            "partId": criterion["partId"],
+            "code": criterion["code"],
+            "requirement": criterion["requirement"],
+            "maxMarks": 1,
+            "conditions": criterion["conditions"],
+            "dependsOn": criterion["dependsOn"],
+            "sourcePageIds": criterion["sourcePageIds"],
+            "submitted": computed["submitted"],
+            "decision": computed["effective"],
+            "flags": computed["flags"],
+            "explanation": decision["reason"],
+            "evidence": decision["evidence"],
+            "conditionChecks": decision["conditionChecks"],
+        });
+        if let Some(mode) = criterion.get("conditionMode") {
+            allocation["conditionMode"] = mode.clone();
+        }
+        allocations.push(allocation);
+    }
+    let selections = question["pageSelections"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let of_kind = |kind: &str| -> Vec<&String> {
+        selections
+            .keys()
+            .filter(|id| kinds.get(*id).map(String::as_str) == Some(kind))
+            .collect()
+    };
+    Ok(json!({
+        "id": q.id,
+        "sessionId": q.session_id,
+        "label": q.label,
+        "status": q.status,
+        "revision": q.revision,
+        "error": null,
+        "score": score(q.awarded, q.possible, q.max_marks),
+        "sourceDocuments": {
+            "workAssetIds": of_kind("work"),
+            "schemeAssetIds": of_kind("scheme"),
+            "pageSelections": question["pageSelections"],
+        },
+        "parts": result["parts"],
+        "allocations": allocations,
+        "reviewFlags": result["reviewFlags"],
+        "createdAt": rfc3339(q.created_at),
+        "updatedAt": rfc3339(q.updated_at),
+    }))
+}
+
+/// A full marking session: assets, questions with results, feedback.
+pub async fn session_view(store: &Store, s: &SessionRow) -> Result<Value, ApiError> {
+    let assets = store.session_assets(&s.id).await?;
+    let questions = store.session_questions(&s.id).await?;
+    let kinds: HashMap<String, String> = assets
+        .iter()
+        .map(|a| (a.id.clone(), a.kind.clone()))
+        .collect();
+    let views = questions
+        .iter()
+        .map(|q| question_view(q, &kinds))
+        .collect::<Result<Vec<_>, _>>()?;
+    let total = |f: fn(&QuestionRow) -> i64| questions.iter().map(f).sum::<i64>();
+    let mut view = header_view(s);
+    view["assets"] = Value::Array(assets.iter().map(asset_view).collect());
+    view["questions"] = Value::Array(views);
+    view["feedback"] = json!([]);
+    view["score"] = score(
+        total(|q| q.awarded),
+        total(|q| q.possible),
+        total(|q| q.max_marks),
+    );
+    view["needsReview"] = json!(questions.iter().any(|q| q.status == "needs_review"));
+    Ok(view)
+}
+
+fn header_view(s: &SessionRow) -> Value {
+    let source = s
+        .source_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<Value>(j).ok());
+    json!({
+        "id": s.id,
+        "title": s.title,
+        "kind": s.origin,
+        "status": s.status,
+        "createdAt": rfc3339(s.created_at),
+        "updatedAt": rfc3339(s.updated_at),
+        "completedAt": s.completed_at.map(rfc3339),
+        "source": source,
+        "coverageKind": s.coverage_kind,
+    })
+}
+
+async fn list(ctx: Ctx, p: Principal) -> Result<Reply, ApiError> {
+    let rows = ctx
+        .state
+        .store
+        .recent_sessions(&p.user.id, SESSION_LIST_LIMIT)
+        .await?;
+    let sessions: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut view = header_view(&r.session);
+            view.as_object_mut().map(|o| o.remove("source"));
+            view["assetCount"] = json!(r.asset_count);
+            view["questionCount"] = json!(r.question_count);
+            view["score"] = score(r.score.0, r.score.1, r.score.2);
+            view
+        })
+        .collect();
+    // Automated marking is not offered by this server; imported sessions are listed all the same.
+    Reply::json(
+        StatusCode::OK,
+        &json!({ "enabled": false, "sessions": sessions }),
+    )
+}
+
+async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
+    let id = parse_id(&id, "marking session")?;
+    let store = &ctx.state.store;
+    let session = store
+        .session(&p.user.id, &id)
+        .await?
+        .ok_or(ApiError::NotFound("marking session"))?;
+    Reply::json(
+        StatusCode::OK,
+        &json!({ "session": session_view(store, &session).await? }),
+    )
+}
+
+async fn asset(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
+    let id = parse_id(&id, "asset")?;
+    let (asset, bytes) = ctx
+        .state
+        .store
+        .asset_bytes(&p.user.id, &id)
+        .await?
+        .ok_or(ApiError::NotFound("asset"))?;
+    Ok(Reply::bytes(&asset.content_type, bytes)
+        .with_header("cache-control", "private, no-store")
+        .with_header("x-content-type-options", "nosniff"))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewRequest {
+    revision: i64,
+    decisions: Vec<Value>,
+}
+
+async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
+    let id = parse_id(&id, "marking question")?;
+    let store = &ctx.state.store;
+    let current = store
+        .question(&p.user.id, &id)
+        .await?
+        .ok_or(ApiError::NotFound("marking question"))?;
+    require_json(&ctx)?;
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    let request: ReviewRequest = parse_json(&bytes)?;
+    if request.decisions.is_empty() {
+        return Err(ApiError::InvalidBody(
+            "decisions must hold at least one decision".into(),
+        ));
+    }
+    if request.revision != current.revision {
+        return Err(ApiError::StaleRevision(current.revision));
+    }
+    let session = store
+        .session(&p.user.id, &current.session_id)
+        .await?
+        .ok_or(ApiError::NotFound("marking question"))?;
+    let mut question: Value =
+        serde_json::from_str(&current.question_json).map_err(|_| ApiError::Internal)?;
+    let criteria: HashSet<String> = question["rubric"]["criteria"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| c["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+
+    // Replace each reviewed decision in place, remembering where each one came from in the body.
+    let mut decisions = question["decisions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut origin: HashMap<usize, usize> = HashMap::new();
+    let mut seen = HashSet::new();
+    for (j, decision) in request.decisions.iter().enumerate() {
+        let Some(criterion) = decision.get("criterionId").and_then(Value::as_str) else {
+            return Err(ApiError::InvalidBody(format!(
+                "decisions[{j}].criterionId must be a string"
+            )));
+        };
+        if !criteria.contains(criterion) {
+            return Err(ApiError::InvalidBody(format!(
+                "decisions[{j}].criterionId {criterion:?} is not a criterion of this question"
+            )));
+        }
+        if !seen.insert(criterion.to_owned()) {
+            return Err(ApiError::InvalidBody(format!(
+                "decisions[{j}] repeats criterion {criterion:?}; send one decision per criterion"
+            )));
+        }
+        match decisions
+            .iter()
+            .position(|d| d["criterionId"].as_str() == Some(criterion))
+        {
+            Some(k) => {
+                decisions[k] = decision.clone();
+                origin.insert(k, j);
+            }
+            None => {
+                origin.insert(decisions.len(), j);
+                decisions.push(decision.clone());
+            }
+        }
+    }
+    question["decisions"] = Value::Array(decisions);
+    // The original marker's claims described the original decisions; a review replaces them.
+    if let Some(object) = question.as_object_mut() {
+        object.remove("reportedScore");
+        object.remove("complete");
+    }
+    let total_marks = criteria.len();
+    let source: Value = session
+        .source_json
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .ok_or(ApiError::Internal)?;
+    let document = json!({
+        "schemaVersion": examkit_engine::SCHEMA_VERSION,
+        "coordinateSystem": "normalized-top-left",
+        "pageBasis": "displayed-page",
+        "source": source,
+        "coverage": { "kind": "partial", "questionLabels": [current.label], "totalMarks": total_marks },
+        "questions": [question],
+    });
+    let document_bytes = serde_json::to_vec(&document).map_err(|_| ApiError::Internal)?;
+    let assets = engine_assets(&store.session_assets(&session.id).await?)?;
+    let (_, outcome) = run_engine(document_bytes, assets).await?;
+    let report = match &outcome {
+        Outcome::Valid(report) => report,
+        Outcome::Invalid(_) => return Err(review_failed(&outcome, &origin)),
+    };
+    let result = report.questions.first().ok_or(ApiError::Internal)?;
+    let data = QuestionData {
+        label: result.label.clone(),
+        status: status_str(result.status).to_owned(),
+        awarded: i64::from(result.score.awarded),
+        possible: i64::from(result.score.possible),
+        max_marks: i64::from(result.score.max),
+        question_json: document["questions"][0].to_string(),
+        result_json: serde_json::to_string(result).map_err(|_| ApiError::Internal)?,
+    };
+    let saved = match store
+        .review_question(&p.user.id, &id, request.revision, &data)
+        .await
+    {
+        Ok(saved) => saved,
+        Err(ReviewError::NotFound) => return Err(ApiError::NotFound("marking question")),
+        Err(ReviewError::Stale(current)) => return Err(ApiError::StaleRevision(current)),
+        Err(ReviewError::Store(e)) => return Err(e.into()),
+    };
+    let assets = store.session_assets(&session.id).await?;
+    let kinds: HashMap<String, String> = assets
+        .iter()
+        .map(|a| (a.id.clone(), a.kind.clone()))
+        .collect();
+    Reply::json(
+        StatusCode::OK,
+        &json!({ "question": question_view(&saved, &kinds)? }),
+    )
+}
+
+/// The 422 of a review, with engine paths inside the reviewed decisions pointed at the body.
+fn review_failed(outcome: &Outcome, origin: &HashMap<usize, usize>) -> ApiError {
+    let prefix = "/questions/0/decisions/";
+    let errors: Vec<Value> = outcome
+        .errors()
+        .iter()
+        .map(|e| {
+            let mut path = e.path.clone();
+            if let Some(rest) = path.strip_prefix(prefix) {
+                let (index, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                if let Some(j) = index.parse::<usize>().ok().and_then(|k| origin.get(&k)) {
+                    path = format!("/decisions/{j}{tail}");
+                }
+            }
+            json!({ "path": path, "code": e.code().as_str(), "message": e.message })
+        })
+        .collect();
+    let count = errors.len();
+    let details = serde_json::to_string(&json!({ "errors": errors, "truncated": false }))
+        .ok()
+        .and_then(|s| serde_json::value::RawValue::from_string(s).ok());
+    match details {
+        Some(details) => ApiError::ValidationFailed {
+            message: format!(
+                "the reviewed question is invalid: {count} error(s); see error.details.errors"
+            ),
+            details,
+        },
+        None => ApiError::Internal,
+    }
+}

@@ -1,0 +1,561 @@
+//! The HTTP API under `/v1`, on warp.
+//!
+//! Each resource module returns its warp filters. Every handler goes through [`Ctx::run`], which
+//! authenticates the bearer key, admits the request against the rate limits, checks scopes, runs
+//! the operation, renders errors in the one error shape, sets `X-Request-Id` and the rate-limit
+//! headers, records usage (counts and timings only) and logs one line without keys or bodies.
+
+pub mod docs;
+pub mod error;
+pub mod imports;
+pub mod marking;
+pub mod me;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use serde::Serialize;
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
+use warp::http::{Method, StatusCode};
+use warp::reply::Response;
+
+pub use error::ApiError;
+
+use crate::auth::{self, Scope};
+use crate::store::accounts::{ApiKey, User};
+use crate::store::idempotency::Claim;
+use crate::store::rate::{Admission, Limits};
+use crate::store::{Store, now_ms};
+
+/// Shared state of a running service.
+#[derive(Debug)]
+pub struct AppState {
+    /// The database.
+    pub store: Store,
+    /// The rate limits in force.
+    pub limits: Limits,
+}
+
+/// A request body as a stream of chunks.
+pub type Body = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
+
+/// Who is calling: an active key and its account.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// The key used.
+    pub key: ApiKey,
+    /// The key's account.
+    pub user: User,
+}
+
+/// What an operation is, for scopes, rate limits and usage records.
+#[derive(Debug)]
+pub struct Op {
+    /// The operation's name in usage records: method and route template.
+    pub name: &'static str,
+    /// Scopes the key must all hold (empty: any active key).
+    pub scopes: &'static [Scope],
+}
+
+/// A successful response.
+#[derive(Debug)]
+pub struct Reply {
+    status: StatusCode,
+    content_type: String,
+    body: Vec<u8>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Reply {
+    /// A JSON response of a serialisable value.
+    pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Result<Reply, ApiError> {
+        let body = serde_json::to_vec(value).map_err(|e| {
+            tracing::error!(error = %e, "serialising a response failed");
+            ApiError::Internal
+        })?;
+        Ok(Reply::raw_json(status, body))
+    }
+
+    /// A JSON response of bytes that already are JSON.
+    pub fn raw_json(status: StatusCode, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            content_type: "application/json".into(),
+            body,
+            headers: Vec::new(),
+        }
+    }
+
+    /// A response of raw bytes.
+    pub fn bytes(content_type: &str, body: Vec<u8>) -> Reply {
+        Reply {
+            status: StatusCode::OK,
+            content_type: content_type.into(),
+            body,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Adds a header.
+    pub fn with_header(mut self, name: &'static str, value: &str) -> Reply {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            self.headers.push((HeaderName::from_static(name), value));
+        }
+        self
+    }
+}
+
+fn build(status: StatusCode, content_type: &str, body: Vec<u8>) -> Response {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = status;
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response
+            .headers_mut()
+            .insert(warp::http::header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn set_header(response: &mut Response, name: &'static str, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(name), value);
+    }
+}
+
+/// The context of one request.
+#[derive(Clone)]
+pub struct Ctx {
+    /// The service state.
+    pub state: Arc<AppState>,
+    /// This request's id, sent back in `X-Request-Id` and error bodies.
+    pub request_id: String,
+    /// When handling started.
+    pub started: Instant,
+    /// The method.
+    pub method: Method,
+    /// The request path.
+    pub path: String,
+    /// The request headers.
+    pub headers: HeaderMap,
+}
+
+fn new_request_id() -> String {
+    format!("req_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// A filter extracting the request context.
+pub fn ctx(state: Arc<AppState>) -> impl Filter<Extract = (Ctx,), Error = Infallible> + Clone {
+    warp::any()
+        .map(move || state.clone())
+        .and(warp::method())
+        .and(warp::path::full())
+        .and(warp::header::headers_cloned())
+        .map(|state, method, path: warp::path::FullPath, headers| Ctx {
+            state,
+            request_id: new_request_id(),
+            started: Instant::now(),
+            method,
+            path: path.as_str().to_owned(),
+            headers,
+        })
+}
+
+/// A filter extracting the request body as a stream, for handlers that enforce their own limit.
+pub fn body() -> impl Filter<Extract = (Body,), Error = warp::Rejection> + Clone {
+    warp::body::stream().map(boxed_body)
+}
+
+fn boxed_body<S, B>(stream: S) -> Body
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: warp::Buf,
+{
+    Box::pin(stream.map(|chunk| chunk.map(|mut buf| buf.copy_to_bytes(buf.remaining()))))
+}
+
+/// Reads at most `limit` bytes of a body; more is `too_large(size)`. A larger body is drained up to
+/// a bound so the client sees the response rather than a reset connection.
+pub async fn read_body(
+    ctx: &Ctx,
+    mut body: Body,
+    limit: usize,
+    too_large: fn(usize) -> ApiError,
+) -> Result<Vec<u8>, ApiError> {
+    const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
+    let declared = ctx
+        .headers
+        .get(warp::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let mut data = Vec::with_capacity(declared.unwrap_or(0).min(limit + 1));
+    let mut seen = 0usize;
+    let mut over = declared.is_some_and(|n| n > limit);
+    while let Some(chunk) = body.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::InvalidBody(format!("the body could not be read: {e}")))?;
+        seen = seen.saturating_add(chunk.len());
+        if seen > limit {
+            over = true;
+        }
+        if over {
+            data = Vec::new();
+            if seen > limit.saturating_add(DRAIN_LIMIT) {
+                break;
+            }
+        } else {
+            data.extend_from_slice(&chunk);
+        }
+    }
+    if over {
+        return Err(too_large(declared.unwrap_or(seen).max(seen)));
+    }
+    Ok(data)
+}
+
+/// Requires `Content-Type: application/json` (parameters such as charset allowed).
+pub fn require_json(ctx: &Ctx) -> Result<(), ApiError> {
+    let content_type = ctx
+        .headers
+        .get(warp::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType(format!(
+            "this route takes Content-Type: application/json, not {:?}",
+            if content_type.is_empty() {
+                "(none)"
+            } else {
+                content_type
+            }
+        )))
+    }
+}
+
+/// Parses a UUID path parameter; anything else is a resource that does not exist.
+pub fn parse_id(raw: &str, what: &'static str) -> Result<String, ApiError> {
+    match uuid::Uuid::parse_str(raw) {
+        Ok(id) => Ok(id.hyphenated().to_string()),
+        Err(_) => Err(ApiError::NotFound(what)),
+    }
+}
+
+impl Ctx {
+    /// Runs an operation: authentication, rate limits, scopes, the handler, rendering, usage.
+    pub async fn run<F, Fut>(self, op: &'static Op, handler: F) -> Response
+    where
+        F: FnOnce(Ctx, Principal) -> Fut,
+        Fut: Future<Output = Result<Reply, ApiError>>,
+    {
+        let principal = match self.authenticate().await {
+            Ok(principal) => principal,
+            Err((error, key)) => {
+                let response = self.render(Err(error), None);
+                return self.finish(op, response, key.as_ref()).await;
+            }
+        };
+        let write = !matches!(self.method, Method::GET | Method::HEAD);
+        let admission = self
+            .state
+            .store
+            .admit(
+                &principal.key.id,
+                &principal.user.id,
+                write,
+                now_ms(),
+                &self.state.limits,
+            )
+            .await;
+        let (result, admission) = match admission {
+            Err(e) => (Err(ApiError::from(e)), None),
+            Ok(a) if !a.admitted => (
+                Err(ApiError::RateLimited {
+                    retry_after: a.retry_after,
+                }),
+                Some(a),
+            ),
+            Ok(a) => {
+                let missing = op.scopes.iter().any(|s| !principal.key.scopes.contains(s));
+                let result = if missing {
+                    Err(ApiError::InsufficientScope(op.scopes))
+                } else {
+                    handler(self.clone(), principal.clone()).await
+                };
+                (result, Some(a))
+            }
+        };
+        let response = self.render(result, admission);
+        self.finish(op, response, Some(&principal.key)).await
+    }
+
+    async fn authenticate(&self) -> Result<Principal, (ApiError, Option<ApiKey>)> {
+        let header = self
+            .headers
+            .get(warp::http::header::AUTHORIZATION)
+            .ok_or((ApiError::MissingApiKey, None))?;
+        let header = header
+            .to_str()
+            .map_err(|_| (ApiError::InvalidAuthorization, None))?;
+        let (scheme, token) = header
+            .split_once(' ')
+            .ok_or((ApiError::InvalidAuthorization, None))?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err((ApiError::InvalidAuthorization, None));
+        }
+        let token = token.trim();
+        if !auth::is_well_formed(token) {
+            return Err((ApiError::InvalidApiKey, None));
+        }
+        let fingerprint = auth::fingerprint(token);
+        let found = self
+            .state
+            .store
+            .key_by_fingerprint(&fingerprint)
+            .await
+            .map_err(|e| (ApiError::from(e), None))?;
+        let Some((key, user)) = found else {
+            return Err((ApiError::InvalidApiKey, None));
+        };
+        if !auth::fingerprints_match(&key.fingerprint, &fingerprint) {
+            return Err((ApiError::InvalidApiKey, None));
+        }
+        let now = now_ms();
+        if key.revoked_at.is_some() {
+            return Err((ApiError::RevokedApiKey, None));
+        }
+        if key.expires_at <= now {
+            return Err((ApiError::ExpiredApiKey, None));
+        }
+        if !user.verified {
+            return Err((ApiError::AccountUnverified, None));
+        }
+        if user.restricted {
+            return Err((ApiError::AccountRestricted, Some(key)));
+        }
+        Ok(Principal { key, user })
+    }
+
+    fn render(&self, result: Result<Reply, ApiError>, admission: Option<Admission>) -> Response {
+        let mut response = match result {
+            Ok(reply) => {
+                let mut response = build(reply.status, &reply.content_type, reply.body);
+                for (name, value) in reply.headers {
+                    response.headers_mut().insert(name, value);
+                }
+                response
+            }
+            Err(error) => {
+                if matches!(error, ApiError::Internal) {
+                    tracing::error!(request_id = %self.request_id, "request failed");
+                }
+                let mut response = build(
+                    error.status(),
+                    "application/json",
+                    error.body(&self.request_id),
+                );
+                if let ApiError::RateLimited { retry_after } = error {
+                    set_header(&mut response, "retry-after", &retry_after.to_string());
+                }
+                response
+            }
+        };
+        if let Some(a) = admission {
+            set_header(
+                &mut response,
+                "x-ratelimit-remaining",
+                &a.remaining.to_string(),
+            );
+            set_header(
+                &mut response,
+                "x-ratelimit-daily-remaining",
+                &a.daily_remaining.to_string(),
+            );
+        }
+        set_header(&mut response, "x-request-id", &self.request_id);
+        response
+    }
+
+    async fn finish(&self, op: &'static Op, response: Response, key: Option<&ApiKey>) -> Response {
+        let status = response.status().as_u16();
+        let elapsed = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        if let Some(key) = key {
+            if let Err(e) = self
+                .state
+                .store
+                .record_usage(&key.id, op.name, status, elapsed, now_ms())
+                .await
+            {
+                tracing::warn!(request_id = %self.request_id, error = %e, "usage not recorded");
+            }
+        }
+        tracing::info!(
+            request_id = %self.request_id,
+            method = %self.method,
+            operation = op.name,
+            status,
+            elapsed_ms = elapsed,
+            key_id = key.map(|k| k.id.as_str()).unwrap_or("-"),
+            "request"
+        );
+        response
+    }
+
+    /// Runs `operation` at most once per Idempotency-Key of this API key: a retry of the same
+    /// request gets the stored response, a different request with the same key gets 409, and a
+    /// retry while the first is running waits for it.
+    pub async fn idempotent<F, Fut>(
+        &self,
+        principal: &Principal,
+        op: &'static Op,
+        body: &[u8],
+        operation: F,
+    ) -> Result<Reply, ApiError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Reply, ApiError>>,
+    {
+        let key = self
+            .headers
+            .get("idempotency-key")
+            .ok_or(ApiError::IdempotencyKeyRequired)?
+            .to_str()
+            .map_err(|_| ApiError::InvalidIdempotencyKey)?;
+        if !(8..=128).contains(&key.len())
+            || !key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+        {
+            return Err(ApiError::InvalidIdempotencyKey);
+        }
+        let mut hashed = Vec::with_capacity(body.len() + 128);
+        hashed.extend_from_slice(op.name.as_bytes());
+        hashed.push(b'\n');
+        hashed.extend_from_slice(self.path.as_bytes());
+        hashed.push(b'\n');
+        hashed.extend_from_slice(body);
+        let request_hash = auth::sha256_hex(&hashed);
+        let store = &self.state.store;
+        let key_id = &principal.key.id;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match store
+                .claim_idempotency(key_id, key, &request_hash, now_ms())
+                .await?
+            {
+                Claim::Fresh => break,
+                Claim::Replay { status, body } => return Ok(self.replay(status, body)),
+                Claim::Mismatch => return Err(ApiError::IdempotencyKeyReused),
+                Claim::InProgress => {
+                    if Instant::now() >= deadline {
+                        return Err(ApiError::IdempotencyRequestInProgress);
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+        let result = operation().await;
+        let stored = match &result {
+            Ok(reply) => Some((reply.status.as_u16(), reply.body.clone())),
+            Err(e) if e.status().is_client_error() => Some((e.status().as_u16(), e.body(""))),
+            Err(_) => None,
+        };
+        match stored {
+            Some((status, body)) => store.finish_idempotency(key_id, key, status, &body).await?,
+            None => store.release_idempotency(key_id, key).await?,
+        }
+        result
+    }
+
+    fn replay(&self, status: u16, body: Vec<u8>) -> Reply {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = if status.is_client_error() {
+            // Stored error bodies get this request's id.
+            match serde_json::from_slice::<serde_json::Value>(&body) {
+                Ok(mut value) => {
+                    value["requestId"] = serde_json::Value::String(self.request_id.clone());
+                    serde_json::to_vec(&value).unwrap_or(body)
+                }
+                Err(_) => body,
+            }
+        } else {
+            body
+        };
+        Reply::raw_json(status, body).with_header("idempotent-replayed", "true")
+    }
+}
+
+/// Renders warp's own rejections (unknown routes, wrong methods) in the one error shape.
+pub async fn recover(rejection: warp::Rejection) -> Result<Response, Infallible> {
+    let error = if rejection.is_not_found() {
+        ApiError::RouteNotFound
+    } else if rejection.find::<warp::reject::MethodNotAllowed>().is_some() {
+        ApiError::MethodNotAllowed
+    } else if rejection.find::<warp::reject::PayloadTooLarge>().is_some() {
+        ApiError::PayloadTooLarge(0)
+    } else if rejection
+        .find::<warp::reject::UnsupportedMediaType>()
+        .is_some()
+    {
+        ApiError::UnsupportedMediaType("unsupported content type".into())
+    } else if rejection.find::<warp::reject::InvalidQuery>().is_some() {
+        ApiError::InvalidQuery("the query string is invalid".into())
+    } else if rejection.find::<warp::reject::InvalidHeader>().is_some()
+        || rejection.find::<warp::reject::MissingHeader>().is_some()
+    {
+        ApiError::InvalidBody("a header is missing or invalid".into())
+    } else {
+        tracing::warn!(?rejection, "unhandled rejection");
+        ApiError::Internal
+    };
+    let request_id = new_request_id();
+    let mut response = build(error.status(), "application/json", error.body(&request_id));
+    set_header(&mut response, "x-request-id", &request_id);
+    tracing::info!(request_id = %request_id, status = error.status().as_u16(), code = error.code(), "request rejected");
+    Ok(response)
+}
+
+fn into_response<R: warp::Reply>(reply: R) -> Response {
+    reply.into_response()
+}
+
+/// Every route of the API, with errors rendered by [`recover`].
+pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
+    me::routes(state.clone())
+        .or(imports::routes(state.clone()))
+        .unify()
+        .or(marking::routes(state.clone()))
+        .unify()
+        .or(docs::routes())
+        .unify()
+        .recover(recover)
+        .map(into_response)
+        .boxed()
+}
+
+/// Binds `addr` and returns the bound address and the server future (which runs until `shutdown`
+/// resolves).
+pub async fn bind(
+    state: Arc<AppState>,
+    addr: SocketAddr,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<(SocketAddr, impl Future<Output = ()>)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let server = warp::serve(routes(state))
+        .incoming(listener)
+        .graceful(shutdown)
+        .run();
+    Ok((local, server))
+}

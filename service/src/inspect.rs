@@ -1,0 +1,177 @@
+//! Uploaded files: the type from magic bytes and the page count.
+
+/// Largest accepted file: 25 MiB.
+pub const MAX_FILE_BYTES: usize = 25 * 1024 * 1024;
+/// Most pages accepted in one PDF.
+pub const MAX_PDF_PAGES: usize = 80;
+
+/// The accepted file types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileType {
+    /// `application/pdf`
+    Pdf,
+    /// `image/png`
+    Png,
+    /// `image/jpeg`
+    Jpeg,
+    /// `image/webp`
+    Webp,
+}
+
+impl FileType {
+    /// The media type.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            FileType::Pdf => "application/pdf",
+            FileType::Png => "image/png",
+            FileType::Jpeg => "image/jpeg",
+            FileType::Webp => "image/webp",
+        }
+    }
+
+    /// The type named by a `Content-Type` header value (parameters ignored), if accepted.
+    pub fn from_content_type(value: &str) -> Option<FileType> {
+        let essence = value
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match essence.as_str() {
+            "application/pdf" => Some(FileType::Pdf),
+            "image/png" => Some(FileType::Png),
+            "image/jpeg" => Some(FileType::Jpeg),
+            "image/webp" => Some(FileType::Webp),
+            _ => None,
+        }
+    }
+
+    /// The type the bytes are, by their magic numbers.
+    pub fn sniff(bytes: &[u8]) -> Option<FileType> {
+        if bytes.starts_with(b"%PDF-") {
+            Some(FileType::Pdf)
+        } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+            Some(FileType::Png)
+        } else if bytes.starts_with(b"\xff\xd8\xff") {
+            Some(FileType::Jpeg)
+        } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+            Some(FileType::Webp)
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a file's pages could not be counted.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum InspectError {
+    /// The PDF could not be parsed.
+    #[error("the PDF could not be read: {0}")]
+    Unreadable(String),
+    /// The PDF has no pages.
+    #[error("the PDF has no pages")]
+    NoPages,
+}
+
+/// Counts the pages of a file of type `kind`: a PDF's page tree, one for an image.
+pub fn page_count(kind: FileType, bytes: &[u8]) -> Result<usize, InspectError> {
+    match kind {
+        FileType::Pdf => {
+            let document = lopdf::Document::load_mem(bytes)
+                .map_err(|e| InspectError::Unreadable(e.to_string()))?;
+            let pages = document.get_pages().len();
+            if pages == 0 {
+                Err(InspectError::NoPages)
+            } else {
+                Ok(pages)
+            }
+        }
+        FileType::Png | FileType::Jpeg | FileType::Webp => Ok(1),
+    }
+}
+
+/// Builds a minimal, well-formed PDF with `pages` blank A4 pages (used by tests and examples).
+pub fn blank_pdf(pages: usize) -> Vec<u8> {
+    let mut objects: Vec<String> = Vec::new();
+    objects.push("<< /Type /Catalog /Pages 2 0 R >>".to_owned());
+    let kids: Vec<String> = (0..pages).map(|i| format!("{} 0 R", i + 3)).collect();
+    objects.push(format!(
+        "<< /Type /Pages /Kids [{}] /Count {pages} >>",
+        kids.join(" ")
+    ));
+    for _ in 0..pages {
+        objects.push("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>".to_owned());
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::with_capacity(objects.len());
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for offset in offsets {
+        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_bytes_decide_the_type() {
+        assert_eq!(FileType::sniff(b"%PDF-1.7\n..."), Some(FileType::Pdf));
+        assert_eq!(
+            FileType::sniff(b"\x89PNG\r\n\x1a\n\0\0"),
+            Some(FileType::Png)
+        );
+        assert_eq!(
+            FileType::sniff(b"\xff\xd8\xff\xe0\0\x10JFIF"),
+            Some(FileType::Jpeg)
+        );
+        assert_eq!(
+            FileType::sniff(b"RIFF\x24\0\0\0WEBPVP8 "),
+            Some(FileType::Webp)
+        );
+        assert_eq!(FileType::sniff(b"RIFF\x24\0\0\0WAVEfmt "), None);
+        assert_eq!(FileType::sniff(b"GIF89a"), None);
+        assert_eq!(FileType::sniff(b""), None);
+    }
+
+    #[test]
+    fn content_types_parse_with_parameters() {
+        assert_eq!(
+            FileType::from_content_type("application/pdf"),
+            Some(FileType::Pdf)
+        );
+        assert_eq!(
+            FileType::from_content_type("Image/PNG; q=1"),
+            Some(FileType::Png)
+        );
+        assert_eq!(FileType::from_content_type("image/gif"), None);
+        assert_eq!(FileType::from_content_type(""), None);
+    }
+
+    #[test]
+    fn pdf_pages_are_counted_from_the_page_tree() {
+        for pages in [1, 3, 81] {
+            assert_eq!(page_count(FileType::Pdf, &blank_pdf(pages)), Ok(pages));
+        }
+        assert!(matches!(
+            page_count(FileType::Pdf, b"%PDF-1.4\nnot really a pdf"),
+            Err(InspectError::Unreadable(_))
+        ));
+        assert_eq!(page_count(FileType::Png, b"\x89PNG\r\n\x1a\n"), Ok(1));
+    }
+}

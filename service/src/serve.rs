@@ -1,0 +1,87 @@
+//! `examkit serve`: open the store, apply migrations, serve HTTP until interrupted.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tracing_subscriber::EnvFilter;
+
+use crate::config::{LogFormat, ServeArgs};
+use crate::http::{self, AppState};
+use crate::store::rate::Limits;
+use crate::store::{Store, now_ms};
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_env("EXAMKIT_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Runs the service.
+pub async fn run(args: ServeArgs) -> ExitCode {
+    init_logging(args.log_format);
+    let store = match Store::open(&args.store.resolved_url()).await {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("examkit serve: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let state = Arc::new(AppState {
+        store: store.clone(),
+        limits: Limits::default(),
+    });
+    let (addr, server) = match http::bind(state, args.listen, shutdown_signal()).await {
+        Ok(bound) => bound,
+        Err(e) => {
+            eprintln!("examkit serve: cannot listen on {}: {e}", args.listen);
+            return ExitCode::from(1);
+        }
+    };
+    // Expired rate-limit windows are pruned in the background.
+    let pruner = tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(300));
+        loop {
+            every.tick().await;
+            if let Err(e) = store.prune_rate_counters(now_ms()).await {
+                tracing::warn!(error = %e, "pruning rate counters failed");
+            }
+        }
+    });
+    tracing::info!(%addr, backend = ?state_backend(&args), "examkit listening");
+    println!("listening on http://{addr}");
+    server.await;
+    pruner.abort();
+    tracing::info!("examkit stopped");
+    ExitCode::SUCCESS
+}
+
+fn state_backend(args: &ServeArgs) -> &'static str {
+    if args.store.resolved_url().starts_with("sqlite:") {
+        "sqlite"
+    } else {
+        "postgres"
+    }
+}

@@ -1,0 +1,315 @@
+//! Users and API keys.
+
+use sqlx::Row;
+
+use super::{Store, StoreError, now_ms};
+use crate::auth::{Scope, join_scopes, parse_scopes};
+
+/// At most this many active (unrevoked, unexpired) keys per account.
+pub const MAX_ACTIVE_KEYS: i64 = 20;
+
+/// An account.
+#[derive(Debug, Clone)]
+pub struct User {
+    /// The account id (UUID).
+    pub id: String,
+    /// The display name.
+    pub name: String,
+    /// Whether the account is verified; unverified accounts' keys get 401.
+    pub verified: bool,
+    /// Whether the account is restricted; its keys get 403.
+    pub restricted: bool,
+    /// Creation time, Unix milliseconds.
+    pub created_at: i64,
+}
+
+/// An API key as stored (never the secret).
+#[derive(Debug, Clone)]
+pub struct ApiKey {
+    /// The key id (UUID).
+    pub id: String,
+    /// The owning account.
+    pub user_id: String,
+    /// The key's name.
+    pub name: String,
+    /// The first characters of the secret, for recognition.
+    pub prefix: String,
+    /// SHA-256 fingerprint of the secret.
+    pub fingerprint: String,
+    /// The key's permissions.
+    pub scopes: Vec<Scope>,
+    /// Creation time, Unix milliseconds.
+    pub created_at: i64,
+    /// Expiry time, Unix milliseconds.
+    pub expires_at: i64,
+    /// Revocation time, when revoked.
+    pub revoked_at: Option<i64>,
+    /// Last time the key was used.
+    pub last_used_at: Option<i64>,
+    /// Lifetime request count.
+    pub request_count: i64,
+    /// Lifetime count of error responses (status ≥ 400).
+    pub error_count: i64,
+}
+
+impl ApiKey {
+    /// Whether the key is neither revoked nor expired at `now`.
+    pub fn is_active(&self, now: i64) -> bool {
+        self.revoked_at.is_none() && self.expires_at > now
+    }
+
+    /// `active`, `revoked` or `expired`.
+    pub fn state(&self, now: i64) -> &'static str {
+        if self.revoked_at.is_some() {
+            "revoked"
+        } else if self.expires_at <= now {
+            "expired"
+        } else {
+            "active"
+        }
+    }
+}
+
+/// Why a key could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateKeyError {
+    /// No such account.
+    #[error("no user with id {0}")]
+    UnknownUser(String),
+    /// The account already has the maximum number of active keys.
+    #[error("user {0} already has {MAX_ACTIVE_KEYS} active keys; revoke one first")]
+    TooManyKeys(String),
+    /// A storage failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+const KEY_COLUMNS: &str = "id, user_id, name, prefix, fingerprint, scopes, created_at, expires_at, \
+     revoked_at, last_used_at, request_count, error_count";
+
+fn user_from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
+    Ok(User {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        verified: row.try_get::<i64, _>("verified")? != 0,
+        restricted: row.try_get::<i64, _>("restricted")? != 0,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+fn key_from_row(row: &sqlx::any::AnyRow) -> Result<ApiKey, StoreError> {
+    let scopes: String = row.try_get("scopes")?;
+    Ok(ApiKey {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        name: row.try_get("name")?,
+        prefix: row.try_get("prefix")?,
+        fingerprint: row.try_get("fingerprint")?,
+        scopes: parse_scopes(&scopes).map_err(StoreError::Corrupt)?,
+        created_at: row.try_get("created_at")?,
+        expires_at: row.try_get("expires_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+        last_used_at: row.try_get("last_used_at")?,
+        request_count: row.try_get("request_count")?,
+        error_count: row.try_get("error_count")?,
+    })
+}
+
+impl Store {
+    /// Creates an account.
+    pub async fn create_user(
+        &self,
+        name: &str,
+        verified: bool,
+        restricted: bool,
+    ) -> Result<User, StoreError> {
+        let user = User {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: name.to_owned(),
+            verified,
+            restricted,
+            created_at: now_ms(),
+        };
+        sqlx::query(
+            "INSERT INTO users (id, name, verified, restricted, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&user.id)
+        .bind(&user.name)
+        .bind(i64::from(verified))
+        .bind(i64::from(restricted))
+        .bind(user.created_at)
+        .execute(self.pool())
+        .await?;
+        Ok(user)
+    }
+
+    /// Changes an account's verified and restricted flags; returns whether the account exists.
+    pub async fn update_user(
+        &self,
+        id: &str,
+        verified: Option<bool>,
+        restricted: Option<bool>,
+    ) -> Result<bool, StoreError> {
+        let Some(user) = self.user(id).await? else {
+            return Ok(false);
+        };
+        sqlx::query("UPDATE users SET verified = $1, restricted = $2 WHERE id = $3")
+            .bind(i64::from(verified.unwrap_or(user.verified)))
+            .bind(i64::from(restricted.unwrap_or(user.restricted)))
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(true)
+    }
+
+    /// One account.
+    pub async fn user(&self, id: &str) -> Result<Option<User>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, name, verified, restricted, created_at FROM users WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref().map(user_from_row).transpose()
+    }
+
+    /// Every account, oldest first.
+    pub async fn users(&self) -> Result<Vec<User>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, name, verified, restricted, created_at FROM users ORDER BY created_at, id",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(user_from_row).collect()
+    }
+
+    /// Stores a new key for `user_id`, enforcing the active-key limit atomically.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn create_key(
+        &self,
+        user_id: &str,
+        name: &str,
+        prefix: &str,
+        fingerprint: &str,
+        scopes: &[Scope],
+        expires_at: i64,
+    ) -> Result<ApiKey, CreateKeyError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        // Lock the account row first so two concurrent creations cannot both pass the limit.
+        let touched = sqlx::query("UPDATE users SET name = name WHERE id = $1")
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+        if touched.rows_affected() == 0 {
+            return Err(CreateKeyError::UnknownUser(user_id.to_owned()));
+        }
+        let active: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2",
+        )
+        .bind(user_id)
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(StoreError::from)?
+        .try_get("n")
+        .map_err(StoreError::from)?;
+        if active >= MAX_ACTIVE_KEYS {
+            return Err(CreateKeyError::TooManyKeys(user_id.to_owned()));
+        }
+        let key = ApiKey {
+            id: uuid::Uuid::new_v4().to_string(),
+            user_id: user_id.to_owned(),
+            name: name.to_owned(),
+            prefix: prefix.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            scopes: scopes.to_vec(),
+            created_at: now,
+            expires_at,
+            revoked_at: None,
+            last_used_at: None,
+            request_count: 0,
+            error_count: 0,
+        };
+        sqlx::query(
+            "INSERT INTO api_keys (id, user_id, name, prefix, fingerprint, scopes, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&key.id)
+        .bind(&key.user_id)
+        .bind(&key.name)
+        .bind(&key.prefix)
+        .bind(&key.fingerprint)
+        .bind(join_scopes(scopes))
+        .bind(key.created_at)
+        .bind(key.expires_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::from)?;
+        tx.commit().await.map_err(StoreError::from)?;
+        Ok(key)
+    }
+
+    /// Every key, optionally of one account, oldest first.
+    pub async fn keys(&self, user_id: Option<&str>) -> Result<Vec<ApiKey>, StoreError> {
+        let rows =
+            match user_id {
+                Some(user) => sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT {KEY_COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at, id"
+                )))
+                .bind(user)
+                .fetch_all(self.pool())
+                .await?,
+                None => {
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+                    )))
+                    .fetch_all(self.pool())
+                    .await?
+                }
+            };
+        rows.iter().map(key_from_row).collect()
+    }
+
+    /// One key by id.
+    pub async fn key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref().map(key_from_row).transpose()
+    }
+
+    /// A key and its account, found by fingerprint.
+    pub async fn key_by_fingerprint(
+        &self,
+        fingerprint: &str,
+    ) -> Result<Option<(ApiKey, User)>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE fingerprint = $1"
+        )))
+        .bind(fingerprint)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let key = key_from_row(&row)?;
+        let Some(user) = self.user(&key.user_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some((key, user)))
+    }
+
+    /// Revokes a key; returns false when there is no such key or it was already revoked.
+    pub async fn revoke_key(&self, id: &str) -> Result<bool, StoreError> {
+        let done =
+            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+                .bind(now_ms())
+                .bind(id)
+                .execute(self.pool())
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}

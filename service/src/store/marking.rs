@@ -1,0 +1,577 @@
+//! Marking sessions (imports are sessions of origin `import`), their assets and questions.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Store, StoreError, now_ms};
+
+/// Files per session.
+pub const MAX_FILES_PER_SESSION: i64 = 100;
+/// Total bytes per session: 300 MiB.
+pub const MAX_SESSION_BYTES: i64 = 300 * 1024 * 1024;
+
+/// A stored marking session.
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    /// Session id (UUID).
+    pub id: String,
+    /// Owning account.
+    pub user_id: String,
+    /// Title given at creation.
+    pub title: String,
+    /// `import` for imported work.
+    pub origin: String,
+    /// `draft` or `completed`.
+    pub status: String,
+    /// Creation time, Unix milliseconds.
+    pub created_at: i64,
+    /// Last change, Unix milliseconds.
+    pub updated_at: i64,
+    /// Completion time of an import.
+    pub completed_at: Option<i64>,
+    /// SHA-256 of the completed submission's bytes.
+    pub submission_sha256: Option<String>,
+    /// The submission's `source` object, as JSON.
+    pub source_json: Option<String>,
+    /// The submission's declared coverage kind.
+    pub coverage_kind: Option<String>,
+    /// The engine's outcome at completion, canonical JSON.
+    pub outcome_json: Option<String>,
+}
+
+/// A session with its counts, for lightweight listings.
+#[derive(Debug, Clone)]
+pub struct SessionSummaryRow {
+    /// The session.
+    pub session: SessionRow,
+    /// Number of assets.
+    pub asset_count: i64,
+    /// Number of questions.
+    pub question_count: i64,
+    /// Sum of question scores: awarded, possible, max.
+    pub score: (i64, i64, i64),
+}
+
+/// A stored asset (without its bytes).
+#[derive(Debug, Clone)]
+pub struct AssetRow {
+    /// Asset id (UUID).
+    pub id: String,
+    /// The session it belongs to.
+    pub session_id: String,
+    /// `work` or `scheme`.
+    pub kind: String,
+    /// The name given at upload.
+    pub name: String,
+    /// The sniffed content type.
+    pub content_type: String,
+    /// Size in bytes.
+    pub size_bytes: i64,
+    /// Inspected page count.
+    pub page_count: i64,
+    /// SHA-256 of the bytes.
+    pub sha256: String,
+    /// Upload time, Unix milliseconds.
+    pub created_at: i64,
+}
+
+/// A stored marking question.
+#[derive(Debug, Clone)]
+pub struct QuestionRow {
+    /// Question id (UUID).
+    pub id: String,
+    /// The session it belongs to.
+    pub session_id: String,
+    /// Position in the session, from 0.
+    pub position: i64,
+    /// The question's label.
+    pub label: String,
+    /// `completed` or `needs_review`.
+    pub status: String,
+    /// Revision, from 1, increased by each review.
+    pub revision: i64,
+    /// Marks awarded.
+    pub awarded: i64,
+    /// Marks possible.
+    pub possible: i64,
+    /// Maximum marks.
+    pub max_marks: i64,
+    /// The question as submitted (and as revised by reviews), JSON.
+    pub question_json: String,
+    /// The engine's report for the question, canonical JSON.
+    pub result_json: String,
+    /// Creation time, Unix milliseconds.
+    pub created_at: i64,
+    /// Last change, Unix milliseconds.
+    pub updated_at: i64,
+}
+
+/// A question to save at completion or review.
+#[derive(Debug, Clone)]
+pub struct QuestionData {
+    /// The label.
+    pub label: String,
+    /// `completed` or `needs_review`.
+    pub status: String,
+    /// Marks awarded.
+    pub awarded: i64,
+    /// Marks possible.
+    pub possible: i64,
+    /// Maximum marks.
+    pub max_marks: i64,
+    /// The question JSON.
+    pub question_json: String,
+    /// The engine's report JSON.
+    pub result_json: String,
+}
+
+/// What completing an import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completion {
+    /// The import was completed now.
+    Completed,
+    /// The import was already completed; `same` tells whether with the same submission bytes.
+    AlreadyCompleted {
+        /// Whether the stored submission hash equals this one.
+        same: bool,
+    },
+    /// No such import for this account.
+    NotFound,
+}
+
+/// Why an asset could not be added.
+#[derive(Debug, thiserror::Error)]
+pub enum AddAssetError {
+    /// No such import for this account.
+    #[error("not found")]
+    NotFound,
+    /// The import is completed; it takes no more files.
+    #[error("completed")]
+    Completed,
+    /// The session already holds the maximum number of files.
+    #[error("too many files")]
+    TooManyFiles,
+    /// The session would exceed its total size.
+    #[error("session too large")]
+    SessionTooLarge,
+    /// A storage failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for AddAssetError {
+    fn from(e: sqlx::Error) -> Self {
+        AddAssetError::Store(StoreError::Database(e))
+    }
+}
+
+/// Why a question review could not be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    /// No such question for this account.
+    #[error("not found")]
+    NotFound,
+    /// The given revision is not the current one.
+    #[error("stale revision; current is {0}")]
+    Stale(i64),
+    /// A storage failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+const SESSION_COLUMNS: &str = "id, user_id, title, origin, status, created_at, updated_at, \
+     completed_at, submission_sha256, source_json, coverage_kind, outcome_json";
+const ASSET_COLUMNS: &str =
+    "id, session_id, kind, name, content_type, size_bytes, page_count, sha256, created_at";
+const QUESTION_COLUMNS: &str = "id, session_id, position, label, status, revision, awarded, \
+     possible, max_marks, question_json, result_json, created_at, updated_at";
+
+fn session_from_row(row: &AnyRow) -> Result<SessionRow, sqlx::Error> {
+    Ok(SessionRow {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        title: row.try_get("title")?,
+        origin: row.try_get("origin")?,
+        status: row.try_get("status")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        completed_at: row.try_get("completed_at")?,
+        submission_sha256: row.try_get("submission_sha256")?,
+        source_json: row.try_get("source_json")?,
+        coverage_kind: row.try_get("coverage_kind")?,
+        outcome_json: row.try_get("outcome_json")?,
+    })
+}
+
+fn asset_from_row(row: &AnyRow) -> Result<AssetRow, sqlx::Error> {
+    Ok(AssetRow {
+        id: row.try_get("id")?,
+        session_id: row.try_get("session_id")?,
+        kind: row.try_get("kind")?,
+        name: row.try_get("name")?,
+        content_type: row.try_get("content_type")?,
+        size_bytes: row.try_get("size_bytes")?,
+        page_count: row.try_get("page_count")?,
+        sha256: row.try_get("sha256")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+fn question_from_row(row: &AnyRow) -> Result<QuestionRow, sqlx::Error> {
+    Ok(QuestionRow {
+        id: row.try_get("id")?,
+        session_id: row.try_get("session_id")?,
+        position: row.try_get("position")?,
+        label: row.try_get("label")?,
+        status: row.try_get("status")?,
+        revision: row.try_get("revision")?,
+        awarded: row.try_get("awarded")?,
+        possible: row.try_get("possible")?,
+        max_marks: row.try_get("max_marks")?,
+        question_json: row.try_get("question_json")?,
+        result_json: row.try_get("result_json")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+impl Store {
+    /// Creates a draft session.
+    pub async fn create_session(
+        &self,
+        user_id: &str,
+        title: &str,
+        origin: &str,
+    ) -> Result<SessionRow, StoreError> {
+        let now = now_ms();
+        let session = SessionRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            user_id: user_id.to_owned(),
+            title: title.to_owned(),
+            origin: origin.to_owned(),
+            status: "draft".to_owned(),
+            created_at: now,
+            updated_at: now,
+            completed_at: None,
+            submission_sha256: None,
+            source_json: None,
+            coverage_kind: None,
+            outcome_json: None,
+        };
+        sqlx::query(
+            "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&session.id)
+        .bind(&session.user_id)
+        .bind(&session.title)
+        .bind(&session.origin)
+        .bind(&session.status)
+        .bind(now)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(session)
+    }
+
+    /// A session of this account (another account's session is `None`).
+    pub async fn session(&self, user_id: &str, id: &str) -> Result<Option<SessionRow>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SESSION_COLUMNS} FROM marking_sessions WHERE id = $1 AND user_id = $2"
+        )))
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(session_from_row).transpose()?)
+    }
+
+    /// The account's most recent sessions, newest first, with counts and score sums.
+    pub async fn recent_sessions(
+        &self,
+        user_id: &str,
+        limit: i64,
+    ) -> Result<Vec<SessionSummaryRow>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SESSION_COLUMNS}, \
+             (SELECT COUNT(*) FROM assets a WHERE a.session_id = s.id) AS asset_count, \
+             (SELECT COUNT(*) FROM marking_questions q WHERE q.session_id = s.id) AS question_count, \
+             (SELECT CAST(COALESCE(SUM(q.awarded), 0) AS BIGINT) FROM marking_questions q WHERE q.session_id = s.id) AS awarded, \
+             (SELECT CAST(COALESCE(SUM(q.possible), 0) AS BIGINT) FROM marking_questions q WHERE q.session_id = s.id) AS possible, \
+             (SELECT CAST(COALESCE(SUM(q.max_marks), 0) AS BIGINT) FROM marking_questions q WHERE q.session_id = s.id) AS max_marks \
+             FROM marking_sessions s WHERE s.user_id = $1 \
+             ORDER BY s.created_at DESC, s.id DESC LIMIT $2"
+        )))
+        .bind(user_id)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(SessionSummaryRow {
+                    session: session_from_row(row)?,
+                    asset_count: row.try_get("asset_count")?,
+                    question_count: row.try_get("question_count")?,
+                    score: (
+                        row.try_get("awarded")?,
+                        row.try_get("possible")?,
+                        row.try_get("max_marks")?,
+                    ),
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    /// A session's assets, in upload order.
+    pub async fn session_assets(&self, session_id: &str) -> Result<Vec<AssetRow>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ASSET_COLUMNS} FROM assets WHERE session_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().map(asset_from_row).collect::<Result<_, _>>()?)
+    }
+
+    /// Adds an asset to a draft import of this account, enforcing the per-session file count and
+    /// total size in the same transaction as the insert.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn add_asset(
+        &self,
+        user_id: &str,
+        session_id: &str,
+        kind: &str,
+        name: &str,
+        content_type: &str,
+        page_count: i64,
+        sha256: &str,
+        bytes: &[u8],
+    ) -> Result<AssetRow, AddAssetError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let touched = sqlx::query(
+            "UPDATE marking_sessions SET updated_at = $1 WHERE id = $2 AND user_id = $3 AND origin = 'import'",
+        )
+        .bind(now)
+        .bind(session_id)
+        .bind(user_id)
+        .execute(&mut *tx)
+        .await?;
+        if touched.rows_affected() == 0 {
+            return Err(AddAssetError::NotFound);
+        }
+        let status: String = sqlx::query("SELECT status FROM marking_sessions WHERE id = $1")
+            .bind(session_id)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("status")?;
+        if status != "draft" {
+            return Err(AddAssetError::Completed);
+        }
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS files, CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT) AS total FROM assets WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let files: i64 = row.try_get("files")?;
+        let total: i64 = row.try_get("total")?;
+        let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+        if files >= MAX_FILES_PER_SESSION {
+            return Err(AddAssetError::TooManyFiles);
+        }
+        if total.saturating_add(size) > MAX_SESSION_BYTES {
+            return Err(AddAssetError::SessionTooLarge);
+        }
+        let asset = AssetRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            session_id: session_id.to_owned(),
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            content_type: content_type.to_owned(),
+            size_bytes: size,
+            page_count,
+            sha256: sha256.to_owned(),
+            created_at: now,
+        };
+        sqlx::query(
+            "INSERT INTO assets (id, session_id, user_id, kind, name, content_type, size_bytes, page_count, sha256, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(&asset.id)
+        .bind(session_id)
+        .bind(user_id)
+        .bind(kind)
+        .bind(name)
+        .bind(content_type)
+        .bind(size)
+        .bind(page_count)
+        .bind(sha256)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("INSERT INTO asset_blobs (asset_id, bytes) VALUES ($1, $2)")
+            .bind(&asset.id)
+            .bind(bytes.to_vec())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(asset)
+    }
+
+    /// An asset of this account with its bytes.
+    pub async fn asset_bytes(
+        &self,
+        user_id: &str,
+        asset_id: &str,
+    ) -> Result<Option<(AssetRow, Vec<u8>)>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ASSET_COLUMNS} FROM assets WHERE id = $1 AND user_id = $2"
+        )))
+        .bind(asset_id)
+        .bind(user_id)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let asset = asset_from_row(&row)?;
+        let bytes: Vec<u8> = sqlx::query("SELECT bytes FROM asset_blobs WHERE asset_id = $1")
+            .bind(asset_id)
+            .fetch_one(self.pool())
+            .await?
+            .try_get("bytes")?;
+        Ok(Some((asset, bytes)))
+    }
+
+    /// Completes a draft import: marks it completed and saves every question, in one transaction.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn complete_import(
+        &self,
+        user_id: &str,
+        session_id: &str,
+        submission_sha256: &str,
+        source_json: &str,
+        coverage_kind: &str,
+        outcome_json: &str,
+        questions: &[QuestionData],
+    ) -> Result<Completion, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let updated = sqlx::query(
+            "UPDATE marking_sessions SET status = 'completed', updated_at = $1, completed_at = $1, \
+             submission_sha256 = $2, source_json = $3, coverage_kind = $4, outcome_json = $5 \
+             WHERE id = $6 AND user_id = $7 AND origin = 'import' AND status = 'draft'",
+        )
+        .bind(now)
+        .bind(submission_sha256)
+        .bind(source_json)
+        .bind(coverage_kind)
+        .bind(outcome_json)
+        .bind(session_id)
+        .bind(user_id)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(match self.session(user_id, session_id).await? {
+                Some(s) if s.origin == "import" => Completion::AlreadyCompleted {
+                    same: s.submission_sha256.as_deref() == Some(submission_sha256),
+                },
+                _ => Completion::NotFound,
+            });
+        }
+        for (position, q) in questions.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO marking_questions (id, session_id, user_id, position, label, status, revision, \
+                 awarded, possible, max_marks, question_json, result_json, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11, $12, $12)",
+            )
+            .bind(uuid::Uuid::new_v4().to_string())
+            .bind(session_id)
+            .bind(user_id)
+            .bind(i64::try_from(position).unwrap_or(i64::MAX))
+            .bind(&q.label)
+            .bind(&q.status)
+            .bind(q.awarded)
+            .bind(q.possible)
+            .bind(q.max_marks)
+            .bind(&q.question_json)
+            .bind(&q.result_json)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Completion::Completed)
+    }
+
+    /// A session's questions, in position order.
+    pub async fn session_questions(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<QuestionRow>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {QUESTION_COLUMNS} FROM marking_questions WHERE session_id = $1 ORDER BY position"
+        )))
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(question_from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// A question of this account.
+    pub async fn question(
+        &self,
+        user_id: &str,
+        id: &str,
+    ) -> Result<Option<QuestionRow>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {QUESTION_COLUMNS} FROM marking_questions WHERE id = $1 AND user_id = $2"
+        )))
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(question_from_row).transpose()?)
+    }
+
+    /// Saves a reviewed question when `revision` is still current; the revision increases by one.
+    pub async fn review_question(
+        &self,
+        user_id: &str,
+        id: &str,
+        revision: i64,
+        data: &QuestionData,
+    ) -> Result<QuestionRow, ReviewError> {
+        let now = now_ms();
+        let updated = sqlx::query(
+            "UPDATE marking_questions SET revision = revision + 1, status = $1, awarded = $2, \
+             possible = $3, max_marks = $4, question_json = $5, result_json = $6, updated_at = $7 \
+             WHERE id = $8 AND user_id = $9 AND revision = $10",
+        )
+        .bind(&data.status)
+        .bind(data.awarded)
+        .bind(data.possible)
+        .bind(data.max_marks)
+        .bind(&data.question_json)
+        .bind(&data.result_json)
+        .bind(now)
+        .bind(id)
+        .bind(user_id)
+        .bind(revision)
+        .execute(self.pool())
+        .await
+        .map_err(StoreError::from)?;
+        let current = self
+            .question(user_id, id)
+            .await?
+            .ok_or(ReviewError::NotFound)?;
+        if updated.rows_affected() == 0 {
+            return Err(ReviewError::Stale(current.revision));
+        }
+        Ok(current)
+    }
+}

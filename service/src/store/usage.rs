@@ -1,0 +1,88 @@
+//! Usage records: request counts and timings per key, UTC date, operation and status.
+//!
+//! Records never hold keys, bodies, scan content or search terms. They count API requests; they
+//! are not token usage or billing.
+
+use sqlx::Row;
+
+use super::{Store, StoreError, utc_date};
+
+/// One row of a key's usage breakdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageRow {
+    /// UTC date, `YYYY-MM-DD`.
+    pub day: String,
+    /// The operation, such as `POST /v1/marking/imports/{id}/assets`.
+    pub operation: String,
+    /// The response status.
+    pub status: u16,
+    /// Requests counted.
+    pub requests: i64,
+    /// Total handling time, milliseconds.
+    pub total_ms: i64,
+    /// Longest handling time, milliseconds.
+    pub max_ms: i64,
+}
+
+impl Store {
+    /// Records one request of `key_id`: the daily breakdown row and the key's lifetime counters.
+    pub async fn record_usage(
+        &self,
+        key_id: &str,
+        operation: &str,
+        status: u16,
+        elapsed_ms: i64,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
+             VALUES ($1, $2, $3, $4, 1, $5, $5) \
+             ON CONFLICT (key_id, day, operation, status) DO UPDATE SET \
+             requests = usage_daily.requests + 1, \
+             total_ms = usage_daily.total_ms + excluded.total_ms, \
+             max_ms = CASE WHEN excluded.max_ms > usage_daily.max_ms THEN excluded.max_ms ELSE usage_daily.max_ms END",
+        )
+        .bind(key_id)
+        .bind(utc_date(now))
+        .bind(operation)
+        .bind(i64::from(status))
+        .bind(elapsed_ms)
+        .execute(self.pool())
+        .await?;
+        sqlx::query(
+            "UPDATE api_keys SET request_count = request_count + 1, \
+             error_count = error_count + $1, last_used_at = $2 WHERE id = $3",
+        )
+        .bind(i64::from(status >= 400))
+        .bind(now)
+        .bind(key_id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// A key's usage over the 30 UTC days ending on the day of `now`, newest day first.
+    pub async fn usage(&self, key_id: &str, now: i64) -> Result<Vec<UsageRow>, StoreError> {
+        let since = utc_date(now - 29 * 86_400_000);
+        let rows = sqlx::query(
+            "SELECT day, operation, status, requests, total_ms, max_ms FROM usage_daily \
+             WHERE key_id = $1 AND day >= $2 ORDER BY day DESC, operation, status",
+        )
+        .bind(key_id)
+        .bind(since)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(UsageRow {
+                    day: row.try_get("day")?,
+                    operation: row.try_get("operation")?,
+                    status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(0),
+                    requests: row.try_get("requests")?,
+                    total_ms: row.try_get("total_ms")?,
+                    max_ms: row.try_get("max_ms")?,
+                })
+            })
+            .collect()
+    }
+}

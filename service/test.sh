@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds and tests the examkit CLI and service: formatting, clippy, then the whole suite on SQLite
+# and on PostgreSQL. PostgreSQL comes from Debian's packages and is installed and started here when
+# missing; the PostgreSQL variants are required (EXAMKIT_REQUIRE_POSTGRES), never skipped silently.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$root"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/examkit/target-service}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
+}
+
+apt_updated=0
+need_package() {
+    # need_package COMMAND PACKAGE: installs PACKAGE from Debian when COMMAND is missing.
+    if ! command -v "$1" >/dev/null 2>&1; then
+        if [ "$apt_updated" = 0 ]; then
+            as_root apt-get update -qq
+            apt_updated=1
+        fi
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$2" >/dev/null
+    fi
+}
+
+echo "== tools"
+need_package curl curl
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+    need_package pg_ctlcluster postgresql
+    if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+        [ "$apt_updated" = 1 ] || as_root apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq postgresql >/dev/null
+    fi
+fi
+
+echo "== postgresql"
+pg_version="$(ls /usr/lib/postgresql | sort -V | tail -n 1)"
+if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "$pg_version main"; then
+    as_root pg_createcluster "$pg_version" main >/dev/null
+fi
+if ! pg_lsclusters -h | awk -v v="$pg_version" '$1==v && $2=="main" {print $4}' | grep -qx online; then
+    as_root pg_ctlcluster "$pg_version" main start
+fi
+pg_port="$(pg_lsclusters -h | awk -v v="$pg_version" '$1==v && $2=="main" {print $3}')"
+psql_admin() { as_root su postgres -c "psql -p $pg_port -v ON_ERROR_STOP=1 -qAt -c \"$1\""; }
+for _ in $(seq 1 30); do
+    psql_admin "SELECT 1" >/dev/null 2>&1 && break
+    sleep 1
+done
+if [ "$(psql_admin "SELECT 1 FROM pg_roles WHERE rolname = 'examkit_test'")" != 1 ]; then
+    psql_admin "CREATE ROLE examkit_test LOGIN PASSWORD 'examkit_test' CREATEDB"
+fi
+if [ "$(psql_admin "SELECT 1 FROM pg_database WHERE datname = 'examkit_test'")" != 1 ]; then
+    psql_admin "CREATE DATABASE examkit_test OWNER examkit_test"
+fi
+# Databases left by earlier runs (each test case makes its own).
+for db in $(psql_admin "SELECT datname FROM pg_database WHERE datname LIKE 'examkit\_test\_%'"); do
+    psql_admin "DROP DATABASE IF EXISTS $db" >/dev/null
+done
+export EXAMKIT_TEST_POSTGRES_URL="postgres://examkit_test:examkit_test@127.0.0.1:$pg_port/examkit_test"
+export EXAMKIT_REQUIRE_POSTGRES=1
+
+echo "== fmt"
+cargo fmt -p examkit -- --check
+echo "== clippy"
+cargo clippy -p examkit --all-targets -- -D warnings
+echo "== tests (SQLite and PostgreSQL)"
+cargo test -p examkit

@@ -1,0 +1,349 @@
+//! A real `examkit` HTTP server on 127.0.0.1 (random port) over SQLite or PostgreSQL, and helpers.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use examkit::auth::{Scope, generate_key};
+use examkit::http::{self, AppState};
+use examkit::store::Store;
+use examkit::store::rate::Limits;
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use sqlx::Connection;
+
+/// Which database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+/// Limits high enough that tests not about rate limits never meet them.
+pub fn generous() -> Limits {
+    Limits {
+        key_per_minute: 1_000_000,
+        account_per_minute: 1_000_000,
+        key_per_day: 1_000_000,
+        account_per_day: 1_000_000,
+        key_writes_per_minute: 1_000_000,
+        account_writes_per_minute: 1_000_000,
+    }
+}
+
+pub struct Server {
+    pub base: String,
+    pub store: Store,
+    pub client: reqwest::Client,
+    pub database_url: String,
+    _dir: tempfile::TempDir,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn replace_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let cut = base.rfind('/').expect("a postgres URL has a path");
+    format!("{}/{name}{query}", &base[..cut])
+}
+
+/// A fresh database URL for one test, or `None` when PostgreSQL is not configured (which fails
+/// the test when `EXAMKIT_REQUIRE_POSTGRES` is set, so CI never skips it silently).
+pub async fn fresh_database(db: Db, dir: &std::path::Path) -> Option<String> {
+    match db {
+        Db::Sqlite => Some(format!("sqlite://{}/examkit.db?mode=rwc", dir.display())),
+        Db::Postgres => {
+            let Ok(admin) = std::env::var("EXAMKIT_TEST_POSTGRES_URL") else {
+                assert!(
+                    std::env::var_os("EXAMKIT_REQUIRE_POSTGRES").is_none(),
+                    "EXAMKIT_REQUIRE_POSTGRES is set but EXAMKIT_TEST_POSTGRES_URL is not"
+                );
+                eprintln!(
+                    "PostgreSQL not configured (EXAMKIT_TEST_POSTGRES_URL); this variant did not run"
+                );
+                return None;
+            };
+            sqlx::any::install_default_drivers();
+            let name = format!("examkit_test_{}", uuid::Uuid::new_v4().simple());
+            let mut conn = sqlx::AnyConnection::connect(&admin)
+                .await
+                .expect("connect to PostgreSQL");
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut conn)
+                .await
+                .expect("create a test database");
+            Some(replace_database(&admin, &name))
+        }
+    }
+}
+
+pub async fn start(db: Db, limits: Limits) -> Option<Server> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = fresh_database(db, dir.path()).await?;
+    let store = Store::open(&url).await.expect("open the store");
+    let state = Arc::new(AppState {
+        store: store.clone(),
+        limits,
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (addr, server) = http::bind(state, "127.0.0.1:0".parse().expect("addr"), async move {
+        let _ = rx.await;
+    })
+    .await
+    .expect("bind");
+    tokio::spawn(server);
+    Some(Server {
+        base: format!("http://{addr}"),
+        store,
+        client: reqwest::Client::new(),
+        database_url: url,
+        _dir: dir,
+        shutdown: Some(tx),
+    })
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts an error response: status, code, and the one error shape with the request id.
+    pub fn assert_error(&self, status: u16, code: &str) -> Value {
+        assert_eq!(
+            self.status,
+            status,
+            "body: {}",
+            String::from_utf8_lossy(&self.body)
+        );
+        let body = self.json();
+        assert_eq!(body["error"]["code"], code, "body: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "message: {body}"
+        );
+        let id = self
+            .header("x-request-id")
+            .expect("X-Request-Id on every response");
+        assert_eq!(body["requestId"], id);
+        assert_eq!(self.header("content-type"), Some("application/json"));
+        body
+    }
+}
+
+impl Server {
+    pub async fn user(&self, name: &str) -> String {
+        self.store
+            .create_user(name, true, false)
+            .await
+            .expect("create user")
+            .id
+    }
+
+    pub async fn key(&self, user: &str, scopes: &[Scope]) -> String {
+        self.key_expiring(user, scopes, examkit::store::now_ms() + 30 * 86_400_000)
+            .await
+            .0
+    }
+
+    /// A key and its id.
+    pub async fn key_expiring(
+        &self,
+        user: &str,
+        scopes: &[Scope],
+        expires_at: i64,
+    ) -> (String, String) {
+        let new = generate_key().expect("randomness");
+        let key = self
+            .store
+            .create_key(
+                user,
+                "test",
+                &new.prefix,
+                &new.fingerprint,
+                scopes,
+                expires_at,
+            )
+            .await
+            .expect("create key");
+        (new.secret, key.id)
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> Resp {
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(key) = key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.bytes().await.expect("body read").to_vec();
+        let resp = Resp {
+            status,
+            headers,
+            body,
+        };
+        assert!(
+            resp.header("x-request-id")
+                .is_some_and(|id| id.starts_with("req_")),
+            "X-Request-Id on {path}"
+        );
+        resp
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Resp {
+        self.send(Method::GET, path, Some(key), &[], None).await
+    }
+
+    pub async fn post_json(&self, path: &str, key: &str, idem: Option<&str>, body: &[u8]) -> Resp {
+        let mut headers = vec![("content-type", "application/json")];
+        if let Some(idem) = idem {
+            headers.push(("idempotency-key", idem));
+        }
+        self.send(Method::POST, path, Some(key), &headers, Some(body.to_vec()))
+            .await
+    }
+
+    /// Creates an import and returns its id.
+    pub async fn import(&self, key: &str, title: &str) -> String {
+        let idem = format!("create-{}", uuid::Uuid::new_v4().simple());
+        let resp = self
+            .post_json(
+                "/v1/marking/imports",
+                key,
+                Some(&idem),
+                format!(r#"{{"title":"{title}"}}"#).as_bytes(),
+            )
+            .await;
+        assert_eq!(resp.status, 201, "{}", String::from_utf8_lossy(&resp.body));
+        resp.json()["session"]["id"]
+            .as_str()
+            .expect("session id")
+            .to_owned()
+    }
+
+    pub async fn upload(
+        &self,
+        key: &str,
+        import: &str,
+        kind: &str,
+        name: &str,
+        content_type: &str,
+        bytes: Vec<u8>,
+    ) -> Resp {
+        let path = format!("/v1/marking/imports/{import}/assets?kind={kind}&name={name}");
+        self.send(
+            Method::POST,
+            &path,
+            Some(key),
+            &[("content-type", content_type)],
+            Some(bytes),
+        )
+        .await
+    }
+
+    /// Creates an import with a 6-page work PDF and a 4-page scheme PDF; returns the import id and
+    /// the example submission rewritten to use the uploaded asset ids.
+    pub async fn import_with_example(&self, key: &str) -> (String, String, String, String) {
+        let import = self.import(key, "A-level pure paper").await;
+        let work = self
+            .upload(
+                key,
+                &import,
+                "work",
+                "script.pdf",
+                "application/pdf",
+                examkit::inspect::blank_pdf(6),
+            )
+            .await;
+        assert_eq!(work.status, 201, "{}", String::from_utf8_lossy(&work.body));
+        let scheme = self
+            .upload(
+                key,
+                &import,
+                "scheme",
+                "scheme.pdf",
+                "application/pdf",
+                examkit::inspect::blank_pdf(4),
+            )
+            .await;
+        assert_eq!(scheme.status, 201);
+        let work_id = work.json()["asset"]["id"].as_str().expect("id").to_owned();
+        let scheme_id = scheme.json()["asset"]["id"]
+            .as_str()
+            .expect("id")
+            .to_owned();
+        let submission = example("a-level-pure-paper.json")
+            .replace(EXAMPLE_WORK, &work_id)
+            .replace(EXAMPLE_SCHEME, &scheme_id);
+        (import, submission, work_id, scheme_id)
+    }
+}
+
+pub const EXAMPLE_WORK: &str = "5b0f6a2e-8c1d-4e7a-9b3f-2d4c6e8f0a11";
+pub const EXAMPLE_SCHEME: &str = "c7e2d9b4-1a3f-4c5e-8d7b-9f0e1a2b3c44";
+
+pub fn example(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/submissions")
+        .join(name);
+    std::fs::read_to_string(path).expect("example readable")
+}
+
+/// Runs a case on SQLite and on PostgreSQL.
+#[macro_export]
+macro_rules! on_both {
+    ($($case:ident),+ $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$case(super::common::Db::Sqlite).await
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::$case(super::common::Db::Postgres).await
+                }
+            }
+        )+
+    };
+}

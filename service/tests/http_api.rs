@@ -1,0 +1,1394 @@
+//! The HTTP API end to end: a real server on 127.0.0.1, real requests, SQLite and PostgreSQL.
+
+mod common;
+
+use common::{Db, generous, start};
+use examkit::auth::Scope;
+use examkit::store::now_ms;
+use examkit::store::rate::Limits;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+const ALL: &[Scope] = Scope::ALL;
+
+/// A route, the scope it needs, its headers and body.
+type RouteCase = (
+    Method,
+    String,
+    Scope,
+    Vec<(&'static str, &'static str)>,
+    Option<Vec<u8>>,
+);
+
+on_both!(
+    authentication_errors,
+    identity,
+    scope_matrix,
+    routing_and_body_errors,
+    import_flow,
+    upload_errors,
+    idempotency,
+    concurrent_retries_run_once,
+    per_key_minute_limits,
+    account_and_daily_limits,
+    review,
+    other_accounts_get_404,
+    session_file_limit,
+    documentation,
+);
+
+async fn authentication_errors(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Ada").await;
+    let good = s.key(&user, ALL).await;
+
+    s.send(Method::GET, "/v1/me", None, &[], None)
+        .await
+        .assert_error(401, "missing_api_key");
+    let basic = s
+        .send(
+            Method::GET,
+            "/v1/me",
+            None,
+            &[("authorization", "Basic dXNlcjpwYXNz")],
+            None,
+        )
+        .await;
+    basic.assert_error(401, "invalid_authorization");
+    let cookie = s
+        .send(
+            Method::GET,
+            "/v1/me",
+            None,
+            &[("cookie", "session=abc")],
+            None,
+        )
+        .await;
+    cookie.assert_error(401, "missing_api_key");
+    s.get("/v1/me", "not-a-key")
+        .await
+        .assert_error(401, "invalid_api_key");
+    // A typo fails the checksum; a well-formed key that was never issued is unknown.
+    let mut typo: Vec<char> = good.chars().collect();
+    typo[10] = if typo[10] == 'x' { 'y' } else { 'x' };
+    s.get("/v1/me", &typo.into_iter().collect::<String>())
+        .await
+        .assert_error(401, "invalid_api_key");
+    let never_issued = examkit::auth::generate_key().expect("randomness").secret;
+    s.get("/v1/me", &never_issued)
+        .await
+        .assert_error(401, "invalid_api_key");
+
+    let (expired, _) = s.key_expiring(&user, ALL, now_ms() - 1).await;
+    s.get("/v1/me", &expired)
+        .await
+        .assert_error(401, "expired_api_key");
+
+    let (revoked, revoked_id) = s.key_expiring(&user, ALL, now_ms() + 86_400_000).await;
+    assert_eq!(s.get("/v1/me", &revoked).await.status, 200);
+    assert!(s.store.revoke_key(&revoked_id).await.expect("revoke"));
+    s.get("/v1/me", &revoked)
+        .await
+        .assert_error(401, "revoked_api_key");
+
+    let unverified_user = s
+        .store
+        .create_user("Unverified", false, false)
+        .await
+        .expect("user")
+        .id;
+    let unverified = s.key(&unverified_user, ALL).await;
+    s.get("/v1/me", &unverified)
+        .await
+        .assert_error(401, "account_unverified");
+
+    let restricted_user = s
+        .store
+        .create_user("Restricted", true, true)
+        .await
+        .expect("user")
+        .id;
+    let restricted = s.key(&restricted_user, ALL).await;
+    s.get("/v1/me", &restricted)
+        .await
+        .assert_error(403, "account_restricted");
+
+    // An account that stops being verified makes its keys unusable at once.
+    assert!(
+        s.store
+            .update_user(&user, Some(false), None)
+            .await
+            .expect("update")
+    );
+    s.get("/v1/me", &good)
+        .await
+        .assert_error(401, "account_unverified");
+    assert!(
+        s.store
+            .update_user(&user, Some(true), None)
+            .await
+            .expect("update")
+    );
+    assert_eq!(s.get("/v1/me", &good).await.status, 200);
+}
+
+async fn identity(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Grace").await;
+    let key = s.key(&user, &[Scope::MarkingRead]).await;
+    let resp = s.get("/v1/me", &key).await;
+    assert_eq!(resp.status, 200);
+    let body = resp.json();
+    assert_eq!(body["user"]["id"], user.as_str());
+    assert_eq!(body["user"]["name"], "Grace");
+    assert_eq!(body["key"]["scopes"], json!(["marking:read"]));
+    assert!(
+        body["key"]["id"]
+            .as_str()
+            .is_some_and(|id| uuid::Uuid::parse_str(id).is_ok())
+    );
+    assert!(
+        !resp
+            .body
+            .windows(20)
+            .any(|w| key.as_bytes().windows(20).any(|k| k == w)),
+        "the secret is never echoed"
+    );
+    assert_eq!(resp.header("x-ratelimit-daily-remaining"), Some("999999"));
+}
+
+/// Every route, with a key holding every scope but the one it needs: 403 with `requiredScopes`;
+/// with exactly its scope: not 403.
+async fn scope_matrix(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Scopes").await;
+    let full = s.key(&user, ALL).await;
+    let (import, submission, work, _) = s.import_with_example(&full).await;
+    let completed = s.import(&full, "completed").await;
+    let question = {
+        let (import, submission, _, _) = s.import_with_example(&full).await;
+        let resp = s
+            .post_json(
+                &format!("/v1/marking/imports/{import}/complete"),
+                &full,
+                Some("complete-for-scopes"),
+                submission.as_bytes(),
+            )
+            .await;
+        assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+        resp.json()["session"]["questions"][0]["id"]
+            .as_str()
+            .expect("question id")
+            .to_owned()
+    };
+    let _ = completed;
+    let pdf = examkit::inspect::blank_pdf(1);
+    let routes: Vec<RouteCase> = vec![
+        (
+            Method::POST,
+            "/v1/marking/imports".into(),
+            Scope::MarkingImport,
+            vec![
+                ("content-type", "application/json"),
+                ("idempotency-key", "scope-create-1"),
+            ],
+            Some(br#"{"title":"t"}"#.to_vec()),
+        ),
+        (
+            Method::POST,
+            format!("/v1/marking/imports/{import}/assets?kind=work&name=a.pdf"),
+            Scope::MarkingImport,
+            vec![("content-type", "application/pdf")],
+            Some(pdf),
+        ),
+        (
+            Method::POST,
+            format!("/v1/marking/imports/{import}/validate"),
+            Scope::MarkingImport,
+            vec![("content-type", "application/json")],
+            Some(submission.clone().into_bytes()),
+        ),
+        (
+            Method::POST,
+            format!("/v1/marking/imports/{import}/complete"),
+            Scope::MarkingImport,
+            vec![
+                ("content-type", "application/json"),
+                ("idempotency-key", "scope-complete-1"),
+            ],
+            Some(submission.clone().into_bytes()),
+        ),
+        (
+            Method::GET,
+            "/v1/marking/sessions".into(),
+            Scope::MarkingRead,
+            vec![],
+            None,
+        ),
+        (
+            Method::GET,
+            format!("/v1/marking/sessions/{import}"),
+            Scope::MarkingRead,
+            vec![],
+            None,
+        ),
+        (
+            Method::GET,
+            format!("/v1/marking/assets/{work}"),
+            Scope::MarkingRead,
+            vec![],
+            None,
+        ),
+        (
+            Method::PATCH,
+            format!("/v1/marking/questions/{question}"),
+            Scope::MarkingReview,
+            vec![("content-type", "application/json")],
+            Some(br#"{"revision": 99, "decisions": [{"criterionId": "q1a-m1"}]}"#.to_vec()),
+        ),
+    ];
+    for (method, path, needed, headers, body) in routes {
+        let others: Vec<Scope> = ALL.iter().copied().filter(|s| *s != needed).collect();
+        let without = s.key(&user, &others).await;
+        let resp = s
+            .send(
+                method.clone(),
+                &path,
+                Some(&without),
+                &headers,
+                body.clone(),
+            )
+            .await;
+        let error = resp.assert_error(403, "insufficient_scope");
+        assert_eq!(
+            error["error"]["requiredScopes"],
+            json!([needed.as_str()]),
+            "{method} {path}"
+        );
+
+        let only = s.key(&user, &[needed]).await;
+        let resp = s
+            .send(method.clone(), &path, Some(&only), &headers, body)
+            .await;
+        assert_ne!(
+            resp.status,
+            403,
+            "{method} {path} with {}: {}",
+            needed.as_str(),
+            String::from_utf8_lossy(&resp.body)
+        );
+        assert_ne!(resp.status, 401);
+    }
+    // /v1/me needs no particular scope.
+    let any = s.key(&user, &[Scope::QuestionsRead]).await;
+    assert_eq!(s.get("/v1/me", &any).await.status, 200);
+}
+
+async fn routing_and_body_errors(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Routes").await;
+    let key = s.key(&user, ALL).await;
+
+    s.get("/v1/nothing-here", &key)
+        .await
+        .assert_error(404, "route_not_found");
+    s.get("/v2/me", &key)
+        .await
+        .assert_error(404, "route_not_found");
+    s.send(Method::DELETE, "/v1/me", Some(&key), &[], None)
+        .await
+        .assert_error(405, "method_not_allowed");
+    s.send(Method::GET, "/v1/marking/imports", Some(&key), &[], None)
+        .await
+        .assert_error(405, "method_not_allowed");
+
+    let form = s
+        .send(
+            Method::POST,
+            "/v1/marking/imports",
+            Some(&key),
+            &[
+                ("content-type", "application/x-www-form-urlencoded"),
+                ("idempotency-key", "routes-0001"),
+            ],
+            Some(b"title=x".to_vec()),
+        )
+        .await;
+    form.assert_error(415, "unsupported_media_type");
+    s.post_json(
+        "/v1/marking/imports",
+        &key,
+        Some("routes-0002"),
+        b"{\"title\": ",
+    )
+    .await
+    .assert_error(400, "invalid_json");
+    s.post_json(
+        "/v1/marking/imports",
+        &key,
+        Some("routes-0003"),
+        b"{\"title\": 5}",
+    )
+    .await
+    .assert_error(400, "invalid_body");
+    s.post_json(
+        "/v1/marking/imports",
+        &key,
+        Some("routes-0004"),
+        br#"{"title": "x", "extra": 1}"#,
+    )
+    .await
+    .assert_error(400, "invalid_body");
+    s.post_json(
+        "/v1/marking/imports",
+        &key,
+        Some("routes-0005"),
+        br#"{"title": "   "}"#,
+    )
+    .await
+    .assert_error(400, "invalid_body");
+
+    let import = s.import(&key, "limits").await;
+    let big = vec![b' '; 4 * 1024 * 1024 + 1];
+    s.post_json(
+        &format!("/v1/marking/imports/{import}/validate"),
+        &key,
+        None,
+        &big,
+    )
+    .await
+    .assert_error(413, "payload_too_large");
+    // Exactly 4 MiB is accepted by the service and judged by the engine.
+    let mut exact = vec![b' '; 4 * 1024 * 1024];
+    exact[0] = b'{';
+    exact[4 * 1024 * 1024 - 1] = b'}';
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/validate"),
+            &key,
+            None,
+            &exact,
+        )
+        .await;
+    let body = resp.assert_error(422, "validation_failed");
+    assert!(
+        body["error"]["details"]["errors"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    );
+    let text = s
+        .send(
+            Method::POST,
+            &format!("/v1/marking/imports/{import}/validate"),
+            Some(&key),
+            &[("content-type", "text/plain")],
+            Some(b"{}".to_vec()),
+        )
+        .await;
+    text.assert_error(415, "unsupported_media_type");
+    // Malformed JSON sent for validation is the engine's invalid_json, reported as a 422.
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/validate"),
+            &key,
+            None,
+            b"{\"schemaVersion\":",
+        )
+        .await;
+    let body = resp.assert_error(422, "validation_failed");
+    assert_eq!(
+        body["error"]["details"]["errors"][0]["code"],
+        "invalid_json"
+    );
+
+    s.get("/v1/marking/sessions/not-a-uuid", &key)
+        .await
+        .assert_error(404, "not_found");
+    s.get(
+        &format!("/v1/marking/sessions/{}", uuid::Uuid::new_v4()),
+        &key,
+    )
+    .await
+    .assert_error(404, "not_found");
+    s.get(
+        &format!("/v1/marking/assets/{}", uuid::Uuid::new_v4()),
+        &key,
+    )
+    .await
+    .assert_error(404, "not_found");
+    s.post_json(
+        &format!("/v1/marking/imports/{}/validate", uuid::Uuid::new_v4()),
+        &key,
+        None,
+        b"{}",
+    )
+    .await
+    .assert_error(404, "not_found");
+}
+
+async fn import_flow(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Importer").await;
+    let key = s.key(&user, ALL).await;
+    let (import, submission, work, scheme) = s.import_with_example(&key).await;
+
+    // The asset bytes come back unchanged, with their type.
+    let asset = s.get(&format!("/v1/marking/assets/{work}"), &key).await;
+    assert_eq!(asset.status, 200);
+    assert_eq!(asset.header("content-type"), Some("application/pdf"));
+    assert_eq!(asset.body, examkit::inspect::blank_pdf(6));
+
+    // Validation: exactly the engine's outcome bytes, computed with the import's real assets.
+    let assets = vec![
+        examkit_engine::Asset {
+            id: uuid::Uuid::parse_str(&work).expect("uuid"),
+            kind: examkit_engine::AssetKind::Work,
+            page_count: 6,
+        },
+        examkit_engine::Asset {
+            id: uuid::Uuid::parse_str(&scheme).expect("uuid"),
+            kind: examkit_engine::AssetKind::Scheme,
+            page_count: 4,
+        },
+    ];
+    let expected = examkit_engine::validate(submission.as_bytes(), Some(&assets));
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/validate"),
+            &key,
+            None,
+            submission.as_bytes(),
+        )
+        .await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(String::from_utf8_lossy(&resp.body), expected.to_json());
+    assert_eq!(resp.json()["assetsChecked"], true);
+
+    // An invalid submission: 422 with the engine's errors in details.
+    let invalid = common::example("a-level-pure-paper.invalid.json")
+        .replace(common::EXAMPLE_WORK, &work)
+        .replace(common::EXAMPLE_SCHEME, &scheme);
+    let engine_invalid = examkit_engine::validate(invalid.as_bytes(), Some(&assets));
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/validate"),
+            &key,
+            None,
+            invalid.as_bytes(),
+        )
+        .await;
+    let body = resp.assert_error(422, "validation_failed");
+    let engine_json: Value = serde_json::from_str(&engine_invalid.to_json()).expect("json");
+    assert_eq!(body["error"]["details"]["errors"], engine_json["errors"]);
+    assert_eq!(body["error"]["details"]["truncated"], false);
+    // Completing an invalid submission saves nothing.
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/complete"),
+            &key,
+            Some("complete-invalid-1"),
+            invalid.as_bytes(),
+        )
+        .await;
+    resp.assert_error(422, "validation_failed");
+    let session = s
+        .get(&format!("/v1/marking/sessions/{import}"), &key)
+        .await
+        .json();
+    assert_eq!(session["session"]["status"], "draft");
+    assert_eq!(session["session"]["questions"], json!([]));
+
+    // A page beyond the uploaded scheme's 4 pages is caught because the service passes real assets.
+    let out_of_range = submission.replace(
+        &format!("\"{scheme}\": [\n          1\n        ]"),
+        &format!("\"{scheme}\": [\n          9\n        ]"),
+    );
+    assert_ne!(
+        out_of_range, submission,
+        "the example's selection layout changed"
+    );
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/validate"),
+            &key,
+            None,
+            out_of_range.as_bytes(),
+        )
+        .await;
+    let body = resp.assert_error(422, "validation_failed");
+    let codes: Vec<&str> = body["error"]["details"]["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .filter_map(|e| e["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"page_out_of_range"), "{codes:?}");
+
+    // Completion: every question saved, with results.
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/complete"),
+            &key,
+            Some("complete-good-1"),
+            submission.as_bytes(),
+        )
+        .await;
+    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+    let completed = resp.json();
+    assert_eq!(
+        completed["outcome"],
+        serde_json::from_str::<Value>(&expected.to_json()).expect("json")
+    );
+    let session = &completed["session"];
+    assert_eq!(session["status"], "completed");
+    assert_eq!(session["needsReview"], true);
+    assert_eq!(session["kind"], "import");
+    assert_eq!(session["source"]["kind"], "ai");
+    assert_eq!(session["coverageKind"], "partial");
+    let questions = session["questions"].as_array().expect("questions");
+    assert_eq!(questions.len(), 3);
+    assert_eq!(
+        session["score"],
+        json!({"awarded": 9, "possible": 11, "max": 11})
+    );
+    let q3 = &questions[2];
+    assert_eq!(q3["label"], "3");
+    assert_eq!(q3["status"], "needs_review");
+    assert_eq!(q3["revision"], 1);
+    assert_eq!(q3["score"], json!({"awarded": 2, "possible": 4, "max": 4}));
+    assert_eq!(q3["sourceDocuments"]["workAssetIds"], json!([work]));
+    assert_eq!(q3["sourceDocuments"]["schemeAssetIds"], json!([scheme]));
+    let allocation = &q3["allocations"][3];
+    assert_eq!(allocation["criterionId"], "q3b-b1");
+    assert_eq!(allocation["submitted"], "uncertain");
+    assert_eq!(allocation["decision"], "uncertain");
+    assert_eq!(allocation["flags"], json!(["uncertain_decision"]));
+    assert!(
+        allocation["explanation"]
+            .as_str()
+            .is_some_and(|e| e.contains("smudged"))
+    );
+    assert_eq!(allocation["evidence"][0]["box"]["width"], 0.6);
+
+    // The same submission again (new idempotency key): the same result.
+    let again = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/complete"),
+            &key,
+            Some("complete-good-2"),
+            submission.as_bytes(),
+        )
+        .await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.json(), completed);
+    // A changed submission: 409.
+    let changed = submission.replace("Department marking pipeline", "Another pipeline");
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/complete"),
+            &key,
+            Some("complete-changed-1"),
+            changed.as_bytes(),
+        )
+        .await;
+    resp.assert_error(409, "import_already_completed");
+    // A completed import takes no more files.
+    let resp = s
+        .upload(
+            &key,
+            &import,
+            "work",
+            "late.pdf",
+            "application/pdf",
+            examkit::inspect::blank_pdf(1),
+        )
+        .await;
+    resp.assert_error(409, "import_completed");
+
+    // Reads.
+    let read = s.get(&format!("/v1/marking/sessions/{import}"), &key).await;
+    assert_eq!(read.status, 200);
+    assert_eq!(read.json()["session"], completed["session"]);
+    let list = s.get("/v1/marking/sessions", &key).await.json();
+    assert_eq!(list["enabled"], false);
+    let sessions = list["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0]["id"], import.as_str());
+    assert_eq!(sessions[0]["questionCount"], 3);
+    assert_eq!(sessions[0]["assetCount"], 2);
+    assert!(
+        sessions[0].get("questions").is_none(),
+        "list entries are lightweight"
+    );
+}
+
+async fn upload_errors(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Uploader").await;
+    let key = s.key(&user, ALL).await;
+    let import = s.import(&key, "uploads").await;
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    let jpeg = b"\xff\xd8\xff\xe0\0\x10JFIF\0".to_vec();
+    let webp = b"RIFF\x1a\0\0\0WEBPVP8 \x0e\0\0\0".to_vec();
+
+    for (content_type, bytes) in [
+        ("image/png", png.clone()),
+        ("image/jpeg", jpeg),
+        ("image/webp", webp),
+    ] {
+        let resp = s
+            .upload(&key, &import, "work", "photo", content_type, bytes)
+            .await;
+        assert_eq!(resp.status, 201, "{content_type}");
+        assert_eq!(resp.json()["asset"]["pageCount"], 1);
+        assert_eq!(resp.json()["asset"]["contentType"], content_type);
+    }
+    let pdf = s
+        .upload(
+            &key,
+            &import,
+            "scheme",
+            "ms.pdf",
+            "application/pdf",
+            examkit::inspect::blank_pdf(80),
+        )
+        .await;
+    assert_eq!(pdf.status, 201);
+    assert_eq!(pdf.json()["asset"]["pageCount"], 80);
+    assert_eq!(pdf.json()["asset"]["kind"], "scheme");
+
+    s.upload(
+        &key,
+        &import,
+        "work",
+        "big.pdf",
+        "application/pdf",
+        examkit::inspect::blank_pdf(81),
+    )
+    .await
+    .assert_error(422, "too_many_pages");
+    s.upload(
+        &key,
+        &import,
+        "work",
+        "bad.pdf",
+        "application/pdf",
+        b"%PDF-1.7\nthis is not a PDF".to_vec(),
+    )
+    .await
+    .assert_error(422, "unreadable_file");
+    s.upload(
+        &key,
+        &import,
+        "work",
+        "x.pdf",
+        "application/pdf",
+        png.clone(),
+    )
+    .await
+    .assert_error(415, "content_type_mismatch");
+    s.upload(
+        &key,
+        &import,
+        "work",
+        "x.gif",
+        "image/png",
+        b"GIF89a....".to_vec(),
+    )
+    .await
+    .assert_error(415, "content_type_mismatch");
+    s.upload(
+        &key,
+        &import,
+        "work",
+        "x.gif",
+        "image/gif",
+        b"GIF89a....".to_vec(),
+    )
+    .await
+    .assert_error(415, "unsupported_media_type");
+    s.upload(&key, &import, "work", "x.png", "image/png", Vec::new())
+        .await
+        .assert_error(400, "empty_body");
+    s.upload(&key, &import, "essay", "x.png", "image/png", png.clone())
+        .await
+        .assert_error(400, "invalid_query");
+    let path = format!("/v1/marking/imports/{import}/assets?name=x.png");
+    s.send(
+        Method::POST,
+        &path,
+        Some(&key),
+        &[("content-type", "image/png")],
+        Some(png.clone()),
+    )
+    .await
+    .assert_error(400, "invalid_query");
+    let path = format!("/v1/marking/imports/{import}/assets?kind=work");
+    s.send(
+        Method::POST,
+        &path,
+        Some(&key),
+        &[("content-type", "image/png")],
+        Some(png.clone()),
+    )
+    .await
+    .assert_error(400, "invalid_query");
+    let long = "n".repeat(181);
+    s.upload(&key, &import, "work", &long, "image/png", png.clone())
+        .await
+        .assert_error(400, "invalid_query");
+    let just_fits = "é".repeat(180);
+    let encoded: String = form_urlencoded::byte_serialize(just_fits.as_bytes()).collect();
+    assert_eq!(
+        s.upload(&key, &import, "work", &encoded, "image/png", png.clone())
+            .await
+            .status,
+        201
+    );
+
+    let mut huge = examkit::inspect::blank_pdf(1);
+    huge.resize(25 * 1024 * 1024 + 1, b' ');
+    s.upload(&key, &import, "work", "huge.pdf", "application/pdf", huge)
+        .await
+        .assert_error(413, "file_too_large");
+    let mut largest = examkit::inspect::blank_pdf(1);
+    largest.resize(25 * 1024 * 1024, b'\n');
+    assert_eq!(
+        s.upload(
+            &key,
+            &import,
+            "work",
+            "largest.pdf",
+            "application/pdf",
+            largest
+        )
+        .await
+        .status,
+        201
+    );
+
+    let session = s
+        .get(&format!("/v1/marking/sessions/{import}"), &key)
+        .await
+        .json();
+    assert_eq!(
+        session["session"]["assets"]
+            .as_array()
+            .expect("assets")
+            .len(),
+        6
+    );
+    s.upload(
+        &key,
+        &uuid::Uuid::new_v4().to_string(),
+        "work",
+        "x.png",
+        "image/png",
+        png,
+    )
+    .await
+    .assert_error(404, "not_found");
+}
+
+async fn idempotency(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Idem").await;
+    let key = s.key(&user, ALL).await;
+    let other_key = s.key(&user, ALL).await;
+    let body = br#"{"title":"Mock exam"}"#;
+
+    s.post_json("/v1/marking/imports", &key, None, body)
+        .await
+        .assert_error(400, "idempotency_key_required");
+    for bad in ["short", "has space here", "bad/slash-key", &"k".repeat(129)] {
+        s.post_json("/v1/marking/imports", &key, Some(bad), body)
+            .await
+            .assert_error(400, "invalid_idempotency_key");
+    }
+    let first = s
+        .post_json(
+            "/v1/marking/imports",
+            &key,
+            Some("mock-exam:2025.06_a"),
+            body,
+        )
+        .await;
+    assert_eq!(first.status, 201);
+    assert_eq!(first.header("idempotent-replayed"), None);
+    let replay = s
+        .post_json(
+            "/v1/marking/imports",
+            &key,
+            Some("mock-exam:2025.06_a"),
+            body,
+        )
+        .await;
+    assert_eq!(replay.status, 201);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.json(), first.json());
+    // The same key with a different body is a conflict; keys are isolated per API key.
+    let resp = s
+        .post_json(
+            "/v1/marking/imports",
+            &key,
+            Some("mock-exam:2025.06_a"),
+            br#"{"title":"Other"}"#,
+        )
+        .await;
+    resp.assert_error(409, "idempotency_key_reused");
+    let isolated = s
+        .post_json(
+            "/v1/marking/imports",
+            &other_key,
+            Some("mock-exam:2025.06_a"),
+            br#"{"title":"Other"}"#,
+        )
+        .await;
+    assert_eq!(isolated.status, 201);
+    assert_ne!(
+        isolated.json()["session"]["id"],
+        first.json()["session"]["id"]
+    );
+    // A client error is stored and replayed too, with the new request's id.
+    let bad = s
+        .post_json(
+            "/v1/marking/imports",
+            &key,
+            Some("bad-title-0001"),
+            br#"{"title":""}"#,
+        )
+        .await;
+    bad.assert_error(400, "invalid_body");
+    let bad_again = s
+        .post_json(
+            "/v1/marking/imports",
+            &key,
+            Some("bad-title-0001"),
+            br#"{"title":""}"#,
+        )
+        .await;
+    let replayed = bad_again.assert_error(400, "invalid_body");
+    assert_ne!(replayed["requestId"], bad.json()["requestId"]);
+
+    let list = s.get("/v1/marking/sessions", &key).await.json();
+    assert_eq!(
+        list["sessions"].as_array().expect("sessions").len(),
+        2,
+        "one per API key, none from replays"
+    );
+
+    // Completion needs a key as well, and reusing it for another import conflicts.
+    let (import, submission, _, _) = s.import_with_example(&key).await;
+    let path = format!("/v1/marking/imports/{import}/complete");
+    s.post_json(&path, &key, None, submission.as_bytes())
+        .await
+        .assert_error(400, "idempotency_key_required");
+    assert_eq!(
+        s.post_json(&path, &key, Some("complete-0001"), submission.as_bytes())
+            .await
+            .status,
+        200
+    );
+    let (second, submission2, _, _) = s.import_with_example(&key).await;
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{second}/complete"),
+            &key,
+            Some("complete-0001"),
+            submission2.as_bytes(),
+        )
+        .await;
+    resp.assert_error(409, "idempotency_key_reused");
+}
+
+async fn concurrent_retries_run_once(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Racer").await;
+    let key = s.key(&user, ALL).await;
+    let s = std::sync::Arc::new(s);
+    let mut tasks = Vec::new();
+    for _ in 0..6 {
+        let s = s.clone();
+        let key = key.clone();
+        tasks.push(tokio::spawn(async move {
+            s.post_json(
+                "/v1/marking/imports",
+                &key,
+                Some("concurrent-create-1"),
+                br#"{"title":"Race"}"#,
+            )
+            .await
+        }));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for task in tasks {
+        let resp = task.await.expect("task");
+        assert_eq!(resp.status, 201, "{}", String::from_utf8_lossy(&resp.body));
+        ids.insert(
+            resp.json()["session"]["id"]
+                .as_str()
+                .expect("id")
+                .to_owned(),
+        );
+    }
+    assert_eq!(ids.len(), 1, "every retry got the one session");
+    let list = s.get("/v1/marking/sessions", &key).await.json();
+    assert_eq!(
+        list["sessions"].as_array().expect("sessions").len(),
+        1,
+        "the operation ran once"
+    );
+
+    // Concurrent completion of one import with the same key: one completion, one result.
+    let (import, submission, _, _) = s.import_with_example(&key).await;
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let s = s.clone();
+        let key = key.clone();
+        let path = format!("/v1/marking/imports/{import}/complete");
+        let body = submission.clone();
+        tasks.push(tokio::spawn(async move {
+            s.post_json(&path, &key, Some("concurrent-complete"), body.as_bytes())
+                .await
+        }));
+    }
+    let mut bodies = Vec::new();
+    for task in tasks {
+        let resp = task.await.expect("task");
+        assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+        bodies.push(resp.json());
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(
+        bodies[0]["session"]["questions"]
+            .as_array()
+            .expect("questions")
+            .len(),
+        3
+    );
+}
+
+/// The specification's per-key limits: 120 requests a minute, 20 of them writes.
+async fn per_key_minute_limits(db: Db) {
+    let Some(s) = start(db, Limits::default()).await else {
+        return;
+    };
+    let user = s.user("Busy").await;
+    // A fixed window can roll over mid-test; then the counts restart and the test is repeated.
+    for attempt in 0..3 {
+        let key = s.key(&user, &[Scope::MarkingRead]).await;
+        let minute = now_ms() / 60_000;
+        let mut remaining = Vec::new();
+        let mut limited = None;
+        for _ in 0..121 {
+            let resp = s.get("/v1/me", &key).await;
+            if resp.status == 429 {
+                limited = Some(resp);
+                break;
+            }
+            assert_eq!(resp.status, 200);
+            remaining.push(
+                resp.header("x-ratelimit-remaining")
+                    .expect("remaining")
+                    .parse::<i64>()
+                    .expect("integer"),
+            );
+        }
+        if now_ms() / 60_000 != minute {
+            assert!(attempt < 2, "the minute rolled over on every attempt");
+            continue;
+        }
+        assert_eq!(remaining.len(), 120, "120 requests are admitted");
+        assert_eq!(remaining.first(), Some(&119));
+        assert_eq!(remaining.last(), Some(&0));
+        let limited = limited.expect("the 121st request is limited");
+        limited.assert_error(429, "rate_limited");
+        let retry: i64 = limited
+            .header("retry-after")
+            .expect("Retry-After")
+            .parse()
+            .expect("integer");
+        assert!((1..=60).contains(&retry), "retry after {retry}");
+        assert_eq!(limited.header("x-ratelimit-remaining"), Some("0"));
+        assert_eq!(limited.header("x-ratelimit-daily-remaining"), Some("9880"));
+        // Refused requests consume nothing more: the daily count stays at 120.
+        let again = s.get("/v1/me", &key).await;
+        assert_eq!(again.status, 429);
+        assert_eq!(again.header("x-ratelimit-daily-remaining"), Some("9880"));
+        // They are recorded all the same.
+        let key_row = s
+            .store
+            .keys(Some(&user))
+            .await
+            .expect("keys")
+            .into_iter()
+            .last()
+            .expect("key");
+        let usage = s.store.usage(&key_row.id, now_ms()).await.expect("usage");
+        let limited_rows: i64 = usage
+            .iter()
+            .filter(|u| u.status == 429)
+            .map(|u| u.requests)
+            .sum();
+        assert_eq!(limited_rows, 2);
+        break;
+    }
+
+    // Writes: 20 a minute per key, counted even when a scope check denies them.
+    for attempt in 0..3 {
+        let key = s.key(&user, &[Scope::MarkingRead]).await;
+        let minute = now_ms() / 60_000;
+        let mut statuses = Vec::new();
+        for i in 0..21 {
+            let resp = s
+                .post_json(
+                    "/v1/marking/imports",
+                    &key,
+                    Some(&format!("write-limit-{i:04}")),
+                    b"{\"title\":\"t\"}",
+                )
+                .await;
+            statuses.push(resp.status);
+        }
+        if now_ms() / 60_000 != minute {
+            assert!(attempt < 2, "the minute rolled over on every attempt");
+            continue;
+        }
+        assert!(statuses[..20].iter().all(|s| *s == 403), "{statuses:?}");
+        assert_eq!(statuses[20], 429);
+        break;
+    }
+}
+
+async fn account_and_daily_limits(db: Db) {
+    let limits = Limits {
+        account_per_minute: 5,
+        key_per_day: 7,
+        account_per_day: 9,
+        ..Limits::default()
+    };
+    let Some(s) = start(db, limits).await else {
+        return;
+    };
+    let user = s.user("Shared").await;
+    let a = s.key(&user, ALL).await;
+    let b = s.key(&user, ALL).await;
+    let mut statuses = Vec::new();
+    for i in 0..6 {
+        let key = if i % 2 == 0 { &a } else { &b };
+        let resp = s.get("/v1/me", key).await;
+        statuses.push(resp.status);
+        if resp.status == 200 {
+            let remaining: i64 = resp
+                .header("x-ratelimit-remaining")
+                .expect("header")
+                .parse()
+                .expect("int");
+            assert_eq!(
+                remaining,
+                4 - i,
+                "the account's minute quota is shared by both keys"
+            );
+        }
+    }
+    if statuses[..5].iter().all(|s| *s == 200) {
+        assert_eq!(
+            statuses[5], 429,
+            "extra keys do not bypass the account limit"
+        );
+    }
+    // Daily: key b may make at most 7 accepted requests, the account 9; with the minute window
+    // exhausted, this is checked on another account sharing nothing.
+    let other = s.user("Daily").await;
+    let c = s.key(&other, ALL).await;
+    let d = s.key(&other, ALL).await;
+    let mut daily = Vec::new();
+    for _ in 0..5 {
+        let resp = s.get("/v1/me", &c).await;
+        daily.push(
+            resp.header("x-ratelimit-daily-remaining")
+                .map(str::to_owned),
+        );
+    }
+    // The smaller of key (7) and account (9) quotas is reported.
+    assert_eq!(daily[0].as_deref(), Some("6"));
+    assert_eq!(daily[4].as_deref(), Some("2"));
+    let minute = now_ms() / 60_000;
+    let resp = s.get("/v1/me", &d).await;
+    if now_ms() / 60_000 == minute {
+        // The account minute quota (5) is exhausted by c.
+        assert_eq!(resp.status, 429);
+    }
+}
+
+async fn review(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Reviewer").await;
+    let key = s.key(&user, ALL).await;
+    let (import, submission, work, _) = s.import_with_example(&key).await;
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/complete"),
+            &key,
+            Some("complete-review"),
+            submission.as_bytes(),
+        )
+        .await;
+    assert_eq!(resp.status, 200);
+    let q3 = resp.json()["session"]["questions"][2].clone();
+    let id = q3["id"].as_str().expect("id").to_owned();
+    let path = format!("/v1/marking/questions/{id}");
+    let patch = |body: Value| {
+        let s = &s;
+        let key = key.clone();
+        let path = path.clone();
+        async move {
+            s.send(
+                Method::PATCH,
+                &path,
+                Some(&key),
+                &[("content-type", "application/json")],
+                Some(body.to_string().into_bytes()),
+            )
+            .await
+        }
+    };
+    let evidence = json!([{ "pageId": format!("{work}:p4"), "quote": "since |r| < 1 the series converges", "box": { "x": 0.07, "y": 0.3, "width": 0.6, "height": 0.05 } }]);
+    let decision = json!({ "criterionId": "q3b-b1", "outcome": "awarded", "reason": "Convergence justified on closer reading.", "evidence": evidence, "conditionChecks": [] });
+
+    patch(json!({ "revision": 2, "decisions": [decision] }))
+        .await
+        .assert_error(409, "stale_revision");
+    patch(json!({ "revision": 1, "decisions": [] }))
+        .await
+        .assert_error(400, "invalid_body");
+    patch(json!({ "revision": 1, "decisions": [{ "criterionId": "nope" }] }))
+        .await
+        .assert_error(400, "invalid_body");
+    patch(json!({ "revision": 1, "decisions": [decision, decision] }))
+        .await
+        .assert_error(400, "invalid_body");
+    patch(json!({ "revision": 1 }))
+        .await
+        .assert_error(400, "invalid_body");
+    let mut bad_box = decision.clone();
+    bad_box["evidence"][0]["box"]["width"] = json!(0.99);
+    let body = patch(json!({ "revision": 1, "decisions": [bad_box] }))
+        .await
+        .assert_error(422, "validation_failed");
+    assert_eq!(
+        body["error"]["details"]["errors"][0]["path"],
+        "/decisions/0/evidence/0/box/width"
+    );
+    assert_eq!(
+        body["error"]["details"]["errors"][0]["code"],
+        "box_out_of_bounds"
+    );
+    let mut on_scheme = decision.clone();
+    on_scheme["evidence"][0]["pageId"] = json!(format!(
+        "{}:p3",
+        q3["sourceDocuments"]["schemeAssetIds"][0]
+            .as_str()
+            .expect("scheme")
+    ));
+    let body = patch(json!({ "revision": 1, "decisions": [on_scheme] }))
+        .await
+        .assert_error(422, "validation_failed");
+    assert_eq!(
+        body["error"]["details"]["errors"][0]["code"],
+        "asset_role_mismatch"
+    );
+
+    let resp = patch(json!({ "revision": 1, "decisions": [decision] })).await;
+    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+    let reviewed = resp.json()["question"].clone();
+    assert_eq!(reviewed["revision"], 2);
+    // q3b-b1 is now awarded; q3b-a1 still has an uncertain condition.
+    assert_eq!(
+        reviewed["score"],
+        json!({"awarded": 3, "possible": 4, "max": 4})
+    );
+    assert_eq!(reviewed["status"], "needs_review");
+    assert_eq!(reviewed["allocations"][3]["decision"], "awarded");
+    assert_eq!(
+        reviewed["allocations"][3]["explanation"],
+        "Convergence justified on closer reading."
+    );
+    // The old revision is now stale.
+    patch(json!({ "revision": 1, "decisions": [decision] }))
+        .await
+        .assert_error(409, "stale_revision");
+
+    let check = json!({ "criterionId": "q3b-a1", "outcome": "awarded", "reason": "r = 0.8 used from (a).",
+        "evidence": [{ "pageId": format!("{work}:p4"), "quote": "= 250", "box": { "x": 0.6, "y": 0.2, "width": 0.15, "height": 0.06 } }],
+        "conditionChecks": [{ "index": 0, "result": "met" }] });
+    let resp = patch(json!({ "revision": 2, "decisions": [check] })).await;
+    assert_eq!(resp.status, 200);
+    let q = resp.json()["question"].clone();
+    assert_eq!(q["status"], "completed");
+    assert_eq!(q["score"], json!({"awarded": 4, "possible": 4, "max": 4}));
+    assert_eq!(q["reviewFlags"], json!([]));
+    let session = s
+        .get(&format!("/v1/marking/sessions/{import}"), &key)
+        .await
+        .json();
+    assert_eq!(
+        session["session"]["score"],
+        json!({"awarded": 11, "possible": 11, "max": 11})
+    );
+    assert_eq!(session["session"]["status"], "completed");
+    assert_eq!(session["session"]["needsReview"], false);
+    assert_eq!(session["session"]["questions"][2], q);
+}
+
+async fn other_accounts_get_404(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let owner = s.user("Owner").await;
+    let owner_key = s.key(&owner, ALL).await;
+    let intruder = s.user("Intruder").await;
+    let intruder_key = s.key(&intruder, ALL).await;
+    let (import, submission, work, _) = s.import_with_example(&owner_key).await;
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/complete"),
+            &owner_key,
+            Some("owner-complete"),
+            submission.as_bytes(),
+        )
+        .await;
+    assert_eq!(resp.status, 200);
+    let question = resp.json()["session"]["questions"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+
+    s.get(&format!("/v1/marking/sessions/{import}"), &intruder_key)
+        .await
+        .assert_error(404, "not_found");
+    s.get(&format!("/v1/marking/assets/{work}"), &intruder_key)
+        .await
+        .assert_error(404, "not_found");
+    s.post_json(
+        &format!("/v1/marking/imports/{import}/validate"),
+        &intruder_key,
+        None,
+        submission.as_bytes(),
+    )
+    .await
+    .assert_error(404, "not_found");
+    s.post_json(
+        &format!("/v1/marking/imports/{import}/complete"),
+        &intruder_key,
+        Some("intruder-complete"),
+        submission.as_bytes(),
+    )
+    .await
+    .assert_error(404, "not_found");
+    s.upload(
+        &intruder_key,
+        &import,
+        "work",
+        "x.pdf",
+        "application/pdf",
+        examkit::inspect::blank_pdf(1),
+    )
+    .await
+    .assert_error(404, "not_found");
+    let path = format!("/v1/marking/questions/{question}");
+    s.send(
+        Method::PATCH,
+        &path,
+        Some(&intruder_key),
+        &[("content-type", "application/json")],
+        Some(br#"{"revision":1,"decisions":[{"criterionId":"q1a-m1"}]}"#.to_vec()),
+    )
+    .await
+    .assert_error(404, "not_found");
+    let list = s.get("/v1/marking/sessions", &intruder_key).await.json();
+    assert_eq!(list["sessions"], json!([]));
+}
+
+async fn session_file_limit(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Files").await;
+    let key = s.key(&user, ALL).await;
+    let import = s.import(&key, "hundred files").await;
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    for i in 0..100 {
+        let resp = s
+            .upload(
+                &key,
+                &import,
+                "work",
+                &format!("page-{i}.png"),
+                "image/png",
+                png.clone(),
+            )
+            .await;
+        assert_eq!(resp.status, 201, "upload {i}");
+    }
+    s.upload(&key, &import, "work", "page-100.png", "image/png", png)
+        .await
+        .assert_error(422, "too_many_files");
+}
+
+async fn documentation(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let resp = s
+        .send(Method::GET, "/v1/openapi.json", None, &[], None)
+        .await;
+    assert_eq!(resp.status, 200);
+    let openapi = resp.json();
+    assert_eq!(openapi["openapi"], "3.1.0");
+    assert_eq!(openapi["info"]["version"], "1.0.0");
+    let paths = openapi["paths"].as_object().expect("paths");
+    for (path, method) in [
+        ("/v1/me", "get"),
+        ("/v1/marking/imports", "post"),
+        ("/v1/marking/imports/{id}/assets", "post"),
+        ("/v1/marking/imports/{id}/validate", "post"),
+        ("/v1/marking/imports/{id}/complete", "post"),
+        ("/v1/marking/sessions", "get"),
+        ("/v1/marking/sessions/{id}", "get"),
+        ("/v1/marking/assets/{id}", "get"),
+        ("/v1/marking/questions/{id}", "patch"),
+    ] {
+        assert!(
+            paths.get(path).and_then(|p| p.get(method)).is_some(),
+            "{method} {path} is described"
+        );
+    }
+    let guide = s.send(Method::GET, "/v1/guide.txt", None, &[], None).await;
+    assert_eq!(guide.status, 200);
+    assert!(
+        guide
+            .header("content-type")
+            .is_some_and(|c| c.starts_with("text/plain"))
+    );
+    let text = String::from_utf8(guide.body).expect("utf-8");
+    assert!(text.contains("Idempotency-Key") && text.contains("/v1/marking/imports"));
+}
