@@ -20,6 +20,16 @@
 //! ```
 //!
 //! Set `EXAMKIT_BENCH_ENFORCE=1` to exit with status 1 when a target is missed.
+//!
+//! Wall-clock figures need a quiet machine. For counts that do not depend on load, set
+//! `EXAMKIT_BENCH_PROFILE=<document>/<bench>[:<runs>]` (for example `maximum/engine:5`): the
+//! binary then runs that one operation the given number of times (default 5), without criterion,
+//! for a profiler such as `valgrind --tool=callgrind`:
+//!
+//! ```text
+//! cargo bench -p examkit-engine --bench validate --no-run   # prints the binary's path
+//! EXAMKIT_BENCH_PROFILE=maximum/parse:5 valgrind --tool=callgrind <binary>
+//! ```
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -292,6 +302,44 @@ fn summarise(cases: &[Case], dir: &Path, since: SystemTime) -> Vec<String> {
     missed
 }
 
+/// Runs one operation `runs` times for an external profiler, as `EXAMKIT_BENCH_PROFILE` asks.
+fn profile(spec: &str, cases: &[Case], schema: &jsonschema::Validator) -> Result<(), String> {
+    let (target, runs) = match spec.split_once(':') {
+        Some((target, runs)) => (
+            target,
+            runs.parse::<u32>()
+                .map_err(|_| format!("{runs:?} is not a run count"))?,
+        ),
+        None => (spec, 5),
+    };
+    let (name, bench) = target
+        .split_once('/')
+        .ok_or_else(|| format!("{target:?} is not <document>/<bench>"))?;
+    let case = cases
+        .iter()
+        .find(|c| c.fixture.name == name)
+        .ok_or_else(|| format!("no document named {name:?} (typical, maximum)"))?;
+    let bytes = case.fixture.document.as_bytes();
+    let mut ok = 0u32;
+    for _ in 0..runs {
+        let passed = match bench {
+            PARSE => serde_json::from_slice::<Value>(black_box(bytes)).is_ok(),
+            SCHEMA => serde_json::from_slice::<Value>(black_box(bytes))
+                .is_ok_and(|value| schema.is_valid(&value)),
+            ENGINE => validate(black_box(bytes), Some(black_box(&case.assets))).is_valid(),
+            _ => {
+                return Err(format!(
+                    "no benchmark named {bench:?} ({})",
+                    BENCHES.join(", ")
+                ));
+            }
+        };
+        ok += u32::from(passed);
+    }
+    println!("{name}/{bench}: {runs} runs, {ok} accepted the document");
+    Ok(())
+}
+
 fn main() {
     let schema = match load_schema() {
         Ok(schema) => schema,
@@ -312,6 +360,14 @@ fn main() {
     }
     for warning in cases.iter().flat_map(|c| &c.warnings) {
         eprintln!("warning: {warning}");
+    }
+
+    if let Some(spec) = std::env::var_os("EXAMKIT_BENCH_PROFILE") {
+        if let Err(message) = profile(&spec.to_string_lossy(), &cases, &schema) {
+            eprintln!("error: EXAMKIT_BENCH_PROFILE: {message}");
+            std::process::exit(2);
+        }
+        return;
     }
 
     let dir = criterion_dir();
