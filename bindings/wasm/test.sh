@@ -44,7 +44,7 @@ if [ -z "${EXAMKIT_BIN:-}" ]; then
   log "EXAMKIT_BIN is not set: the byte-for-byte comparison with the CLI will be skipped"
 fi
 log "node --test"
-node --test tests/*.test.mjs
+node --test --test-reporter=spec tests/*.test.mjs
 
 log "tsc --noEmit --strict"
 node_modules/.bin/tsc --noEmit --strict -p tests/tsconfig.json

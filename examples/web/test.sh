@@ -29,5 +29,5 @@ if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/pdfjs-dist ]; th
 fi
 
 log "node --test tests/e2e.test.mjs"
-node --test tests/*.test.mjs
+node --test --test-reporter=spec tests/*.test.mjs
 log "screenshots: $here/test-output/"

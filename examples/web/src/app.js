@@ -190,7 +190,11 @@ function scoreText(score) {
 
 function pointerButton(path, ...content) {
   const button = el('button', { type: 'button', className: 'pointer', dataset: { path } }, ...content);
-  button.addEventListener('click', () => showPointer(path));
+  button.addEventListener('click', () => {
+    for (const other of document.querySelectorAll('button.pointer[aria-current]')) other.removeAttribute('aria-current');
+    button.setAttribute('aria-current', 'true');
+    showPointer(path);
+  });
   return button;
 }
 

@@ -13,6 +13,7 @@ import { chromium } from 'playwright-core';
 import { assemble } from '../assemble.mjs';
 import { serve } from '../serve.mjs';
 import { makePdf } from './pdf.mjs';
+import { makePng } from './png.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const webDir = join(here, '..');
@@ -61,7 +62,9 @@ before(async () => {
   ]));
   const schemePdf = join(output, 'mark-scheme.pdf'); // matched by order
   writeFileSync(schemePdf, makePdf([{ width: 595, height: 842, rotate: 0, boxes: [] }]));
-  files = { workPdf, schemePdf };
+  const schemePng = join(output, 'mark-scheme.png'); // an image is one page
+  writeFileSync(schemePng, makePng(420, 594, [250, 250, 245]));
+  files = { workPdf, schemePdf, schemePng };
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
 });
 
@@ -185,7 +188,8 @@ test('a valid submission with its scans: scores, flags and every evidence box on
 test('an invalid submission: errors with code, path and message, each leading to its place', async () => {
   const { page, context, problems } = await openPage();
   try {
-    await page.setInputFiles('#scans', [files.workPdf, files.schemePdf]);
+    // Scans first this time, and the scheme as an image.
+    await page.setInputFiles('#scans', [files.workPdf, files.schemePng]);
     await page.setInputFiles('#submission', join(fixtures, 'invalid.json'));
     await settled(page);
     await page.waitForFunction(() => document.querySelectorAll('#pages .page').length === 3);
@@ -221,8 +225,10 @@ test('an invalid submission: errors with code, path and message, each leading to
     );
     assert.match(await page.textContent('#pointer-status'), /\/source\/markedAt is missing/);
 
-    // Boxes are still drawn, labelled with the submitted outcomes.
+    // Boxes are still drawn, labelled with the submitted outcomes; the scheme image is its one page.
     assert.equal(await page.locator('.evidence-box').count(), 5);
+    assert.equal(await page.$eval(`.page[data-asset="${SCHEME}"] .sheet`, (e) => e.firstElementChild.tagName), 'IMG');
+    assert.match(await page.textContent(`select[data-asset="${SCHEME}"]:not([id^="kind"])`), /mark-scheme\.png \(1 page\)/);
     await page.screenshot({ path: join(output, 'invalid.png'), fullPage: true });
     assert.deepStrictEqual(problems, []);
   } finally {
