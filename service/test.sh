@@ -56,10 +56,14 @@ fi
 if [ "$(psql_admin "SELECT 1 FROM pg_database WHERE datname = 'examkit_test'")" != 1 ]; then
     psql_admin "CREATE DATABASE examkit_test OWNER examkit_test"
 fi
-# Databases left by earlier runs (each test case makes its own).
-for db in $(psql_admin "SELECT datname FROM pg_database WHERE datname LIKE 'examkit\_test\_%'"); do
-    psql_admin "DROP DATABASE IF EXISTS $db" >/dev/null
-done
+drop_test_databases() {
+    for db in $(psql_admin "SELECT datname FROM pg_database WHERE datname LIKE 'examkit\_test\_%'"); do
+        psql_admin "DROP DATABASE IF EXISTS $db" >/dev/null
+    done
+}
+# Each test case makes its own database; drop those of earlier runs now and of this run at exit.
+drop_test_databases
+trap drop_test_databases EXIT
 export EXAMKIT_TEST_POSTGRES_URL="postgres://examkit_test:examkit_test@127.0.0.1:$pg_port/examkit_test"
 export EXAMKIT_REQUIRE_POSTGRES=1
 

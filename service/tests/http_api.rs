@@ -35,7 +35,98 @@ on_both!(
     other_accounts_get_404,
     session_file_limit,
     documentation,
+    counters_are_shared_between_servers,
+    daily_limit,
 );
+
+/// Two servers on one database share the rate counters.
+async fn counters_are_shared_between_servers(db: Db) {
+    let limits = Limits {
+        key_per_minute: 4,
+        ..Limits::default()
+    };
+    let Some(first) = start(db, limits).await else {
+        return;
+    };
+    let second = common::start_on(&first.database_url, limits).await;
+    let user = first.user("Two servers").await;
+    let key = first.key(&user, ALL).await;
+    let minute = now_ms() / 60_000;
+    let mut statuses = Vec::new();
+    for i in 0..5 {
+        let server = if i % 2 == 0 { &first } else { &second };
+        statuses.push(server.get("/v1/me", &key).await.status);
+    }
+    if now_ms() / 60_000 == minute {
+        assert_eq!(statuses, [200, 200, 200, 200, 429]);
+    }
+}
+
+async fn daily_limit(db: Db) {
+    let limits = Limits {
+        key_per_day: 3,
+        ..Limits::default()
+    };
+    let Some(s) = start(db, limits).await else {
+        return;
+    };
+    let user = s.user("Daily").await;
+    let key = s.key(&user, ALL).await;
+    let statuses: Vec<u16> = {
+        let mut v = Vec::new();
+        for _ in 0..3 {
+            let resp = s.get("/v1/me", &key).await;
+            v.push(resp.status);
+        }
+        v
+    };
+    assert_eq!(statuses, [200, 200, 200]);
+    let limited = s.get("/v1/me", &key).await;
+    limited.assert_error(429, "rate_limited");
+    assert_eq!(limited.header("x-ratelimit-daily-remaining"), Some("0"));
+    let retry: i64 = limited
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("integer");
+    assert!(
+        (1..=86_400).contains(&retry),
+        "until the next UTC day: {retry}"
+    );
+    // Another key of the same account has its own daily quota.
+    let other = s.key(&user, ALL).await;
+    assert_eq!(s.get("/v1/me", &other).await.status, 200);
+}
+
+/// 300 MiB per session: twelve 25 MiB files fit exactly, one more byte does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_size_limit_on_sqlite() {
+    let Some(s) = start(Db::Sqlite, generous()).await else {
+        return;
+    };
+    let user = s.user("Large").await;
+    let key = s.key(&user, ALL).await;
+    let import = s.import(&key, "large scans").await;
+    let mut file = examkit::inspect::blank_pdf(1);
+    file.resize(25 * 1024 * 1024, b'\n');
+    for i in 0..12 {
+        let resp = s
+            .upload(
+                &key,
+                &import,
+                "work",
+                &format!("scan-{i}.pdf"),
+                "application/pdf",
+                file.clone(),
+            )
+            .await;
+        assert_eq!(resp.status, 201, "file {i}");
+    }
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    s.upload(&key, &import, "work", "one-more.png", "image/png", png)
+        .await
+        .assert_error(413, "session_too_large");
+}
 
 async fn authentication_errors(db: Db) {
     let Some(s) = start(db, generous()).await else {

@@ -90,6 +90,20 @@ pub async fn fresh_database(db: Db, dir: &std::path::Path) -> Option<String> {
 pub async fn start(db: Db, limits: Limits) -> Option<Server> {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = fresh_database(db, dir.path()).await?;
+    Some(serve(url, dir, limits).await)
+}
+
+/// A second server on an existing database.
+pub async fn start_on(url: &str, limits: Limits) -> Server {
+    serve(
+        url.to_owned(),
+        tempfile::tempdir().expect("temp dir"),
+        limits,
+    )
+    .await
+}
+
+async fn serve(url: String, dir: tempfile::TempDir, limits: Limits) -> Server {
     let store = Store::open(&url).await.expect("open the store");
     let state = Arc::new(AppState {
         store: store.clone(),
@@ -102,14 +116,14 @@ pub async fn start(db: Db, limits: Limits) -> Option<Server> {
     .await
     .expect("bind");
     tokio::spawn(server);
-    Some(Server {
+    Server {
         base: format!("http://{addr}"),
         store,
         client: reqwest::Client::new(),
         database_url: url,
         _dir: dir,
         shutdown: Some(tx),
-    })
+    }
 }
 
 pub struct Resp {
