@@ -2,9 +2,11 @@
 //!
 //! It converts arguments, runs [`examkit_engine`] with the GIL released, and hands back the
 //! engine's outcome: as its canonical JSON text, or as the same value built directly as Python
-//! dicts and lists ([`to_python`]). No validation rule lives here: the Python half
-//! (`python/examkit/__init__.py`) checks argument types and converts documents to bytes.
+//! dicts and lists. No validation rule lives here: the assets list is written as JSON and read by
+//! the engine's own reader, and the Python half (`python/examkit/__init__.py`) checks the
+//! document's type and turns it into bytes.
 
+mod assets;
 mod to_python;
 
 use examkit_engine::{Asset, AssetsError, ErrorCode, FlagCode, Outcome};
@@ -39,7 +41,6 @@ pub fn codes() -> Vec<(&'static str, &'static str, &'static str)> {
 /// The extension module `examkit._examkit`.
 #[pyo3::pymodule(name = "_examkit", gil_used = false)]
 pub mod native {
-    use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
     use pyo3::types::PyDict;
 
@@ -59,18 +60,29 @@ pub mod native {
     #[pymodule_export]
     pub const MAX_DOCUMENT_BYTES: usize = examkit_engine::limits::MAX_DOCUMENT_BYTES;
 
-    fn assets_arg(assets: Option<&[u8]>) -> PyResult<Option<Vec<examkit_engine::Asset>>> {
-        super::read_assets(assets).map_err(|e| PyValueError::new_err(e.to_string()))
+    fn assets_arg(
+        assets: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Vec<examkit_engine::Asset>>> {
+        super::assets::from_python(assets)
     }
 
-    /// Validates `document` (UTF-8 JSON bytes) with the optional `assets` (a JSON array as bytes)
-    /// and returns the canonical outcome JSON. Raises `ValueError` for a malformed assets list.
+    /// Writes an assets list (a list of dicts) as the JSON text the engine reads; `TypeError`
+    /// when it is not a list of dicts of JSON values.
+    #[pyfunction]
+    pub fn assets_json(assets: &Bound<'_, PyAny>) -> PyResult<String> {
+        super::assets::to_json(assets)
+    }
+
+    /// Validates `document` (UTF-8 JSON bytes) with the optional `assets` (a list of
+    /// `{"id", "kind", "pageCount"}` dicts) and returns the canonical outcome JSON. Raises
+    /// `TypeError` when `assets` is not a list of dicts and `ValueError`, with the engine's
+    /// message, when the engine rejects it.
     #[pyfunction]
     #[pyo3(signature = (document, assets=None))]
     pub fn validate_json(
         py: Python<'_>,
         document: &[u8],
-        assets: Option<&[u8]>,
+        assets: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let assets = assets_arg(assets)?;
         Ok(py.detach(|| super::outcome(document, assets.as_deref()).to_json()))
@@ -83,7 +95,7 @@ pub mod native {
     pub fn validate<'py>(
         py: Python<'py>,
         document: &[u8],
-        assets: Option<&[u8]>,
+        assets: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let assets = assets_arg(assets)?;
         let outcome = py.detach(|| super::outcome(document, assets.as_deref()));
@@ -93,7 +105,11 @@ pub mod native {
     /// Validates `document` like `validate_json` and returns the engine's report for people.
     #[pyfunction]
     #[pyo3(signature = (document, assets=None))]
-    pub fn explain(py: Python<'_>, document: &[u8], assets: Option<&[u8]>) -> PyResult<String> {
+    pub fn explain(
+        py: Python<'_>,
+        document: &[u8],
+        assets: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
         let assets = assets_arg(assets)?;
         Ok(py.detach(|| examkit_engine::explain(&super::outcome(document, assets.as_deref()))))
     }
@@ -106,7 +122,7 @@ pub mod native {
     pub fn time_engine(
         py: Python<'_>,
         document: &[u8],
-        assets: Option<&[u8]>,
+        assets: Option<&Bound<'_, PyAny>>,
         iterations: u32,
     ) -> PyResult<u128> {
         let assets = assets_arg(assets)?;

@@ -36,10 +36,7 @@ fn valid<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyDict>> 
     dict.set_item(intern!(py, "assetsChecked"), *assets_checked)?;
     dict.set_item(intern!(py, "status"), status(py, *st))?;
     dict.set_item(intern!(py, "score"), score(py, sc)?)?;
-    let list = PyList::empty(py);
-    for q in questions {
-        list.append(question(py, q)?)?;
-    }
+    let list = list_of(py, questions, question)?;
     dict.set_item(intern!(py, "questions"), list)?;
     Ok(dict)
 }
@@ -57,24 +54,20 @@ fn question<'py>(py: Python<'py>, report: &QuestionReport) -> PyResult<Bound<'py
     dict.set_item(intern!(py, "label"), label)?;
     dict.set_item(intern!(py, "status"), status(py, *st))?;
     dict.set_item(intern!(py, "score"), score(py, sc)?)?;
-    let list = PyList::empty(py);
-    for PartReport { id, score: sc } in parts {
-        let part = PyDict::new(py);
-        part.set_item(intern!(py, "id"), id)?;
-        part.set_item(intern!(py, "score"), score(py, sc)?)?;
-        list.append(part)?;
-    }
-    dict.set_item(intern!(py, "parts"), list)?;
-    let list = PyList::empty(py);
-    for c in criteria {
-        list.append(criterion(py, c)?)?;
-    }
-    dict.set_item(intern!(py, "criteria"), list)?;
-    let list = PyList::empty(py);
-    for f in review_flags {
-        list.append(review_flag(py, f)?)?;
-    }
-    dict.set_item(intern!(py, "reviewFlags"), list)?;
+    dict.set_item(intern!(py, "parts"), list_of(py, parts, part)?)?;
+    dict.set_item(intern!(py, "criteria"), list_of(py, criteria, criterion)?)?;
+    dict.set_item(
+        intern!(py, "reviewFlags"),
+        list_of(py, review_flags, review_flag)?,
+    )?;
+    Ok(dict)
+}
+
+fn part<'py>(py: Python<'py>, report: &PartReport) -> PyResult<Bound<'py, PyDict>> {
+    let PartReport { id, score: sc } = report;
+    let dict = PyDict::new(py);
+    dict.set_item(intern!(py, "id"), id)?;
+    dict.set_item(intern!(py, "score"), score(py, sc)?)?;
     Ok(dict)
 }
 
@@ -91,10 +84,7 @@ fn criterion<'py>(py: Python<'py>, report: &CriterionReport) -> PyResult<Bound<'
     dict.set_item(intern!(py, "code"), code)?;
     dict.set_item(intern!(py, "submitted"), decision(py, *submitted))?;
     dict.set_item(intern!(py, "effective"), decision(py, *effective))?;
-    let list = PyList::empty(py);
-    for f in flags {
-        list.append(flag_code(py, *f))?;
-    }
+    let list = PyList::new(py, flags.iter().map(|f| flag_code(py, *f)))?;
     dict.set_item(intern!(py, "flags"), list)?;
     Ok(dict)
 }
@@ -124,11 +114,7 @@ fn invalid<'py>(py: Python<'py>, rejection: &Rejection) -> PyResult<Bound<'py, P
     } = rejection;
     let dict = PyDict::new(py);
     dict.set_item(intern!(py, "valid"), *valid)?;
-    let list = PyList::empty(py);
-    for e in errors {
-        list.append(error(py, e)?)?;
-    }
-    dict.set_item(intern!(py, "errors"), list)?;
+    dict.set_item(intern!(py, "errors"), list_of(py, errors, error)?)?;
     dict.set_item(intern!(py, "truncated"), *truncated)?;
     Ok(dict)
 }
@@ -146,6 +132,19 @@ fn error<'py>(py: Python<'py>, error: &ValidationError) -> PyResult<Bound<'py, P
     dict.set_item(intern!(py, "code"), error_code(py, *code))?;
     dict.set_item(intern!(py, "message"), message)?;
     Ok(dict)
+}
+
+/// A list of converted items, allocated once at its final size.
+fn list_of<'py, T>(
+    py: Python<'py>,
+    items: &[T],
+    convert: fn(Python<'py>, &T) -> PyResult<Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let converted = items
+        .iter()
+        .map(|item| convert(py, item))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, converted)
 }
 
 fn score<'py>(py: Python<'py>, score: &Score) -> PyResult<Bound<'py, PyDict>> {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import enum
 import json
 import pickle
 import re
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict
@@ -103,7 +105,7 @@ def test_document_of_the_wrong_type_is_a_type_error(document: Any) -> None:
         (7, r"assets must be None or a list .* not int"),
         ([1], r"assets\[0\] must be a dict .* not int"),
         ([ASSETS[0], "x"], r"assets\[1\] must be a dict .* not str"),
-        ([{"id": {1, 2}, "kind": "work", "pageCount": 1}], r"assets cannot be serialised as JSON"),
+        ([{"id": {1, 2}, "kind": "work", "pageCount": 1}], r"assets\[0\] cannot be serialised as JSON: Object of type set"),
     ],
 )
 def test_assets_of_the_wrong_type_are_a_type_error(assets: Any, message: str) -> None:
@@ -137,6 +139,58 @@ def test_a_malformed_assets_list_is_a_value_error_with_the_engines_message(
             function(build_submission(), assets)
         assert not isinstance(raised.value, TypeError)
         assert fragment in str(raised.value)
+
+
+DEEP: Any = []
+for _ in range(40):
+    DEEP = [DEEP]
+
+
+class Pages(enum.IntEnum):
+    TWO = 2
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        [{}],
+        [{"id": WORK, "kind": "work", "pageCount": 3}],
+        [{"a": None, "b": True, "c": False, "d": -0.0, "e": 1e16, "f": 1.5, "g": 10**30}],
+        [{"quote \"\\\n\t\u0001": "√ ≈ 📐 \u007f", "": [[], [1, [2.25]], {"x": {}}]}],
+        ({"pageCount": Pages.TWO, "t": (1, 2)},),
+    ],
+)
+def test_assets_are_written_as_json_dumps_would(value: Any) -> None:
+    expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert examkit._examkit.assets_json(value) == expected
+
+
+def test_assets_in_a_tuple_or_with_int_subclasses_are_accepted(submission: Dict[str, Any]) -> None:
+    expected = examkit.validate_json(submission, ASSETS)
+    as_enum = [dict(asset, pageCount=Pages.TWO * 5) for asset in ASSETS]
+    assert examkit.validate_json(submission, tuple(ASSETS)) == expected
+    assert examkit.validate_json(submission, as_enum) == expected
+
+
+@pytest.mark.parametrize(
+    ("assets", "error", "message"),
+    [
+        ([{"id": uuid.UUID(WORK)}], TypeError, r"assets\[0\] .*Object of type UUID is not JSON"),
+        ([ASSETS[0], {1: "x"}], TypeError, r"assets\[1\] .*keys must be str, not int"),
+        ([{"pageCount": float("inf")}], ValueError, r"assets\[0\] .*not JSON compliant"),
+        ([{"x": DEEP}], ValueError, r"nest too deeply"),
+        ([{"id": WORK, "kind": "work", "pageCount": True}], ValueError, r"boolean"),
+        ([{"id": WORK, "kind": "work", "pageCount": 2.5}], ValueError, r"assets must be a JSON"),
+    ],
+)
+def test_assets_values_json_cannot_hold_or_the_engine_refuses(
+    assets: Any, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message) as raised:
+        examkit.validate("{}", assets)
+    if error is ValueError:
+        assert not isinstance(raised.value, TypeError)
 
 
 # ---- validate_or_raise and ImportValidationError ------------------------------------------------

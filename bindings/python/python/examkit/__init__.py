@@ -133,29 +133,6 @@ def _document_bytes(document: object) -> bytes:
     )
 
 
-def _assets_bytes(assets: object) -> Optional[bytes]:
-    if assets is None:
-        return None
-    if not isinstance(assets, (list, tuple)):
-        raise TypeError(
-            'assets must be None or a list of {"id", "kind", "pageCount"} dicts, '
-            f"not {type(assets).__name__}"
-        )
-    for index, asset in enumerate(assets):
-        if not isinstance(asset, dict):
-            raise TypeError(
-                f'assets[{index}] must be a dict with "id", "kind" and "pageCount", '
-                f"not {type(asset).__name__}"
-            )
-    try:
-        text = json.dumps(list(assets), ensure_ascii=False, allow_nan=False)
-    except TypeError as error:
-        raise TypeError(f"assets cannot be serialised as JSON: {error}") from None
-    except ValueError as error:
-        raise ValueError(f"assets cannot be serialised as JSON: {error}") from None
-    return text.encode("utf-8", "surrogatepass")
-
-
 def validate_json(document: Document, assets: Optional[Sequence[Asset]] = None) -> str:
     """Validate a submission and return the engine's canonical outcome JSON.
 
@@ -167,7 +144,7 @@ def validate_json(document: Document, assets: Optional[Sequence[Asset]] = None) 
     message) for a malformed assets list. An invalid submission is not an exception: it is an
     outcome with ``"valid": false``.
     """
-    return _examkit.validate_json(_document_bytes(document), _assets_bytes(assets))
+    return _examkit.validate_json(_document_bytes(document), assets)
 
 
 def validate(document: Document, assets: Optional[Sequence[Asset]] = None) -> Dict[str, Any]:
@@ -180,7 +157,7 @@ def validate(document: Document, assets: Optional[Sequence[Asset]] = None) -> Di
     (it is built directly, without the JSON round trip). Arguments are as for
     :func:`validate_json`.
     """
-    return _examkit.validate(_document_bytes(document), _assets_bytes(assets))
+    return _examkit.validate(_document_bytes(document), assets)
 
 
 def validate_or_raise(
@@ -199,7 +176,7 @@ def validate_or_raise(
 
 def explain(document: Document, assets: Optional[Sequence[Asset]] = None) -> str:
     """Validate a submission and return the engine's report for people (plain text)."""
-    return _examkit.explain(_document_bytes(document), _assets_bytes(assets))
+    return _examkit.explain(_document_bytes(document), assets)
 
 
 def error_codes() -> List[CodeInfo]:
