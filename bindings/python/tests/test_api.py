@@ -351,5 +351,9 @@ def test_stubs_match_the_runtime(tmp_path: Path) -> None:
     _mypy(tmp_path, "mypy.stubtest", "examkit")
 
 
+def test_package_type_checks_strictly(tmp_path: Path) -> None:
+    _mypy(tmp_path, "mypy", "--strict", "-p", "examkit")
+
+
 def test_example_type_checks_strictly(tmp_path: Path) -> None:
     _mypy(tmp_path, "mypy", "--strict", str(ROOT / "examples" / "python" / "pipeline.py"))
