@@ -16,6 +16,12 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/examkit/target-python}"
 
+if [ -n "${EXAMKIT_BIN:-}" ]; then
+  # Relative to where the script was started; pytest runs from bindings/python.
+  EXAMKIT_BIN="$(cd "$(dirname "$EXAMKIT_BIN")" && pwd)/$(basename "$EXAMKIT_BIN")"
+  export EXAMKIT_BIN
+fi
+
 vpy="$(bash "$here/build.sh")"
 
 echo "== native crate unit tests"
