@@ -39,6 +39,6 @@ vpy="$venv/bin/python"
 echo "== build the wheel (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)" >&2
 wheels="$CARGO_TARGET_DIR/wheels/examkit"
 rm -rf "$wheels"
-(cd "$here" && "$vpy" -m maturin build --release --interpreter "$vpy" --out "$wheels" >&2)
+(cd "$here" && "$vpy" -m maturin build --release --locked --interpreter "$vpy" --out "$wheels" >&2)
 "$vpy" -m pip install -q --force-reinstall --no-deps "$wheels"/examkit-*.whl >&2
 echo "$vpy"

@@ -25,7 +25,7 @@ fi
 vpy="$(bash "$here/build.sh")"
 
 echo "== native crate unit tests"
-(cd "$here" && PYO3_PYTHON="$vpy" cargo test -q -p examkit-python)
+(cd "$here" && PYO3_PYTHON="$vpy" cargo test -q --locked -p examkit-python)
 
 echo "== pytest"
 cd "$here"
