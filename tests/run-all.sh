@@ -4,7 +4,7 @@
 # $HOME/.cache/examkit) so repeated runs on one machine reuse them; a fresh machine builds cold.
 #
 #   tests/run-all.sh            every suite
-#   tests/run-all.sh rust       only the named suites (rust python wasm web postgres fuzz)
+#   tests/run-all.sh rust       only the named suites (rust bank python wasm web postgres fuzz)
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,7 +16,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export INSTA_UPDATE=no CI="${CI:-true}"
 
 suites=("$@")
-[ "${#suites[@]}" -eq 0 ] && suites=(rust python wasm web postgres fuzz)
+[ "${#suites[@]}" -eq 0 ] && suites=(rust bank python wasm web postgres fuzz)
 passed=0
 failed=0
 failures=()
@@ -63,6 +63,8 @@ fuzz_suite() {
 }
 
 wants rust && run "rust: fmt, clippy, unit, vectors, properties, schemas, snapshots, CLI, service" rust_suite
+wants bank && run "bank: sample question bank and its checker" \
+  bash -c 'python3 service/bank/check.py && python3 -m unittest discover -s service/bank -p "test_*.py"'
 examkit_bin="$native_target/debug/examkit"
 [ -x "$examkit_bin" ] || examkit_bin=""
 wants python && run "python: wheel and pytest" \
