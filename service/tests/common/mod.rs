@@ -361,3 +361,55 @@ macro_rules! on_both {
         )+
     };
 }
+
+/// Runs `burst` until one attempt starts and ends in the same UTC minute, at most `attempts`
+/// times, and returns that attempt's result. Fixed rate windows restart at each minute boundary,
+/// so a burst that straddles one cannot be judged; it is repeated (the closure gets the attempt
+/// number, to use fresh keys) instead of having its assertions skipped.
+pub async fn within_one_minute<T, F, Fut>(attempts: usize, mut burst: F) -> T
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    for attempt in 0..attempts {
+        let minute = examkit::store::now_ms() / 60_000;
+        let result = burst(attempt).await;
+        if examkit::store::now_ms() / 60_000 == minute {
+            return result;
+        }
+        eprintln!("a minute boundary fell inside attempt {attempt}; repeating the burst");
+    }
+    panic!("a minute boundary fell inside each of {attempts} attempts");
+}
+
+/// The number of question rows stored for a session, and how many distinct positions they have.
+pub async fn stored_questions(store: &Store, session_id: &str) -> (i64, i64) {
+    use sqlx::Row;
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n, COUNT(DISTINCT position) AS p FROM marking_questions \
+         WHERE session_id = $1",
+    )
+    .bind(session_id)
+    .fetch_one(store.pool())
+    .await
+    .expect("count questions");
+    (
+        row.try_get::<i64, _>("n").expect("n"),
+        row.try_get::<i64, _>("p").expect("p"),
+    )
+}
+
+/// The number of completed import sessions of an account.
+pub async fn completed_imports(store: &Store, user_id: &str) -> i64 {
+    use sqlx::Row;
+    sqlx::query(
+        "SELECT COUNT(*) AS n FROM marking_sessions WHERE user_id = $1 AND origin = 'import' \
+         AND status = 'completed'",
+    )
+    .bind(user_id)
+    .fetch_one(store.pool())
+    .await
+    .expect("count sessions")
+    .try_get::<i64, _>("n")
+    .expect("n")
+}
