@@ -49,6 +49,16 @@ pub enum LogFormat {
     Json,
 }
 
+/// Whether the service enforces its rate limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RateLimits {
+    /// The specification's limits (the default).
+    On,
+    /// Nothing is refused; counters are still kept and reported. For benchmarks and load tests
+    /// on a private instance only.
+    Off,
+}
+
 /// Arguments of `examkit serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -63,6 +73,9 @@ pub struct ServeArgs {
     /// Log line format.
     #[arg(long, env = "EXAMKIT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+    /// `off` admits every request (counters are still kept and reported); for benchmarks only.
+    #[arg(long, env = "EXAMKIT_RATE_LIMITS", value_enum, default_value = "on")]
+    pub rate_limits: RateLimits,
     /// Where state is kept.
     #[command(flatten)]
     pub store: StoreArgs,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tracing_subscriber::EnvFilter;
 
-use crate::config::{LogFormat, ServeArgs};
+use crate::config::{LogFormat, RateLimits, ServeArgs};
 use crate::http::{self, AppState};
 use crate::store::rate::Limits;
 use crate::store::{Store, now_ms};
@@ -51,8 +51,14 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     };
     let state = Arc::new(AppState {
         store: store.clone(),
-        limits: Limits::default(),
+        limits: match args.rate_limits {
+            RateLimits::On => Limits::default(),
+            RateLimits::Off => Limits::unlimited(),
+        },
     });
+    if args.rate_limits == RateLimits::Off {
+        tracing::warn!("rate limits are off: no request is refused for its rate");
+    }
     let (addr, server) = match http::bind(state, args.listen, shutdown_signal()).await {
         Ok(bound) => bound,
         Err(e) => {

@@ -500,6 +500,14 @@ impl Store {
             .bind(now)
             .execute(&mut *tx)
             .await?;
+            if let Some(delay) = complete_delay() {
+                eprintln!(
+                    "test hook: question {} of {} inserted, transaction open",
+                    position + 1,
+                    questions.len()
+                );
+                tokio::time::sleep(delay).await;
+            }
         }
         tx.commit().await?;
         Ok(Completion::Completed)
@@ -574,4 +582,18 @@ impl Store {
         }
         Ok(current)
     }
+}
+
+/// Test hook for the crash-safety tests: when `EXAMKIT_TEST_COMPLETE_DELAY_MS` is set, completing
+/// an import announces each question insert on standard error and then pauses that many
+/// milliseconds inside the transaction, so a test can kill the process mid-transaction. Never set
+/// it in production.
+fn complete_delay() -> Option<std::time::Duration> {
+    static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("EXAMKIT_TEST_COMPLETE_DELAY_MS")
+            .ok()
+            .and_then(|ms| ms.trim().parse::<u64>().ok())
+            .map(std::time::Duration::from_millis)
+    })
 }

@@ -41,6 +41,22 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Limits no traffic reaches (`examkit serve --rate-limits off`): counters are still kept and
+    /// reported, so a benchmark measures the same work per request, but nothing is refused.
+    pub fn unlimited() -> Self {
+        const NEVER: i64 = 1_000_000_000_000;
+        Limits {
+            key_per_minute: NEVER,
+            account_per_minute: NEVER,
+            key_per_day: NEVER,
+            account_per_day: NEVER,
+            key_writes_per_minute: NEVER,
+            account_writes_per_minute: NEVER,
+        }
+    }
+}
+
 /// The result of asking to admit one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admission {
