@@ -82,6 +82,26 @@ impl Store {
         };
         let pool = AnyPoolOptions::new()
             .max_connections(max)
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // Write-ahead logging: one fsync per commit instead of several, and readers
+                        // never wait for the writer. `synchronous` stays FULL, so a committed
+                        // transaction survives a power cut as well as a killed process. Writers
+                        // wait for the lock instead of failing at once.
+                        sqlx::query("PRAGMA journal_mode = WAL")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("PRAGMA synchronous = FULL")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("PRAGMA busy_timeout = 10000")
+                            .execute(&mut *conn)
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
             .connect(url)
             .await?;
         match backend {
