@@ -1,11 +1,9 @@
 # The two set-up commands of the README, and a few conveniences.
 .PHONY: run test bench fuzz
 
-# The main job (see README.md).
+# The main job: the service on its embedded SQLite database in ./data, on 127.0.0.1:8080.
 run:
-	cargo run --release -q -p examkit -- validate --explain \
-		--assets examples/submissions/further-maths-paper.assets.json \
-		examples/submissions/further-maths-paper.json
+	cargo run --locked -p examkit -- serve
 
 # Every suite; installs what each needs.
 test:
