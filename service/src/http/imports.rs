@@ -180,6 +180,14 @@ async fn upload(
             "the query parameter name is required, 1 to {MAX_NAME_CHARS} characters"
         )));
     }
+    // The name is metadata only: files live in the database, never at a path derived from it, so
+    // `/` and `..` are kept verbatim. Control characters (NUL included) are refused because they
+    // would corrupt logs, exports and the names shown to people.
+    if name.chars().any(char::is_control) {
+        return Err(ApiError::InvalidQuery(
+            "the query parameter name must not contain control characters".into(),
+        ));
+    }
     let declared = ctx
         .headers
         .get(warp::http::header::CONTENT_TYPE)
