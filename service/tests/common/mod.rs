@@ -172,6 +172,11 @@ impl Resp {
 }
 
 impl Server {
+    /// The server's data directory (the SQLite database lives here).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     pub async fn user(&self, name: &str) -> String {
         self.store
             .create_user(name, true, false)
