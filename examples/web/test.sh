@@ -24,8 +24,10 @@ fi
 
 cd "$here"
 if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/pdfjs-dist ]; then
-  log "npm ci (playwright-core, pdfjs-dist)"
-  npm ci --no-audit --no-fund
+  log "npm install (playwright-core, pdfjs-dist, at the versions in package-lock.json)"
+  # Not `npm ci`: pdfjs-dist's optional native canvas packages are only published for some
+  # platforms, so the lock file lists this platform's alone and `npm ci` calls it out of sync.
+  npm install --no-audit --no-fund
 fi
 
 log "node --test tests/e2e.test.mjs"
