@@ -226,7 +226,7 @@ impl<'a> Parser<'a> {
     fn object(&mut self, depth: usize) -> Result<Value<'a>, Fail> {
         self.enter(depth)?;
         self.pos += 1;
-        let mut members: Vec<(Cow<'a, str>, Node<'a>)> = Vec::new();
+        let mut members: Vec<(Cow<'a, str>, Node<'a>)> = Vec::with_capacity(8);
         let mut index: Option<HashSet<Cow<'a, str>>> = None;
         self.skip_whitespace();
         if self.bytes.get(self.pos) == Some(&b'}') {
