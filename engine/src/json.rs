@@ -76,7 +76,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Node<'_>, ValidationError> {
             "the document starts with a byte order mark, which JSON does not allow",
         ));
     }
-    let mut parser = Parser { bytes, pos: 0 };
+    let text = std::str::from_utf8(bytes).ok();
+    let mut parser = Parser {
+        bytes,
+        text,
+        pos: 0,
+    };
     parser.skip_whitespace();
     if parser.pos == bytes.len() {
         return Err(invalid(0, "the document is empty"));
@@ -133,10 +138,13 @@ fn line_column(prefix: &[u8]) -> (usize, usize) {
 }
 
 /// Objects with more members than this look duplicates up in a hash set instead of scanning.
-const LINEAR_KEY_SCAN: usize = 8;
+const LINEAR_KEY_SCAN: usize = 32;
 
 struct Parser<'a> {
     bytes: &'a [u8],
+    /// The whole document as text, when it is valid UTF-8 (checked once, up front); otherwise each
+    /// string is checked on its own so the bad byte is reported where it stands.
+    text: Option<&'a str>,
     pos: usize,
 }
 
@@ -179,6 +187,10 @@ impl<'a> Parser<'a> {
 
     /// The text of `start..end` (no quote or backslash inside), checked to be UTF-8.
     fn text(&self, start: usize, end: usize) -> Result<&'a str, Fail> {
+        // `start` and `end` are at ASCII bytes (quotes, backslashes, digits), so on char boundaries.
+        if let Some(text) = self.text.and_then(|t| t.get(start..end)) {
+            return Ok(text);
+        }
         std::str::from_utf8(&self.bytes[start..end])
             .map_err(|e| self.invalid_utf8(start + e.valid_up_to()))
     }
