@@ -1,7 +1,7 @@
 //! The rubric dependency graph: every `dependsOn` entry exists, lies in the same question, is not the
 //! criterion itself, and the graph has no cycle. The acyclic graph gives the scoring order.
 
-use std::collections::HashMap;
+use crate::fasthash::HashMap;
 
 use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -22,7 +22,7 @@ pub(crate) fn check(
     };
     // Ids written but rejected (bad pattern) are known too, so references to them are not
     // reported a second time; an unreadable id (missing, not a string) could be any id.
-    let mut owner: HashMap<&str, Owner> = HashMap::new();
+    let mut owner: HashMap<&str, Owner> = HashMap::default();
     let mut ids_unreadable = false;
     for (q, question) in questions.iter().enumerate() {
         let Some(criteria) = &question.criteria else {
@@ -76,7 +76,7 @@ fn order(
     let Some(criteria) = &question.criteria else {
         return Vec::new();
     };
-    let mut local: HashMap<&str, usize> = HashMap::new();
+    let mut local: HashMap<&str, usize> = HashMap::default();
     for (c, criterion) in criteria.iter().enumerate() {
         if let Some(id) = criterion.id {
             local.entry(id.value).or_insert(c);

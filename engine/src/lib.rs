@@ -17,6 +17,7 @@
 mod assets;
 mod error;
 mod explain;
+mod fasthash;
 mod formats;
 mod geometry;
 mod graph;

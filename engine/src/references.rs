@@ -2,7 +2,7 @@
 //! coverage. Each rule runs only on values that passed the structure stage, so one defect is
 //! reported once.
 
-use std::collections::HashMap;
+use crate::fasthash::HashMap;
 
 use uuid::Uuid;
 
@@ -35,7 +35,7 @@ pub(crate) fn check(
 use Seg::{Index, Key};
 
 fn labels(questions: &[Question<'_>], errors: &mut Vec<ValidationError>) {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut seen: HashMap<&str, usize> = HashMap::default();
     for (q, question) in questions.iter().enumerate() {
         let Some(label) = question.label else {
             continue;
@@ -57,7 +57,7 @@ fn labels(questions: &[Question<'_>], errors: &mut Vec<ValidationError>) {
 }
 
 fn criterion_ids(questions: &[Question<'_>], errors: &mut Vec<ValidationError>) {
-    let mut seen: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut seen: HashMap<&str, (usize, usize)> = HashMap::default();
     for (q, question) in questions.iter().enumerate() {
         for (c, criterion) in question.criteria.iter().flatten().enumerate() {
             let Some(id) = criterion.id else { continue };
@@ -81,7 +81,7 @@ fn criterion_ids(questions: &[Question<'_>], errors: &mut Vec<ValidationError>) 
 
 fn parts(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError>) {
     let Some(parts) = &question.parts else { return };
-    let mut known: HashMap<&str, usize> = HashMap::new();
+    let mut known: HashMap<&str, usize> = HashMap::default();
     for (p, part) in parts.iter().enumerate() {
         let Some(id) = part.id else { continue };
         if known.contains_key(id.value) {
@@ -108,7 +108,7 @@ fn parts(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError>) {
     let Some(criteria) = &question.criteria else {
         return;
     };
-    let mut counts: HashMap<&str, u32> = HashMap::new();
+    let mut counts: HashMap<&str, u32> = HashMap::default();
     let mut all_known = true;
     for (c, criterion) in criteria.iter().enumerate() {
         let Some(part_id) = criterion.part_id else {
@@ -179,7 +179,7 @@ fn decisions(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError
         return;
     };
     // The first criterion of each id in this question; repeats are reported as duplicate ids.
-    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    let mut by_id: HashMap<&str, usize> = HashMap::default();
     for (c, criterion) in criteria.iter().enumerate() {
         if let Some(id) = criterion.id {
             by_id.entry(id.value).or_insert(c);

@@ -2,7 +2,7 @@
 //! review flags, and score ranges per part, per question and in total. It runs on valid documents
 //! only, so every field it reads is present.
 
-use std::collections::HashMap;
+use crate::fasthash::HashMap;
 
 use crate::error::FlagCode;
 use crate::outcome::{
@@ -40,7 +40,8 @@ struct Raised {
 fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> QuestionReport {
     let criteria = question.criteria.as_deref().unwrap_or_default();
     let decisions = question.decisions.as_deref().unwrap_or_default();
-    let mut index_of: HashMap<&str, usize> = HashMap::with_capacity(criteria.len());
+    let mut index_of: HashMap<&str, usize> =
+        HashMap::with_capacity_and_hasher(criteria.len(), Default::default());
     for (c, criterion) in criteria.iter().enumerate() {
         if let Some(id) = criterion.id {
             index_of.entry(id.value).or_insert(c);
@@ -79,7 +80,7 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
         possible: 0,
         max: 0,
     };
-    let mut part_scores: HashMap<&str, Score> = HashMap::new();
+    let mut part_scores: HashMap<&str, Score> = HashMap::default();
     let mut reports = Vec::with_capacity(criteria.len());
     let mut review_flags = Vec::new();
     for (c, criterion) in criteria.iter().enumerate() {
