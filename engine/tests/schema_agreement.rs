@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use examkit_engine::{Asset, Outcome};
 use jsonschema::Validator;
 use serde_json::Value;
-use serde_json::value::RawValue;
+
+mod common;
 
 /// The shared vectors are a suite of well over this many files; fewer means they are missing.
 const MIN_VECTORS: usize = 80;
@@ -166,48 +167,6 @@ struct Vector {
     assets: Option<Vec<Asset>>,
 }
 
-/// The `submission` member of a vector file, exactly as written.
-#[derive(serde::Deserialize)]
-struct RawSubmission<'a> {
-    #[serde(borrow)]
-    submission: Option<&'a RawValue>,
-}
-
-/// Removes the whitespace between JSON tokens, leaving strings and numbers exactly as written.
-fn minify(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in text.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
-            in_string = c == '"';
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn vector_files() -> Vec<PathBuf> {
-    let dir = workspace_dir().join("tests/vectors");
-    let entries =
-        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
-    let mut files: Vec<PathBuf> = entries
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// Reads one vector file, or says why it cannot be read.
 fn read_vector(path: &Path) -> Result<Vector, String> {
     let name = path
@@ -226,61 +185,8 @@ fn read_vector(path: &Path) -> Result<Vector, String> {
             ));
         }
     };
-    let given: Vec<&str> = ["submission", "submissionText", "submissionBase64"]
-        .into_iter()
-        .filter(|key| file.get(*key).is_some())
-        .collect();
-    let mut bytes = match given.as_slice() {
-        // The file's own text of the member (key order, number spelling), minus whitespace.
-        ["submission"] => {
-            let raw: RawSubmission<'_> =
-                serde_json::from_str(&text).map_err(|e| format!("cannot read submission: {e}"))?;
-            let raw = raw.submission.ok_or("submission is missing")?;
-            minify(raw.get()).into_bytes()
-        }
-        ["submissionText"] => file["submissionText"]
-            .as_str()
-            .ok_or("submissionText is not a string")?
-            .as_bytes()
-            .to_vec(),
-        ["submissionBase64"] => {
-            let encoded = file["submissionBase64"]
-                .as_str()
-                .ok_or("submissionBase64 is not a string")?;
-            data_encoding::BASE64
-                .decode(encoded.as_bytes())
-                .map_err(|e| format!("submissionBase64 is not base64: {e}"))?
-        }
-        other => {
-            return Err(format!(
-                "needs exactly one of submission, submissionText, submissionBase64; has {other:?}"
-            ));
-        }
-    };
-    if let Some(pad) = file.get("padToBytes") {
-        let pad = pad
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or("padToBytes is not a non-negative integer")?;
-        if bytes.len() > pad {
-            return Err(format!(
-                "the document is {} bytes, more than padToBytes {pad}",
-                bytes.len()
-            ));
-        }
-        bytes.resize(pad, b' ');
-    }
-    let assets = match file.get("assets") {
-        None | Some(Value::Null) => None,
-        Some(list) => {
-            let json =
-                serde_json::to_vec(list).map_err(|e| format!("cannot serialise assets: {e}"))?;
-            Some(
-                examkit_engine::assets_from_json(&json)
-                    .map_err(|e| format!("assets are not a valid assets list: {e}"))?,
-            )
-        }
-    };
+    let bytes = common::document_bytes(&text, &file)?;
+    let assets = common::assets(&file)?;
     Ok(Vector {
         name,
         schema,
@@ -290,7 +196,7 @@ fn read_vector(path: &Path) -> Result<Vector, String> {
 }
 
 fn read_all_vectors() -> Vec<Vector> {
-    let files = vector_files();
+    let files = common::vector_files();
     assert!(
         files.len() >= MIN_VECTORS,
         "tests/vectors holds {} JSON files; the shared suite has at least {MIN_VECTORS}, so vectors \

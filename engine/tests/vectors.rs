@@ -9,10 +9,12 @@
 //! the whole picture.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use examkit_engine::{Asset, ErrorCode, FlagCode};
 use serde_json::Value;
+
+mod common;
 
 /// The suite holds well over this many vectors; fewer means files are missing.
 const MIN_VECTORS: usize = 80;
@@ -63,25 +65,9 @@ struct Vector {
     expected: Value,
 }
 
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors")
-}
-
-fn vector_files() -> Vec<PathBuf> {
-    let dir = vectors_dir();
-    let entries =
-        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// Reads every vector; panics listing every file that is malformed.
 fn read_all() -> Vec<Vector> {
-    let files = vector_files();
+    let files = common::vector_files();
     assert!(
         files.len() >= MIN_VECTORS,
         "tests/vectors holds {} vector files; the suite has at least {MIN_VECTORS}",
@@ -142,52 +128,12 @@ fn read_vector(path: &Path) -> Result<Vector, String> {
         return Err(String::from("\"description\" must be a non-empty string"));
     }
 
-    let given: Vec<&str> = ["submission", "submissionText", "submissionBase64"]
-        .into_iter()
-        .filter(|key| members.contains_key(*key))
-        .collect();
-    let mut document = match given.as_slice() {
-        // The document keeps the file's own text (key order, number spelling), minus whitespace.
-        ["submission"] => minify(raw_member(&text, "submission")?).into_bytes(),
-        ["submissionText"] => file["submissionText"]
-            .as_str()
-            .ok_or("\"submissionText\" must be a string")?
-            .as_bytes()
-            .to_vec(),
-        ["submissionBase64"] => base64_decode(
-            file["submissionBase64"]
-                .as_str()
-                .ok_or("\"submissionBase64\" must be a string")?,
-        )?,
-        other => {
-            return Err(format!(
-                "needs exactly one of submission, submissionText, submissionBase64; has {other:?}"
-            ));
-        }
-    };
-    if let Some(pad) = members.get("padToBytes") {
-        let pad = pad
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or("\"padToBytes\" must be a non-negative integer")?;
-        if document.len() > pad {
-            return Err(format!(
-                "the document is {} bytes, more than padToBytes {pad}",
-                document.len()
-            ));
-        }
-        document.resize(pad, b' ');
-    }
+    let document = common::document_bytes(&text, &file)?;
 
-    let assets = match members.get("assets") {
-        None => return Err(String::from("\"assets\" must be present (null or a list)")),
-        Some(Value::Null) => None,
-        Some(list) => {
-            let json =
-                serde_json::to_vec(list).map_err(|e| format!("cannot serialise assets: {e}"))?;
-            Some(examkit_engine::assets_from_json(&json).map_err(|e| format!("bad assets: {e}"))?)
-        }
-    };
+    if !members.contains_key("assets") {
+        return Err(String::from("\"assets\" must be present (null or a list)"));
+    }
+    let assets = common::assets(&file)?;
 
     let expected = members
         .get("expected")
@@ -297,147 +243,6 @@ fn flags_of(outcome: &Value) -> Vec<(&str, &'static str)> {
         }
     }
     codes
-}
-
-/// The raw text of a top-level member of a JSON object (already known to be valid JSON).
-fn raw_member<'a>(text: &'a str, key: &str) -> Result<&'a str, String> {
-    let bytes = text.as_bytes();
-    let mut at = skip_ws(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return Err(String::from("a vector file is a JSON object"));
-    }
-    at += 1;
-    loop {
-        at = skip_ws(bytes, at);
-        match bytes.get(at) {
-            Some(b'"') => {}
-            _ => return Err(format!("no member {key:?}")),
-        }
-        let key_end = skip_value(bytes, at);
-        let this_key = &text[at + 1..key_end - 1];
-        at = skip_ws(bytes, key_end);
-        if bytes.get(at) != Some(&b':') {
-            return Err(String::from("malformed member"));
-        }
-        let start = skip_ws(bytes, at + 1);
-        let end = skip_value(bytes, start);
-        if this_key == key {
-            return Ok(&text[start..end]);
-        }
-        at = skip_ws(bytes, end);
-        match bytes.get(at) {
-            Some(b',') => at += 1,
-            _ => return Err(format!("no member {key:?}")),
-        }
-    }
-}
-
-fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
-    while bytes
-        .get(at)
-        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-    {
-        at += 1;
-    }
-    at
-}
-
-/// The index just past the JSON value starting at `at`.
-fn skip_value(bytes: &[u8], mut at: usize) -> usize {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    while let Some(&b) = bytes.get(at) {
-        at += 1;
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-                if depth == 0 {
-                    return at;
-                }
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                if depth == 0 {
-                    return at - 1;
-                }
-                depth -= 1;
-                if depth == 0 {
-                    return at;
-                }
-            }
-            b',' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => return at - 1,
-            _ => {}
-        }
-    }
-    at
-}
-
-/// Removes the whitespace between JSON tokens, leaving strings and numbers exactly as written.
-fn minify(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for ch in text.chars() {
-        if in_string {
-            out.push(ch);
-            if escaped {
-                escaped = false;
-            } else if ch == '\\' {
-                escaped = true;
-            } else if ch == '"' {
-                in_string = false;
-            }
-        } else if !matches!(ch, ' ' | '\t' | '\n' | '\r') {
-            in_string = ch == '"';
-            out.push(ch);
-        }
-    }
-    out
-}
-
-/// Standard base64 (RFC 4648, with padding).
-fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    fn sextet(c: u8) -> Option<u32> {
-        match c {
-            b'A'..=b'Z' => Some(u32::from(c - b'A')),
-            b'a'..=b'z' => Some(u32::from(c - b'a') + 26),
-            b'0'..=b'9' => Some(u32::from(c - b'0') + 52),
-            b'+' => Some(62),
-            b'/' => Some(63),
-            _ => None,
-        }
-    }
-    let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
-        return Err(String::from(
-            "submissionBase64 length is not a multiple of 4",
-        ));
-    }
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    for chunk in bytes.chunks(4) {
-        let padding = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if padding > 2 {
-            return Err(String::from("submissionBase64 has too much padding"));
-        }
-        let mut word = 0u32;
-        for &c in &chunk[..4 - padding] {
-            word =
-                (word << 6) | sextet(c).ok_or("submissionBase64 holds a non-base64 character")?;
-        }
-        word <<= 6 * padding as u32;
-        let decoded = word.to_be_bytes();
-        out.extend_from_slice(&decoded[1..4 - padding]);
-    }
-    Ok(out)
 }
 
 /// Runs the engine on a vector and returns its canonical JSON.
@@ -678,21 +483,24 @@ fn validation_is_deterministic() {
 #[test]
 fn the_harness_reads_documents_faithfully() {
     assert_eq!(
-        minify("{ \"a b\" : [ 1.0 ,\n 2 ] , \"c\\\" d\" : \"e f\" }"),
+        common::minify("{ \"a b\" : [ 1.0 ,\n 2 ] , \"c\\\" d\" : \"e f\" }"),
         "{\"a b\":[1.0,2],\"c\\\" d\":\"e f\"}"
     );
-    let file =
-        "{\n  \"name\": \"x\",\n  \"submission\": {\"k\": [1, {\"z\": \"}\"}]},\n  \"n\": 5}";
-    assert_eq!(
-        raw_member(file, "submission"),
-        Ok("{\"k\": [1, {\"z\": \"}\"}]}")
+    let text = "{\n  \"name\": \"x\",\n  \"submission\": {\"z\": [1.0, {\"a\": \"}\"}], \"b\": 1e2},\n  \"padToBytes\": 40}";
+    let file: Value = serde_json::from_str(text).expect("json");
+    let mut padded = b"{\"z\":[1.0,{\"a\":\"}\"}],\"b\":1e2}".to_vec();
+    padded.resize(40, b' ');
+    assert_eq!(common::document_bytes(text, &file), Ok(padded));
+    let base64 = serde_json::json!({"submissionBase64": "/3s="});
+    assert_eq!(common::document_bytes("", &base64), Ok(vec![0xff, b'{']));
+    assert!(common::document_bytes("", &serde_json::json!({"submissionBase64": "YW*j"})).is_err());
+    assert!(
+        common::document_bytes(
+            "",
+            &serde_json::json!({"submissionText": "{}", "submissionBase64": "e30="})
+        )
+        .is_err()
     );
-    assert_eq!(raw_member(file, "n"), Ok("5"));
-    assert!(raw_member(file, "missing").is_err());
-    assert_eq!(base64_decode("eyJhIjoxfQ=="), Ok(b"{\"a\":1}".to_vec()));
-    assert_eq!(base64_decode("/w=="), Ok(vec![0xff]));
-    assert_eq!(base64_decode("YWJj"), Ok(b"abc".to_vec()));
-    assert!(base64_decode("YW*j").is_err());
 
     let expected = serde_json::json!({"valid": true, "questions": [{"flags": ["a"], "score": 1}]});
     let actual = serde_json::json!({"valid": true, "questions": [{"flags": ["a", "b"], "score": 2}], "x": 0});
