@@ -28,6 +28,7 @@ need_package() {
 
 echo "== tools"
 need_package curl curl
+need_package pdftotext poppler-utils
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     need_package pg_ctlcluster postgresql
     if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then

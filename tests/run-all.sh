@@ -42,8 +42,17 @@ wants() {
   return 1
 }
 
+install_poppler() {
+  # The PDF renderer's tests read their output with poppler's pdftotext and pdftoppm.
+  command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 && return 0
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq poppler-utils >/dev/null
+}
+
 rust_suite() {
-  CARGO_TARGET_DIR="$native_target" cargo fmt --all --check &&
+  install_poppler &&
+    CARGO_TARGET_DIR="$native_target" cargo fmt --all --check &&
     CARGO_TARGET_DIR="$native_target" cargo clippy --workspace --all-targets --locked -- -D warnings &&
     CARGO_TARGET_DIR="$native_target" cargo build --locked -p examkit &&
     CARGO_TARGET_DIR="$native_target" cargo test --locked
