@@ -401,7 +401,7 @@ pub(crate) fn question_paper(paper: &PaperDocument) -> Result<Generated, RenderE
         ),
     )];
     let mut out = preamble(paper, "Question paper", total, &extra);
-    out.push_str("#cover-head(meta)\n");
+    out.push_str("#cover-head(meta)\n#candidate-box\n");
     let space_instruction = match paper.writing_space {
         WritingSpace::None => {
             "Write your answers on separate paper, numbering each answer clearly."

@@ -112,9 +112,10 @@ pub fn artifacts_dir() -> PathBuf {
     dir
 }
 
-/// A fresh scratch folder for one test.
+/// A fresh scratch folder for one test, under the artifacts folder (replaced on each run, so
+/// nothing piles up and the files of a failed run can be inspected).
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("examkit-pdf-{}-{name}", std::process::id()));
+    let dir = artifacts_dir().join("scratch").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch folder");
     dir
