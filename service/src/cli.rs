@@ -33,6 +33,12 @@ pub enum Command {
     /// Manage API keys (secrets are shown once, at creation).
     #[command(subcommand)]
     Keys(crate::admin::KeysCommand),
+    /// Import, export and check question banks.
+    #[command(subcommand)]
+    Bank(crate::bank_admin::BankCommand),
+    /// Set accounts' favourite questions.
+    #[command(subcommand)]
+    Favourites(crate::bank_admin::FavouritesCommand),
 }
 
 /// Arguments of `examkit validate`.
@@ -60,6 +66,11 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => with_runtime(crate::serve::run(args)),
         Command::Users(command) => with_runtime(crate::admin::users(command)),
         Command::Keys(command) => with_runtime(crate::admin::keys(command)),
+        Command::Bank(crate::bank_admin::BankCommand::Check { path }) => {
+            crate::bank_admin::check(&path)
+        }
+        Command::Bank(command) => with_runtime(crate::bank_admin::bank(command)),
+        Command::Favourites(command) => with_runtime(crate::bank_admin::favourites(command)),
     }
 }
 

@@ -59,6 +59,15 @@ pub enum RateLimits {
     Off,
 }
 
+/// Whether `examkit serve` loads the sample bank embedded in the binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SampleBank {
+    /// Load it on first start, when the bank holds no question (the default).
+    On,
+    /// Never load it.
+    Off,
+}
+
 /// Arguments of `examkit serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -76,6 +85,12 @@ pub struct ServeArgs {
     /// `off` admits every request (counters are still kept and reported); for benchmarks only.
     #[arg(long, env = "EXAMKIT_RATE_LIMITS", value_enum, default_value = "on")]
     pub rate_limits: RateLimits,
+    /// `off` skips loading the embedded sample bank on first start (when the bank is empty).
+    #[arg(long, env = "EXAMKIT_SAMPLE_BANK", value_enum, default_value = "on")]
+    pub sample_bank: SampleBank,
+    /// Do not load the sample bank (the same as `--sample-bank off`).
+    #[arg(long)]
+    pub no_sample_bank: bool,
     /// Where state is kept.
     #[command(flatten)]
     pub store: StoreArgs,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tracing_subscriber::EnvFilter;
 
-use crate::config::{LogFormat, RateLimits, ServeArgs};
+use crate::config::{LogFormat, RateLimits, SampleBank, ServeArgs};
 use crate::http::{self, AppState};
 use crate::store::rate::Limits;
 use crate::store::{Store, now_ms};
@@ -49,6 +49,16 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if args.sample_bank == SampleBank::On && !args.no_sample_bank {
+        match store.load_sample_bank_if_empty().await {
+            Ok(Some(summary)) => tracing::info!(%summary, "loaded the sample bank"),
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("examkit serve: cannot load the sample bank: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
     let state = Arc::new(AppState {
         store: store.clone(),
         limits: match args.rate_limits {

@@ -8,6 +8,7 @@
 
 pub mod digest;
 pub mod error;
+pub mod generate;
 pub mod load;
 pub mod model;
 pub mod rules;

@@ -40,6 +40,12 @@ pub struct AssetData {
     pub bytes: Vec<u8>,
 }
 
+impl AsRef<[u8]> for AssetData {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 /// A whole bank that passed every check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bank {

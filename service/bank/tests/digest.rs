@@ -8,19 +8,36 @@ use examkit_bank::{Block, Status, sample};
 #[test]
 fn digests_follow_their_definition() {
     let bank = sample::load().expect("sample loads");
-    let assets: BTreeMap<_, _> = bank.assets.iter().map(|(id, a)| (*id, a.bytes.clone())).collect();
+    let assets: BTreeMap<_, _> = bank
+        .assets
+        .iter()
+        .map(|(id, a)| (*id, a.bytes.clone()))
+        .collect();
     let (_, _, question) = bank
         .questions()
         .find(|(_, _, q)| !q.revisions[0].assets.is_empty())
         .expect("a question with a diagram");
     let revision = &question.revisions[0];
     let all = digests(revision, &assets).expect("digests");
-    assert_eq!(all.content_version, content_version(revision, &assets).expect("content"));
+    assert_eq!(
+        all.content_version,
+        content_version(revision, &assets).expect("content")
+    );
     assert_eq!(all.scheme_version, scheme_version(&revision.scheme));
-    assert_eq!(all.revision_digest, revision_digest(revision, &assets).expect("digest"));
-    for d in [&all.content_version, &all.scheme_version, &all.revision_digest] {
+    assert_eq!(
+        all.revision_digest,
+        revision_digest(revision, &assets).expect("digest")
+    );
+    for d in [
+        &all.content_version,
+        &all.scheme_version,
+        &all.revision_digest,
+    ] {
         assert_eq!(d.len(), 64);
-        assert!(d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+        assert!(
+            d.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        );
     }
     // The scheme version is the hash of the canonical scheme, nothing else.
     assert_eq!(
@@ -63,7 +80,12 @@ fn digests_follow_their_definition() {
     if let Some(Block::Text { text }) = reworded.content.stem.first_mut() {
         text.push(' ');
     }
-    assert_ne!(digests(&reworded, &assets).expect("digests").content_version, all.content_version);
+    assert_ne!(
+        digests(&reworded, &assets)
+            .expect("digests")
+            .content_version,
+        all.content_version
+    );
 
     // Missing asset bytes are an error, not a silent digest.
     assert!(digests(revision, &BTreeMap::<uuid::Uuid, Vec<u8>>::new()).is_err());

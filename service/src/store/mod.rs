@@ -5,9 +5,12 @@
 //! Each backend has its own migrations (`migrations/sqlite`, `migrations/postgres`), applied at start.
 
 pub mod accounts;
+pub mod bank;
+pub mod favourites;
 pub mod idempotency;
 pub mod marking;
 pub mod rate;
+pub mod search;
 pub mod usage;
 
 use std::time::{SystemTime, UNIX_EPOCH};
