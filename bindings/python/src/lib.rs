@@ -3,10 +3,12 @@
 //! It converts arguments, runs [`examkit_engine`] with the GIL released, and hands back the
 //! engine's outcome: as its canonical JSON text, or as the same value built directly as Python
 //! dicts and lists. No validation rule lives here: the assets list is written as JSON and read by
-//! the engine's own reader, and the Python half (`python/examkit/__init__.py`) checks the
-//! document's type and turns it into bytes.
+//! the engine's own reader, a `str` document is encoded exactly as
+//! `document.encode("utf-8", "surrogatepass")` would (see `text`), and the Python half
+//! (`python/examkit/__init__.py`) turns a parsed `dict` into JSON bytes.
 
 mod assets;
+mod text;
 mod to_python;
 
 use examkit_engine::{Asset, AssetsError, ErrorCode, FlagCode, Outcome};
@@ -73,17 +75,20 @@ pub mod native {
         super::assets::to_json(assets)
     }
 
-    /// Validates `document` (UTF-8 JSON bytes) with the optional `assets` (a list of
-    /// `{"id", "kind", "pageCount"}` dicts) and returns the canonical outcome JSON. Raises
-    /// `TypeError` when `assets` is not a list of dicts and `ValueError`, with the engine's
-    /// message, when the engine rejects it.
+    /// Validates `document` (JSON text as `str`, or UTF-8 JSON as `bytes` or `bytearray`) with
+    /// the optional `assets` (a list of `{"id", "kind", "pageCount"}` dicts) and returns the
+    /// canonical outcome JSON. Raises `TypeError` for a document of another type or when `assets`
+    /// is not a list of dicts, and `ValueError`, with the engine's message, when the engine
+    /// rejects the assets.
     #[pyfunction]
     #[pyo3(signature = (document, assets=None))]
     pub fn validate_json(
         py: Python<'_>,
-        document: &[u8],
+        document: &Bound<'_, PyAny>,
         assets: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
+        let document = super::text::document(document)?;
+        let document = document.as_bytes();
         let assets = assets_arg(assets)?;
         Ok(py.detach(|| super::outcome(document, assets.as_deref()).to_json()))
     }
@@ -94,9 +99,11 @@ pub mod native {
     #[pyo3(signature = (document, assets=None))]
     pub fn validate<'py>(
         py: Python<'py>,
-        document: &[u8],
+        document: &Bound<'_, PyAny>,
         assets: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let document = super::text::document(document)?;
+        let document = document.as_bytes();
         let assets = assets_arg(assets)?;
         let outcome = py.detach(|| super::outcome(document, assets.as_deref()));
         super::to_python::outcome(py, &outcome)
@@ -107,9 +114,11 @@ pub mod native {
     #[pyo3(signature = (document, assets=None))]
     pub fn explain(
         py: Python<'_>,
-        document: &[u8],
+        document: &Bound<'_, PyAny>,
         assets: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
+        let document = super::text::document(document)?;
+        let document = document.as_bytes();
         let assets = assets_arg(assets)?;
         Ok(py.detach(|| examkit_engine::explain(&super::outcome(document, assets.as_deref()))))
     }

@@ -77,6 +77,67 @@ def test_a_lone_surrogate_in_text_is_the_engines_invalid_json() -> None:
     assert [e["code"] for e in outcome["errors"]] == ["invalid_json"]
 
 
+# A str is encoded by the native half (blocks of 16 code points, strings over 65,536 code points in
+# pieces): the engine must see exactly str.encode("utf-8", "surrogatepass") in every case.
+ENCODER_BLOCK = 16
+ENCODER_PIECE = 1 << 16
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["plain", "caf\u00e9 \u00d7 \u00b2", "\u2212 \u222b \u2248 \u2192 \uffff",
+     "\U0001f4d0 \u00fc \U0010ffff", "\u007f\u0080\u07ff\u0800"],
+)
+def test_text_reaches_the_engine_as_its_utf8(label: str) -> None:
+    for pad in range(ENCODER_BLOCK + 1):
+        padded = "x" * pad + label
+        text = json.dumps(build_submission([padded]), ensure_ascii=False)
+        expected = examkit.validate_json(text.encode("utf-8"))
+        assert examkit.validate_json(text) == expected
+        assert examkit.validate(text)["questions"][0]["label"] == padded
+
+
+@pytest.mark.parametrize("surrogates", ["\ud800", "\udfff", "\ud83d\udcd0", "\udcd0\ud83d"])
+def test_lone_surrogates_reach_the_engine_as_surrogatepass_bytes(surrogates: str) -> None:
+    for pad in range(ENCODER_BLOCK + 1):
+        text = json.dumps(build_submission(["x" * pad + surrogates + "\u00e9"]), ensure_ascii=False)
+        expected = examkit.validate_json(text.encode("utf-8", "surrogatepass"))
+        assert '"invalid_json"' in expected
+        assert examkit.validate_json(text) == expected
+
+
+@pytest.mark.parametrize("special", ["\u00e9", "\u20ac", "\U0001f4d0", "\ud800"])
+def test_long_text_is_encoded_across_its_pieces(special: str) -> None:
+    text = json.dumps(build_submission(["Q" + special + special]), ensure_ascii=False)
+    at = text.index("Q" + special)
+    for boundary in (ENCODER_PIECE, 2 * ENCODER_PIECE):
+        for shift in (-1, 0, 1, 2):
+            # Whitespace after the opening brace moves the label across a piece boundary.
+            padded = "{" + " " * (boundary - at + shift) + text[1:]
+            expected = examkit.validate_json(padded.encode("utf-8", "surrogatepass"))
+            assert examkit.validate_json(padded) == expected
+            if special != "\ud800":
+                assert examkit.validate(padded)["questions"][0]["label"] == "Q" + special * 2
+
+
+def test_a_str_subclass_is_read_as_its_characters() -> None:
+    class Odd(str):
+        def isascii(self) -> bool:
+            return True
+
+        def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+            return b"{}"
+
+        def __getitem__(self, index: Any) -> str:
+            return "{}"
+
+    text = json.dumps(build_submission(["\u00e9t\u00e9 \U0001f4d0"]), ensure_ascii=False)
+    long_text = "{" + " " * (2 * ENCODER_PIECE) + text[1:]
+    for document in (text, long_text, text.replace("\u00e9", "\udc80")):
+        assert examkit.validate_json(Odd(document)) == examkit.validate_json(document)
+    assert examkit.validate(Odd(text))["valid"] is True
+
+
 def test_payload_limit_is_the_engines() -> None:
     base = json.dumps(build_submission()).encode("utf-8")
     at_limit = base + b" " * (examkit.MAX_DOCUMENT_BYTES - len(base))

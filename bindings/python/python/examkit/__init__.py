@@ -110,15 +110,11 @@ class ImportValidationError(ValueError):
         return (type(self), (self.errors, self.truncated))
 
 
-def _document_bytes(document: object) -> bytes:
-    if isinstance(document, str):
-        # "surrogatepass" only acts on lone surrogates, which no UTF-8 text can hold: their bytes
-        # reach the engine, which rejects them as invalid_json like any other invalid UTF-8.
-        return document.encode("utf-8", "surrogatepass")
-    if isinstance(document, bytes):
-        return document
-    if isinstance(document, bytearray):
-        return bytes(document)
+def _document(document: object) -> object:
+    # str, bytes and bytearray go to the native half as they are: it encodes a str exactly as
+    # document.encode("utf-8", "surrogatepass") would ("surrogatepass" only acts on lone
+    # surrogates, which no UTF-8 text can hold: their bytes reach the engine, which rejects them
+    # as invalid_json like any other invalid UTF-8) and raises TypeError for any other type.
     if isinstance(document, dict):
         try:
             text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -126,11 +122,8 @@ def _document_bytes(document: object) -> bytes:
             raise TypeError(f"the document dict cannot be serialised as JSON: {error}") from None
         except ValueError as error:
             raise ValueError(f"the document dict cannot be serialised as JSON: {error}") from None
-        return text.encode("utf-8", "surrogatepass")
-    raise TypeError(
-        "document must be a str, bytes, bytearray or dict (a parsed JSON object), "
-        f"not {type(document).__name__}"
-    )
+        return text
+    return document
 
 
 def validate_json(document: Document, assets: Optional[Sequence[Asset]] = None) -> str:
@@ -144,7 +137,7 @@ def validate_json(document: Document, assets: Optional[Sequence[Asset]] = None) 
     message) for a malformed assets list. An invalid submission is not an exception: it is an
     outcome with ``"valid": false``.
     """
-    return _examkit.validate_json(_document_bytes(document), assets)
+    return _examkit.validate_json(_document(document), assets)
 
 
 def validate(document: Document, assets: Optional[Sequence[Asset]] = None) -> Dict[str, Any]:
@@ -157,7 +150,9 @@ def validate(document: Document, assets: Optional[Sequence[Asset]] = None) -> Di
     (it is built directly, without the JSON round trip). Arguments are as for
     :func:`validate_json`.
     """
-    return _examkit.validate(_document_bytes(document), assets)
+    if isinstance(document, dict):
+        return _examkit.validate(_document(document), assets)
+    return _examkit.validate(document, assets)
 
 
 def validate_or_raise(
@@ -176,7 +171,7 @@ def validate_or_raise(
 
 def explain(document: Document, assets: Optional[Sequence[Asset]] = None) -> str:
     """Validate a submission and return the engine's report for people (plain text)."""
-    return _examkit.explain(_document_bytes(document), assets)
+    return _examkit.explain(_document(document), assets)
 
 
 def error_codes() -> List[CodeInfo]:
