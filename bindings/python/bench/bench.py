@@ -3,8 +3,11 @@
 For each fixture (``typical`` and ``maximum`` from ``examkit-fixtures``), it times, interleaved so
 that every row sees the same machine load:
 
-* ``engine (native)``: ``examkit_engine::validate`` alone, timed in Rust inside this process
-  (``examkit._examkit.time_engine``) -- the figure the Python entry points are compared with;
+* ``engine (native)``: ``examkit_engine::validate`` alone (parse, validate, score; the outcome as
+  Rust values), timed in Rust inside this process (``examkit._examkit.time_engine``) -- the figure
+  the Python entry points are compared with;
+* ``engine + to_json (native)``: the same plus writing the outcome's canonical JSON, for reference
+  (``validate`` returns Python data, not JSON, so the target compares it with the engine alone);
 * ``examkit.validate(str)``: text in, outcome dict out (UTF-8 encoding, the engine, building the
   dict);
 * ``examkit.validate(bytes)``: the raw document in (no encoding step);
@@ -233,6 +236,9 @@ def main() -> int:
         native_name = "engine (native, in process)"
         ours: Dict[str, Callable[[int], float]] = {
             native_name: timed_once(lambda calls: _examkit.time_engine(raw, assets, calls)),
+            "engine + to_json (native)": timed_once(
+                lambda calls: _examkit.time_engine(raw, assets, calls, to_json=True)
+            ),
             "examkit.validate(str)": timed(lambda: examkit.validate(text, assets)),
             "examkit.validate(bytes)": timed(lambda: examkit.validate(raw, assets)),
             "examkit.validate_json(str)": timed(lambda: examkit.validate_json(text, assets)),

@@ -3,11 +3,19 @@
 //! the values is the engine's. Only the shape of the argument is checked here: a list (or tuple)
 //! of dicts whose values JSON can hold; anything else is a `TypeError`, as `json.dumps` would
 //! raise, with the offending item named.
+//!
+//! The common case, a list of exact dicts holding exactly an `id` string that is a UUID, a `kind`
+//! of `"work"` or `"scheme"` and an int `pageCount` that fits a `u32`, is read directly: those are
+//! exactly the dicts whose JSON the engine's reader accepts, and the result is then checked by the
+//! engine's own [`examkit_engine::check_assets`]. Anything else takes the JSON route, so every
+//! error still comes from the engine's reader.
 
-use examkit_engine::Asset;
+use examkit_engine::{Asset, AssetKind};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use uuid::Uuid;
 
 /// How deep a value inside an asset may nest; an asset is flat, so this only stops runaways.
 const MAX_DEPTH: usize = 32;
@@ -17,8 +25,53 @@ pub fn from_python(assets: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Ass
     let Some(assets) = assets.filter(|a| !a.is_none()) else {
         return Ok(None);
     };
+    if let Some(read) = plain(assets) {
+        return examkit_engine::check_assets(&read)
+            .map(|()| Some(read))
+            .map_err(|e| PyValueError::new_err(e.to_string()));
+    }
     let json = to_json(assets)?;
     crate::read_assets(Some(json.as_bytes())).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The assets read directly when the argument is a list of plain, well-formed asset dicts (see the
+/// module documentation); `None` sends it down the JSON route.
+fn plain(assets: &Bound<'_, PyAny>) -> Option<Vec<Asset>> {
+    let list = assets.cast_exact::<PyList>().ok()?;
+    let py = assets.py();
+    let mut read = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        let dict = item.cast_exact::<PyDict>().ok()?;
+        if dict.len() != 3 {
+            return None;
+        }
+        let field = |name| dict.get_item(name).ok().flatten();
+        let id = field(intern!(py, "id"))?;
+        let id = id
+            .cast_exact::<PyString>()
+            .ok()?
+            .to_cow()
+            .ok()?
+            .parse::<Uuid>()
+            .ok()?;
+        let kind = field(intern!(py, "kind"))?;
+        let kind = match kind.cast_exact::<PyString>().ok()?.to_cow().ok()?.as_ref() {
+            "work" => AssetKind::Work,
+            "scheme" => AssetKind::Scheme,
+            _ => return None,
+        };
+        let pages = field(intern!(py, "pageCount"))?;
+        if !pages.is_exact_instance_of::<PyInt>() {
+            return None;
+        }
+        let page_count = pages.extract::<u32>().ok()?;
+        read.push(Asset {
+            id,
+            kind,
+            page_count,
+        });
+    }
+    Some(read)
 }
 
 /// The assets list as JSON text (compact; strings UTF-8, not escaped to ASCII).

@@ -124,24 +124,28 @@ pub mod native {
     }
 
     /// Runs the engine `iterations` times on `document` (GIL released) and returns the total
-    /// nanoseconds spent in `examkit_engine::validate` alone: the native figure benchmarks
-    /// compare the Python entry points with, measured in the same process and conditions.
+    /// nanoseconds spent in `examkit_engine::validate` alone, or with `to_json` also in writing
+    /// each outcome's canonical JSON: the native figures benchmarks compare the Python entry
+    /// points with, measured in the same process and conditions.
     #[pyfunction]
-    #[pyo3(signature = (document, assets=None, iterations=1))]
+    #[pyo3(signature = (document, assets=None, iterations=1, to_json=false))]
     pub fn time_engine(
         py: Python<'_>,
         document: &[u8],
         assets: Option<&Bound<'_, PyAny>>,
         iterations: u32,
+        to_json: bool,
     ) -> PyResult<u128> {
         let assets = assets_arg(assets)?;
         Ok(py.detach(|| {
             let start = std::time::Instant::now();
             for _ in 0..iterations {
-                std::hint::black_box(super::outcome(
-                    std::hint::black_box(document),
-                    assets.as_deref(),
-                ));
+                let outcome = super::outcome(std::hint::black_box(document), assets.as_deref());
+                if to_json {
+                    std::hint::black_box(outcome.to_json());
+                } else {
+                    std::hint::black_box(outcome);
+                }
             }
             start.elapsed().as_nanos()
         }))

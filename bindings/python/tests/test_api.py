@@ -174,6 +174,49 @@ def test_assets_of_the_wrong_type_are_a_type_error(assets: Any, message: str) ->
         examkit.validate("{}", assets)
 
 
+class _Pages(enum.IntEnum):
+    ONE = 1
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"id": WORK.upper()},
+        {"id": "{" + WORK + "}"},
+        {"id": WORK.replace("-", "")},
+        {"id": "urn:uuid:" + WORK},
+        {"id": WORK[:-1]},
+        {"id": 7},
+        {"kind": "Work"},
+        {"kind": "scheme"},
+        {"pageCount": 0},
+        {"pageCount": 2**32 - 1},
+        {"pageCount": 2**32},
+        {"pageCount": -1},
+        {"pageCount": True},
+        {"pageCount": 1.0},
+        {"pageCount": _Pages.ONE},
+        {"pageCount": None},
+        {"extra": 1},
+    ],
+)
+def test_a_plain_assets_list_reads_as_its_json_does(changes: Dict[str, Any]) -> None:
+    # A list of plain dicts is read directly; a tuple always goes through JSON and the engine's
+    # reader. Both must give the same outcome, or the same error.
+    asset = {**ASSETS[0], **changes}
+    document = build_submission()
+
+    def run(assets: Any) -> Any:
+        try:
+            return examkit.validate_json(document, assets)
+        except (TypeError, ValueError) as error:
+            return type(error), str(error)
+
+    assert run([asset, ASSETS[1]]) == run((asset, ASSETS[1]))
+    assert run([ASSETS[1], asset, asset]) == run((ASSETS[1], asset, asset))
+
+
 def test_a_document_dict_that_json_cannot_hold_is_rejected() -> None:
     with pytest.raises(TypeError, match="cannot be serialised as JSON"):
         examkit.validate({"source": {1, 2}})
