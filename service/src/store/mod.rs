@@ -9,6 +9,7 @@ pub mod bank;
 pub mod favourites;
 pub mod idempotency;
 pub mod marking;
+pub mod questions;
 pub mod rate;
 pub mod search;
 pub mod usage;

@@ -1,12 +1,524 @@
-//! The search index over the question bank.
+//! The search index over the question bank, and the queries of `GET /v1/questions` and
+//! `GET /v1/questions/facets`.
+//!
+//! The index holds one row per question that has a published revision (its latest published one):
+//! `search_questions` (the result item, ready to serve, the order key, the marks and a fixed
+//! pseudo-random position), `search_terms` (one row per exact-match attribute value) and the full
+//! text (SQLite: the FTS5 table `search_text`; PostgreSQL: a weighted `tsvector` with a GIN index).
+//! Filters, ordering, text matching and pagination all run in the database.
+//!
+//! Text search: `q` is split into words (runs of letters and digits), lowercased; English stop words
+//! (PostgreSQL's list, applied on both backends) are dropped. Every remaining word must match
+//! (AND); each is stemmed (Porter on SQLite, Snowball English on PostgreSQL) and matched as a prefix
+//! of an indexed word, so `integ` finds "integration" and `circles` finds "circle". Results are
+//! ordered by relevance (a title match weighs most, then the summary, then the metadata), then by
+//! question id.
 
-use sqlx::{Any, Transaction};
+use std::collections::{BTreeSet, HashMap};
+
+use examkit_bank::Revision;
+use serde::Serialize;
+use sqlx::{Any, Row, Transaction};
 use uuid::Uuid;
 
-use super::{Backend, StoreError};
+use super::{Backend, Store, StoreError, now_ms};
+
+/// How long a search cursor stays usable.
+pub const CURSOR_LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Questions indexed per batch of statements.
+const BATCH: usize = 200;
+
+/// The exact-match attribute kinds of `search_terms`.
+pub mod kind {
+    /// A course id (`<level>-<subject>`), one per source.
+    pub const COURSE: &str = "course";
+    /// A source's level.
+    pub const LEVEL: &str = "level";
+    /// A source's subject.
+    pub const SUBJECT: &str = "subject";
+    /// A source's board.
+    pub const BOARD: &str = "board";
+    /// A source's year.
+    pub const YEAR: &str = "year";
+    /// An eligible module profile (every source's module is one).
+    pub const MODULE: &str = "module";
+    /// A tag.
+    pub const TAG: &str = "tag";
+    /// The topic.
+    pub const TOPIC: &str = "topic";
+    /// The subtopic.
+    pub const SUBTOPIC: &str = "subtopic";
+    /// The difficulty, 1 to 5.
+    pub const DIFFICULTY: &str = "difficulty";
+    /// The frequency.
+    pub const FREQUENCY: &str = "frequency";
+}
+
+/// The facet kinds `GET /v1/questions/facets` returns, in response order.
+pub const FACET_KINDS: [&str; 5] = ["course", "board", "module", "topic", "subtopic"];
+
+/// English stop words (PostgreSQL's `english` list), dropped from `q` on both backends.
+const STOP_WORDS: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "myself",
+    "we",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "this",
+    "that",
+    "these",
+    "those",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "having",
+    "do",
+    "does",
+    "did",
+    "doing",
+    "a",
+    "an",
+    "the",
+    "and",
+    "but",
+    "if",
+    "or",
+    "because",
+    "as",
+    "until",
+    "while",
+    "of",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "against",
+    "between",
+    "into",
+    "through",
+    "during",
+    "before",
+    "after",
+    "above",
+    "below",
+    "to",
+    "from",
+    "up",
+    "down",
+    "in",
+    "out",
+    "on",
+    "off",
+    "over",
+    "under",
+    "again",
+    "further",
+    "then",
+    "once",
+    "here",
+    "there",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "both",
+    "each",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "no",
+    "nor",
+    "not",
+    "only",
+    "own",
+    "same",
+    "so",
+    "than",
+    "too",
+    "very",
+    "s",
+    "t",
+    "can",
+    "will",
+    "just",
+    "don",
+    "should",
+    "now",
+];
+
+/// The searchable words of a text query: runs of letters and digits, lowercased, stop words
+/// dropped, repeats removed, in order of first appearance.
+pub fn query_words(q: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for word in q.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        let word = word.to_lowercase();
+        if STOP_WORDS.contains(&word.as_str()) || words.contains(&word) {
+            continue;
+        }
+        words.push(word);
+    }
+    words
+}
+
+/// Normalised search filters (every `GET /v1/questions` parameter except `cursor`, `limit` and
+/// `random`). Serialised, they are the part of a cursor's digest that must not change between pages.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchFilters {
+    /// The searchable words of `q` (see [`query_words`]); empty without `q`.
+    pub words: Vec<String>,
+    /// An eligible module profile.
+    pub module: Option<String>,
+    /// A source's level.
+    pub level: Option<String>,
+    /// A source's subject.
+    pub subject: Option<String>,
+    /// A source's board.
+    pub board: Option<String>,
+    /// A source's year.
+    pub year: Option<i64>,
+    /// A tag.
+    pub tag: Option<String>,
+    /// The topic.
+    pub topic: Option<String>,
+    /// The subtopic.
+    pub subtopic: Option<String>,
+    /// The difficulty.
+    pub difficulty: Option<i64>,
+    /// The least marks.
+    pub min_marks: Option<i64>,
+    /// The most marks.
+    pub max_marks: Option<i64>,
+    /// The frequency.
+    pub frequency: Option<String>,
+    /// Question ids left out, canonical, sorted, without repeats.
+    pub exclude_ids: Vec<String>,
+    /// Only the caller's favourites.
+    pub favourites_only: bool,
+}
+
+impl SearchFilters {
+    /// The digest a cursor records: SHA-256 over the account and the normalised filters.
+    pub fn digest(&self, user_id: &str) -> String {
+        let filters = serde_json::to_string(self).unwrap_or_default();
+        examkit_bank::digest::sha256_hex(format!("{user_id}\n{filters}").as_bytes())
+    }
+
+    fn term_filters(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let text = [
+            (kind::MODULE, &self.module),
+            (kind::LEVEL, &self.level),
+            (kind::SUBJECT, &self.subject),
+            (kind::BOARD, &self.board),
+            (kind::TAG, &self.tag),
+            (kind::TOPIC, &self.topic),
+            (kind::SUBTOPIC, &self.subtopic),
+            (kind::FREQUENCY, &self.frequency),
+        ];
+        for (kind, value) in text {
+            if let Some(value) = value {
+                out.push((kind, value.clone()));
+            }
+        }
+        if let Some(year) = self.year {
+            out.push((kind::YEAR, year.to_string()));
+        }
+        if let Some(difficulty) = self.difficulty {
+            out.push((kind::DIFFICULTY, difficulty.to_string()));
+        }
+        out
+    }
+}
+
+/// Which page of results to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageRequest {
+    /// The first page.
+    First,
+    /// The page after a cursor's position.
+    After(CursorPosition),
+    /// A random sample of matching questions, with no cursor.
+    Random,
+}
+
+/// Where a cursor's next page starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CursorPosition {
+    /// The last question id served (the keyset position when results are in id order).
+    pub after_key: String,
+    /// How many results were served before (the position when results are in relevance order).
+    pub position: i64,
+}
+
+/// One page of search results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    /// The result items, each a JSON object.
+    pub items: Vec<String>,
+    /// Where the next page starts, or `None` at the end (and for random samples).
+    pub next: Option<CursorPosition>,
+}
+
+/// Why a cursor cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorProblem {
+    /// No such cursor for this account.
+    Unknown,
+    /// The cursor has expired.
+    Expired,
+    /// The cursor was made for other filters.
+    Mismatch,
+}
+
+/// A facet option with its number of published questions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FacetOptionView {
+    /// The stable id to filter with.
+    pub value: String,
+    /// The display label.
+    pub label: String,
+    /// Published questions in the index having this option.
+    pub count: i64,
+    /// A subtopic's topic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    /// A course's level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+    /// A course's subject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+}
+
+/// The facets response: options per kind, in display order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FacetsView {
+    /// Courses (a level and a subject).
+    pub course: Vec<FacetOptionView>,
+    /// Exam boards.
+    pub board: Vec<FacetOptionView>,
+    /// Module profiles.
+    pub module: Vec<FacetOptionView>,
+    /// Topics.
+    pub topic: Vec<FacetOptionView>,
+    /// Subtopics.
+    pub subtopic: Vec<FacetOptionView>,
+}
+
+/// A bound parameter of a dynamically built query.
+enum Param {
+    Text(String),
+    Int(i64),
+}
+
+/// Builds SQL with `$n` placeholders and the values to bind.
+#[derive(Default)]
+struct Sql {
+    text: String,
+    params: Vec<Param>,
+}
+
+impl Sql {
+    fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    fn text(&mut self, value: impl Into<String>) {
+        self.params.push(Param::Text(value.into()));
+        self.text.push_str(&format!("${}", self.params.len()));
+    }
+
+    fn int(&mut self, value: i64) {
+        self.params.push(Param::Int(value));
+        self.text.push_str(&format!("${}", self.params.len()));
+    }
+
+    fn query(&self) -> sqlx::query::Query<'_, Any, sqlx::any::AnyArguments> {
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(self.text.as_str()));
+        for param in &self.params {
+            query = match param {
+                Param::Text(v) => query.bind(v.as_str()),
+                Param::Int(v) => query.bind(*v),
+            };
+        }
+        query
+    }
+}
+
+/// A fixed pseudo-random position in 0..2^31 for a question id.
+fn shuffle_of(question_id: &str) -> i64 {
+    let hex = examkit_bank::digest::sha256_hex(question_id.as_bytes());
+    i64::from_str_radix(hex.get(..8).unwrap_or("0"), 16).unwrap_or(0) >> 1
+}
+
+/// What the index stores for one question.
+struct IndexRow {
+    question_id: String,
+    revision: i64,
+    marks: i64,
+    item: String,
+    terms: BTreeSet<(&'static str, String)>,
+    title: String,
+    summary: String,
+    metadata: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Pin<'a> {
+    question_id: &'a str,
+    revision: i64,
+    content_version: &'a str,
+    scheme_version: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Item<'a> {
+    pin: Pin<'a>,
+    title: &'a str,
+    summary: &'a str,
+    marks: u32,
+    difficulty: u8,
+    frequency: &'a str,
+    topic: &'a str,
+    subtopic: &'a str,
+    tags: &'a [String],
+    sources: &'a [examkit_bank::Source],
+    module_profiles: &'a [String],
+}
+
+fn index_row(
+    question_id: &str,
+    revision: i64,
+    content_version: &str,
+    scheme_version: &str,
+    body: &str,
+    labels: &HashMap<(String, String), String>,
+) -> Result<IndexRow, StoreError> {
+    let r: Revision = serde_json::from_str(body).map_err(|e| {
+        StoreError::Corrupt(format!(
+            "revision {revision} of question {question_id}: {e}"
+        ))
+    })?;
+    let item = serde_json::to_string(&Item {
+        pin: Pin {
+            question_id,
+            revision,
+            content_version,
+            scheme_version,
+        },
+        title: &r.title,
+        summary: &r.summary,
+        marks: r.marks,
+        difficulty: r.difficulty,
+        frequency: r.frequency.as_str(),
+        topic: &r.topic,
+        subtopic: &r.subtopic,
+        tags: &r.tags,
+        sources: &r.sources,
+        module_profiles: &r.module_profiles,
+    })
+    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let mut terms = BTreeSet::new();
+    let mut metadata: Vec<String> = Vec::new();
+    let label = |kind: &str, id: &str, metadata: &mut Vec<String>| {
+        let text = labels
+            .get(&(kind.to_owned(), id.to_owned()))
+            .cloned()
+            .unwrap_or_else(|| id.replace('-', " "));
+        if !metadata.contains(&text) {
+            metadata.push(text);
+        }
+    };
+    label("topic", &r.topic, &mut metadata);
+    label("subtopic", &r.subtopic, &mut metadata);
+    terms.insert((kind::TOPIC, r.topic.clone()));
+    terms.insert((kind::SUBTOPIC, r.subtopic.clone()));
+    terms.insert((kind::DIFFICULTY, r.difficulty.to_string()));
+    terms.insert((kind::FREQUENCY, r.frequency.as_str().to_owned()));
+    for module in &r.module_profiles {
+        terms.insert((kind::MODULE, module.clone()));
+        label("module", module, &mut metadata);
+    }
+    for source in &r.sources {
+        let course = format!("{}-{}", source.level.as_str(), source.subject.as_str());
+        label("course", &course, &mut metadata);
+        label("board", &source.board, &mut metadata);
+        terms.insert((kind::COURSE, course));
+        terms.insert((kind::LEVEL, source.level.as_str().to_owned()));
+        terms.insert((kind::SUBJECT, source.subject.as_str().to_owned()));
+        terms.insert((kind::BOARD, source.board.clone()));
+        terms.insert((kind::YEAR, source.year.to_string()));
+    }
+    for tag in &r.tags {
+        terms.insert((kind::TAG, tag.clone()));
+        metadata.push(tag.replace('-', " "));
+    }
+    Ok(IndexRow {
+        question_id: question_id.to_owned(),
+        revision,
+        marks: i64::from(r.marks),
+        item,
+        terms,
+        title: r.title,
+        summary: r.summary,
+        metadata: metadata.join(". "),
+    })
+}
 
 /// Brings the search index up to date for `ids`, the questions a bank import has just inserted or
-/// changed, inside the import's transaction (so the index never disagrees with the bank).
+/// changed, inside the import's transaction (so the index never disagrees with the bank): each
+/// question's rows are rebuilt from its latest published revision, and a question with none is
+/// removed from the index. Facet counts are recomputed.
 ///
 /// The search index is rebuilt here; the bank tables are already written when this is called.
 pub async fn index_questions(
@@ -14,6 +526,554 @@ pub async fn index_questions(
     backend: Backend,
     ids: &[Uuid],
 ) -> Result<(), StoreError> {
-    let _ = (tx, backend, ids);
+    let mut labels = HashMap::new();
+    for row in sqlx::query("SELECT kind, id, label FROM bank_facets")
+        .fetch_all(&mut **tx)
+        .await?
+    {
+        labels.insert(
+            (row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?),
+            row.try_get::<String, _>(2)?,
+        );
+    }
+    let ids: Vec<String> = ids
+        .iter()
+        .map(|id| id.hyphenated().to_string())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for chunk in ids.chunks(BATCH) {
+        remove(tx, backend, chunk).await?;
+        let mut sql = Sql::default();
+        sql.push(
+            "SELECT r.question_id, r.revision, r.content_version, r.scheme_version, r.body \
+             FROM bank_questions q JOIN bank_revisions r \
+             ON r.question_id = q.id AND r.revision = q.latest_published \
+             WHERE r.status = 'published' AND q.id IN (",
+        );
+        for (i, id) in chunk.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.text(id.as_str());
+        }
+        sql.push(")");
+        let mut rows = Vec::new();
+        for row in sql.query().fetch_all(&mut **tx).await? {
+            let question_id: String = row.try_get(0)?;
+            let revision: i64 = row.try_get(1)?;
+            let content_version: String = row.try_get(2)?;
+            let scheme_version: String = row.try_get(3)?;
+            let body: String = row.try_get(4)?;
+            rows.push(index_row(
+                &question_id,
+                revision,
+                &content_version,
+                &scheme_version,
+                &body,
+                &labels,
+            )?);
+        }
+        insert(tx, backend, &rows).await?;
+    }
+    sqlx::query("DELETE FROM search_facet_counts")
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO search_facet_counts (kind, value, count) \
+         SELECT kind, value, COUNT(*) FROM search_terms \
+         WHERE kind IN ('course', 'board', 'module', 'topic', 'subtopic') GROUP BY kind, value",
+    )
+    .execute(&mut **tx)
+    .await?;
+    if ids.len() >= 1000 {
+        // A large import changes the value distributions the query planner relies on.
+        sqlx::query("ANALYZE search_questions")
+            .execute(&mut **tx)
+            .await?;
+        sqlx::query("ANALYZE search_terms")
+            .execute(&mut **tx)
+            .await?;
+    }
     Ok(())
+}
+
+async fn remove(
+    tx: &mut Transaction<'static, Any>,
+    backend: Backend,
+    ids: &[String],
+) -> Result<(), StoreError> {
+    let list = |sql: &mut Sql| {
+        sql.push("(");
+        for (i, id) in ids.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.text(id.as_str());
+        }
+        sql.push(")");
+    };
+    if backend == Backend::Sqlite {
+        let mut sql = Sql::default();
+        sql.push(
+            "DELETE FROM search_text WHERE rowid IN \
+             (SELECT doc FROM search_questions WHERE question_id IN ",
+        );
+        list(&mut sql);
+        sql.push(")");
+        sql.query().execute(&mut **tx).await?;
+    }
+    for table in ["search_terms", "search_questions"] {
+        let mut sql = Sql::default();
+        sql.push(&format!("DELETE FROM {table} WHERE question_id IN "));
+        list(&mut sql);
+        sql.query().execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+async fn insert(
+    tx: &mut Transaction<'static, Any>,
+    backend: Backend,
+    rows: &[IndexRow],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut sql = Sql::default();
+    match backend {
+        Backend::Sqlite => sql.push(
+            "INSERT INTO search_questions (question_id, revision, shuffle, marks, item) VALUES ",
+        ),
+        Backend::Postgres => sql.push(
+            "INSERT INTO search_questions (question_id, revision, shuffle, marks, item, document) \
+             VALUES ",
+        ),
+    }
+    for (i, row) in rows.iter().enumerate() {
+        sql.push(if i > 0 { ", (" } else { "(" });
+        sql.text(row.question_id.as_str());
+        sql.push(", ");
+        sql.int(row.revision);
+        sql.push(", ");
+        sql.int(shuffle_of(&row.question_id));
+        sql.push(", ");
+        sql.int(row.marks);
+        sql.push(", ");
+        sql.text(row.item.as_str());
+        if backend == Backend::Postgres {
+            sql.push(", setweight(to_tsvector('english', ");
+            sql.text(row.title.as_str());
+            sql.push("), 'A') || setweight(to_tsvector('english', ");
+            sql.text(row.summary.as_str());
+            sql.push("), 'B') || setweight(to_tsvector('english', ");
+            sql.text(row.metadata.as_str());
+            sql.push("), 'C')");
+        }
+        sql.push(")");
+    }
+    sql.query().execute(&mut **tx).await?;
+    if backend == Backend::Sqlite {
+        let mut sql = Sql::default();
+        sql.push("INSERT INTO search_text (rowid, title, summary, metadata) VALUES ");
+        for (i, row) in rows.iter().enumerate() {
+            sql.push(if i > 0 { ", (" } else { "(" });
+            sql.push("(SELECT doc FROM search_questions WHERE question_id = ");
+            sql.text(row.question_id.as_str());
+            sql.push("), ");
+            sql.text(row.title.as_str());
+            sql.push(", ");
+            sql.text(row.summary.as_str());
+            sql.push(", ");
+            sql.text(row.metadata.as_str());
+            sql.push(")");
+        }
+        sql.query().execute(&mut **tx).await?;
+    }
+    let terms: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .flat_map(|r| {
+            r.terms
+                .iter()
+                .map(|(k, v)| (*k, v.as_str(), r.question_id.as_str()))
+        })
+        .collect();
+    for chunk in terms.chunks(2000) {
+        let mut sql = Sql::default();
+        sql.push("INSERT INTO search_terms (kind, value, question_id) VALUES ");
+        for (i, (kind, value, question_id)) in chunk.iter().enumerate() {
+            sql.push(if i > 0 { ", (" } else { "(" });
+            sql.text(*kind);
+            sql.push(", ");
+            sql.text(*value);
+            sql.push(", ");
+            sql.text(*question_id);
+            sql.push(")");
+        }
+        sql.query().execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// The facet options of the bank in display order, with their published question counts.
+    pub async fn facets(&self) -> Result<FacetsView, StoreError> {
+        let mut counts = HashMap::new();
+        for row in sqlx::query("SELECT kind, value, count FROM search_facet_counts")
+            .fetch_all(self.pool())
+            .await?
+        {
+            counts.insert(
+                (row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?),
+                row.try_get::<i64, _>(2)?,
+            );
+        }
+        let rows = sqlx::query(
+            "SELECT kind, id, label, topic, level, subject FROM bank_facets \
+             ORDER BY kind, position, id",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut view = FacetsView::default();
+        for row in rows {
+            let kind: String = row.try_get(0)?;
+            let value: String = row.try_get(1)?;
+            let option = FacetOptionView {
+                count: counts
+                    .get(&(kind.clone(), value.clone()))
+                    .copied()
+                    .unwrap_or(0),
+                value,
+                label: row.try_get(2)?,
+                topic: row.try_get(3)?,
+                level: row.try_get(4)?,
+                subject: row.try_get(5)?,
+            };
+            match kind.as_str() {
+                "course" => view.course.push(option),
+                "board" => view.board.push(option),
+                "module" => view.module.push(option),
+                "topic" => view.topic.push(option),
+                "subtopic" => view.subtopic.push(option),
+                _ => {}
+            }
+        }
+        Ok(view)
+    }
+
+    /// The position a cursor records, when it belongs to this account, is unexpired and was made for
+    /// filters with this digest.
+    pub async fn search_cursor(
+        &self,
+        id: &str,
+        user_id: &str,
+        digest: &str,
+    ) -> Result<Result<CursorPosition, CursorProblem>, StoreError> {
+        let row = sqlx::query(
+            "SELECT digest, after_key, position, expires_at FROM search_cursors \
+             WHERE id = $1 AND user_id = $2",
+        )
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else {
+            return Ok(Err(CursorProblem::Unknown));
+        };
+        if row.try_get::<i64, _>(3)? <= now_ms() {
+            return Ok(Err(CursorProblem::Expired));
+        }
+        if row.try_get::<String, _>(0)? != digest {
+            return Ok(Err(CursorProblem::Mismatch));
+        }
+        Ok(Ok(CursorPosition {
+            after_key: row.try_get(1)?,
+            position: row.try_get(2)?,
+        }))
+    }
+
+    /// A cursor for `position` under this account and filter digest: an unexpired one already
+    /// recorded for the same page is reused (so repeating a search writes nothing), else a new one
+    /// is recorded. Expired cursors are deleted on the way.
+    pub async fn save_search_cursor(
+        &self,
+        user_id: &str,
+        digest: &str,
+        position: &CursorPosition,
+    ) -> Result<String, StoreError> {
+        let now = now_ms();
+        let find = "SELECT id FROM search_cursors WHERE user_id = $1 AND digest = $2 \
+                    AND position = $3 AND after_key = $4 AND expires_at > $5";
+        let existing = sqlx::query(find)
+            .bind(user_id)
+            .bind(digest)
+            .bind(position.position)
+            .bind(position.after_key.as_str())
+            .bind(now + CURSOR_LIFETIME_MS / 2)
+            .fetch_optional(self.pool())
+            .await?;
+        if let Some(row) = existing {
+            return Ok(row.try_get(0)?);
+        }
+        let mut tx = self.begin_write().await?;
+        sqlx::query("DELETE FROM search_cursors WHERE expires_at <= $1")
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        let id = Uuid::new_v4().hyphenated().to_string();
+        sqlx::query(
+            "INSERT INTO search_cursors (id, user_id, digest, after_key, position, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (user_id, digest, position, after_key) \
+             DO UPDATE SET expires_at = excluded.expires_at",
+        )
+        .bind(id.as_str())
+        .bind(user_id)
+        .bind(digest)
+        .bind(position.after_key.as_str())
+        .bind(position.position)
+        .bind(now + CURSOR_LIFETIME_MS)
+        .execute(&mut *tx)
+        .await?;
+        let row = sqlx::query(
+            "SELECT id FROM search_cursors WHERE user_id = $1 AND digest = $2 \
+             AND position = $3 AND after_key = $4",
+        )
+        .bind(user_id)
+        .bind(digest)
+        .bind(position.position)
+        .bind(position.after_key.as_str())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row.try_get(0)?)
+    }
+
+    /// One page of the published questions matching `filters`.
+    pub async fn search(
+        &self,
+        filters: &SearchFilters,
+        user_id: &str,
+        page: &PageRequest,
+        limit: i64,
+    ) -> Result<SearchPage, StoreError> {
+        match page {
+            PageRequest::Random => self.random_sample(filters, user_id, limit).await,
+            PageRequest::First | PageRequest::After(_) => {
+                let after = match page {
+                    PageRequest::After(position) => Some(position),
+                    _ => None,
+                };
+                let mut sql = Sql::default();
+                let ranked = !filters.words.is_empty();
+                if ranked {
+                    self.text_source(&mut sql, filters);
+                } else {
+                    sql.push("SELECT s.question_id, s.item FROM search_questions s WHERE 1 = 1");
+                }
+                self.conditions(&mut sql, filters, user_id);
+                if ranked {
+                    match self.backend() {
+                        Backend::Sqlite => sql.push(" ORDER BY t.rank, s.question_id"),
+                        Backend::Postgres => {
+                            sql.push(" ORDER BY ts_rank(s.document, query) DESC, s.question_id")
+                        }
+                    }
+                    sql.push(" LIMIT ");
+                    sql.int(limit + 1);
+                    sql.push(" OFFSET ");
+                    sql.int(after.map_or(0, |a| a.position));
+                } else {
+                    if let Some(after) = after {
+                        sql.push(" AND s.question_id > ");
+                        sql.text(after.after_key.as_str());
+                    }
+                    sql.push(" ORDER BY s.question_id LIMIT ");
+                    sql.int(limit + 1);
+                }
+                let rows = sql.query().fetch_all(self.pool()).await?;
+                let mut items = Vec::with_capacity(rows.len());
+                let mut last = String::new();
+                for row in rows.iter().take(usize::try_from(limit).unwrap_or(0)) {
+                    last = row.try_get(0)?;
+                    items.push(row.try_get::<String, _>(1)?);
+                }
+                let served = items.len() as i64;
+                let next = (rows.len() as i64 > limit).then(|| CursorPosition {
+                    after_key: last,
+                    position: after.map_or(0, |a| a.position) + served,
+                });
+                Ok(SearchPage { items, next })
+            }
+        }
+    }
+
+    /// `SELECT s.question_id, s.item FROM …` matching the text query, with `WHERE` begun.
+    fn text_source(&self, sql: &mut Sql, filters: &SearchFilters) {
+        match self.backend() {
+            Backend::Sqlite => {
+                sql.push(
+                    "SELECT s.question_id, s.item FROM search_text t \
+                     JOIN search_questions s ON s.doc = t.rowid WHERE t.search_text MATCH ",
+                );
+                sql.text(fts5_query(&filters.words));
+            }
+            Backend::Postgres => {
+                sql.push(
+                    "SELECT s.question_id, s.item FROM search_questions s, to_tsquery('english', ",
+                );
+                sql.text(tsquery(&filters.words));
+                sql.push(") query WHERE s.document @@ query");
+            }
+        }
+    }
+
+    /// `AND …` for every filter but the text query.
+    fn conditions(&self, sql: &mut Sql, filters: &SearchFilters, user_id: &str) {
+        for (kind, value) in filters.term_filters() {
+            sql.push(" AND s.question_id IN (SELECT question_id FROM search_terms WHERE kind = '");
+            sql.push(kind);
+            sql.push("' AND value = ");
+            sql.text(value);
+            sql.push(")");
+        }
+        if let Some(min) = filters.min_marks {
+            sql.push(" AND s.marks >= ");
+            sql.int(min);
+        }
+        if let Some(max) = filters.max_marks {
+            sql.push(" AND s.marks <= ");
+            sql.int(max);
+        }
+        if filters.favourites_only {
+            sql.push(" AND s.question_id IN (SELECT question_id FROM favourites WHERE user_id = ");
+            sql.text(user_id);
+            sql.push(")");
+        }
+        if !filters.exclude_ids.is_empty() {
+            sql.push(" AND s.question_id NOT IN (");
+            for (i, id) in filters.exclude_ids.iter().enumerate() {
+                if i > 0 {
+                    sql.push(", ");
+                }
+                sql.text(id.as_str());
+            }
+            sql.push(")");
+        }
+    }
+
+    /// Up to `limit` matching questions from a random point of the fixed pseudo-random order
+    /// (wrapping round at the end), shuffled.
+    async fn random_sample(
+        &self,
+        filters: &SearchFilters,
+        user_id: &str,
+        limit: i64,
+    ) -> Result<SearchPage, StoreError> {
+        let start = i64::from(random_u32() >> 1);
+        let mut items: Vec<String> = Vec::new();
+        for wrapped in [false, true] {
+            let wanted = limit - items.len() as i64;
+            if wanted <= 0 {
+                break;
+            }
+            let mut sql = Sql::default();
+            sql.push("SELECT s.question_id, s.item FROM search_questions s WHERE ");
+            sql.push(if wrapped {
+                "s.shuffle < "
+            } else {
+                "s.shuffle >= "
+            });
+            sql.int(start);
+            if !filters.words.is_empty() {
+                match self.backend() {
+                    Backend::Sqlite => {
+                        sql.push(
+                            " AND s.doc IN (SELECT rowid FROM search_text WHERE search_text MATCH ",
+                        );
+                        sql.text(fts5_query(&filters.words));
+                        sql.push(")");
+                    }
+                    Backend::Postgres => {
+                        sql.push(" AND s.document @@ to_tsquery('english', ");
+                        sql.text(tsquery(&filters.words));
+                        sql.push(")");
+                    }
+                }
+            }
+            self.conditions(&mut sql, filters, user_id);
+            sql.push(" ORDER BY s.shuffle, s.question_id LIMIT ");
+            sql.int(wanted);
+            for row in sql.query().fetch_all(self.pool()).await? {
+                items.push(row.try_get(1)?);
+            }
+        }
+        // Fisher-Yates, so a small result set comes back in a different order each time.
+        for i in (1..items.len()).rev() {
+            let j = random_u32() as usize % (i + 1);
+            items.swap(i, j);
+        }
+        Ok(SearchPage { items, next: None })
+    }
+}
+
+fn random_u32() -> u32 {
+    let mut bytes = [0u8; 4];
+    // Without an entropy source the sample starts at the beginning of the order: still valid.
+    let _ = getrandom::fill(&mut bytes);
+    u32::from_le_bytes(bytes)
+}
+
+/// An FTS5 query: every word, quoted, as a prefix, all required.
+fn fts5_query(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| format!("\"{}\"*", w.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A PostgreSQL `to_tsquery` text: every word as a prefix, all required.
+fn tsquery(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            format!(
+                "{}:*",
+                w.replace(['\'', '\\', ':', '&', '|', '!', '(', ')', '<', '>'], "")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" & ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_words_drop_stop_words_and_punctuation() {
+        assert_eq!(
+            query_words("The Area under a CURVE, area-under!"),
+            ["area", "curve"]
+        );
+        assert!(query_words("the of and").is_empty());
+        assert!(query_words("!!! ---").is_empty());
+        assert_eq!(query_words("Mécanique 2019"), ["mécanique", "2019"]);
+    }
+
+    #[test]
+    fn text_queries_are_prefix_conjunctions() {
+        let words = vec!["area".to_owned(), "curve".to_owned()];
+        assert_eq!(fts5_query(&words), "\"area\"* \"curve\"*");
+        assert_eq!(tsquery(&words), "area:* & curve:*");
+    }
+
+    #[test]
+    fn shuffle_positions_are_stable_and_in_range() {
+        let a = shuffle_of("6f1c2b0e-1d2a-4c3b-9e8f-0a1b2c3d4e5f");
+        assert_eq!(a, shuffle_of("6f1c2b0e-1d2a-4c3b-9e8f-0a1b2c3d4e5f"));
+        assert!((0..1 << 31).contains(&a));
+        assert_ne!(a, shuffle_of("00000000-0000-4000-8000-000000000000"));
+    }
 }
