@@ -1597,6 +1597,13 @@ async fn documentation(db: Db) {
         ("/v1/marking/sessions/{id}", "get"),
         ("/v1/marking/assets/{id}", "get"),
         ("/v1/marking/questions/{id}", "patch"),
+        ("/v1/questions/facets", "get"),
+        ("/v1/questions", "get"),
+        ("/v1/questions/{questionId}/revisions/{revision}", "get"),
+        (
+            "/v1/questions/{questionId}/revisions/{revision}/assets/{assetId}",
+            "get",
+        ),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),

@@ -88,6 +88,13 @@ pub enum ApiError {
     ServiceUnavailable(String),
     /// An unexpected failure; details are logged, not sent.
     Internal,
+    /// Query or path parameters are invalid; details list each one.
+    InvalidParameters {
+        /// A summary sentence.
+        message: String,
+        /// `{"errors": [{path, code, message}], "truncated": false}`, serialised.
+        details: Box<RawValue>,
+    },
 }
 
 impl ApiError {
@@ -239,6 +246,11 @@ impl ApiError {
             "The service cannot complete the request now; back off and retry with the same operation ids.",
         ),
         ("internal_error", 500, "An unexpected failure; retry later."),
+        (
+            "invalid_parameters",
+            422,
+            "Query or path parameters are invalid; error.details.errors lists each, its path being the parameter's name.",
+        ),
     ];
 
     /// The HTTP status.
@@ -273,7 +285,8 @@ impl ApiError {
             ApiError::ValidationFailed { .. }
             | ApiError::UnreadableFile(_)
             | ApiError::TooManyPages(_)
-            | ApiError::TooManyFiles => StatusCode::UNPROCESSABLE_ENTITY,
+            | ApiError::TooManyFiles
+            | ApiError::InvalidParameters { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -317,6 +330,7 @@ impl ApiError {
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::ServiceUnavailable(_) => "service_unavailable",
             ApiError::Internal => "internal_error",
+            ApiError::InvalidParameters { .. } => "invalid_parameters",
         }
     }
 
@@ -378,6 +392,7 @@ impl ApiError {
             }
             ApiError::ServiceUnavailable(m) => m.clone(),
             ApiError::Internal => "an unexpected error occurred; retry later".into(),
+            ApiError::InvalidParameters { message, .. } => message.clone(),
         }
     }
 
@@ -410,7 +425,8 @@ impl ApiError {
                     _ => None,
                 },
                 details: match self {
-                    ApiError::ValidationFailed { details, .. } => Some(details),
+                    ApiError::ValidationFailed { details, .. }
+                    | ApiError::InvalidParameters { details, .. } => Some(details),
                     _ => None,
                 },
             },

@@ -10,6 +10,7 @@ pub mod error;
 pub mod imports;
 pub mod marking;
 pub mod me;
+pub mod questions;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -536,6 +537,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(imports::routes(state.clone()))
         .unify()
         .or(marking::routes(state.clone()))
+        .unify()
+        .or(questions::routes(state.clone()))
         .unify()
         .or(docs::routes())
         .unify()
