@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Search benchmark: a 100,000-question bank on SQLite and on PostgreSQL, release build, loopback.
+# For each backend: the bank is generated into the bank tables and indexed in one transaction (as
+# an import does), then `GET /v1/questions` is measured for text queries, filtered queries, random
+# samples and a cursor page; p50, p99 and max latencies are printed (service/examples/search_bench.rs,
+# a small Rust load client; rate limits are off, as with `serve --rate-limits off`).
+#
+#   service/bench/search.sh
+#   BENCH_QUESTIONS=20000 BENCH_REQUESTS=4000 BENCH_CONCURRENCY=8 service/bench/search.sh
+#   BENCH_POSTGRES_URL=postgres://user:pass@host/db service/bench/search.sh   # a database with CREATEDB rights
+#
+# Without BENCH_POSTGRES_URL (or EXAMKIT_TEST_POSTGRES_URL) the PostgreSQL run is skipped.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/examkit/target-service}"
+questions="${BENCH_QUESTIONS:-100000}"
+requests="${BENCH_REQUESTS:-2000}"
+concurrency="${BENCH_CONCURRENCY:-4}"
+pg_url="${BENCH_POSTGRES_URL:-${EXAMKIT_TEST_POSTGRES_URL:-}}"
+
+echo "== build (release)"
+cargo build --release -q -p examkit --example search_bench
+bench="$CARGO_TARGET_DIR/release/examples/search_bench"
+
+work="$(mktemp -d)"
+pg_db=
+cleanup() {
+    if [ -n "$pg_db" ] && command -v psql >/dev/null 2>&1; then
+        psql -q "$pg_url" -c "DROP DATABASE IF EXISTS $pg_db" >/dev/null 2>&1 || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== SQLite ($questions questions)"
+"$bench" "sqlite://$work/search.db?mode=rwc" --questions "$questions" --requests "$requests" \
+    --concurrency "$concurrency"
+
+if [ -n "$pg_url" ]; then
+    command -v psql >/dev/null 2>&1 || { echo "psql is needed for the PostgreSQL run" >&2; exit 1; }
+    pg_db="examkit_search_bench_$$"
+    psql -q "$pg_url" -c "CREATE DATABASE $pg_db" >/dev/null
+    base="${pg_url%%\?*}"
+    db_url="${base%/*}/$pg_db"
+    echo "== PostgreSQL ($questions questions)"
+    "$bench" "$db_url" --questions "$questions" --requests "$requests" --concurrency "$concurrency"
+else
+    echo "== PostgreSQL: skipped (set BENCH_POSTGRES_URL)"
+fi
