@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Search benchmark: a 100,000-question bank on SQLite and on PostgreSQL, release build, loopback.
-# For each backend: the bank is generated into the bank tables and indexed in one transaction (as
-# an import does), then `GET /v1/questions` is measured for text queries, filtered queries, random
+# For each backend: the synthetic bank of examkit_bank::generate (seed 1, the generator behind
+# `examkit bank generate`) is imported with the bank importer, which indexes it in its transaction, then `GET /v1/questions` is measured for text queries, filtered queries, random
 # samples and a cursor page; p50, p99 and max latencies are printed (service/examples/search_bench.rs,
 # a small Rust load client; rate limits are off, as with `serve --rate-limits off`).
 #

@@ -92,131 +92,13 @@ fn has(list: &Value, value: &str) -> bool {
         .any(|v| v.as_str() == Some(value))
 }
 
-/// Loads the sample bank into the store's bank tables and indexes it.
+/// Loads the sample bank with the bank importer, which indexes what it writes.
 async fn load_sample(s: &Server) {
-    use temporary::TemporaryBank;
     s.store
         .import_sample_bank()
         .await
         .expect("import the sample bank");
-}
-
-/// A stand-in for the bank importer and the favourites store while they are being written:
-/// the sample bank written straight into the 0002 tables, then indexed.
-mod temporary {
-    #![allow(clippy::type_complexity)]
-    use examkit::store::Store;
-
-    pub trait TemporaryBank {
-        async fn import_sample_bank(&self) -> Result<(), String>;
-        async fn add_favourite(&self, user: &str, question: &str) -> Result<bool, String>;
-    }
-
-    impl TemporaryBank for Store {
-        async fn import_sample_bank(&self) -> Result<(), String> {
-            let bank = examkit_bank::load(&super::sample_dir()).map_err(|e| format!("{e:?}"))?;
-            let mut tx = self.begin_write().await.map_err(|e| e.to_string())?;
-            let facets = bank.facets();
-            let mut rows: Vec<(
-                &str,
-                String,
-                String,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-            )> = Vec::new();
-            for c in &facets.course {
-                rows.push((
-                    "course",
-                    c.id.clone(),
-                    c.label.clone(),
-                    None,
-                    Some(c.level.as_str().into()),
-                    Some(c.subject.as_str().into()),
-                ));
-            }
-            for (kind, list) in [
-                ("board", &facets.board),
-                ("module", &facets.module),
-                ("topic", &facets.topic),
-            ] {
-                for o in list {
-                    rows.push((kind, o.id.clone(), o.label.clone(), None, None, None));
-                }
-            }
-            for o in &facets.subtopic {
-                rows.push((
-                    "subtopic",
-                    o.id.clone(),
-                    o.label.clone(),
-                    Some(o.topic.clone()),
-                    None,
-                    None,
-                ));
-            }
-            for (i, (kind, id, label, topic, level, subject)) in rows.iter().enumerate() {
-                sqlx::query("INSERT INTO bank_facets (kind, id, label, position, topic, level, subject) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-                    .bind(*kind).bind(id).bind(label).bind(i as i64).bind(topic.clone()).bind(level.clone()).bind(subject.clone())
-                    .execute(&mut *tx).await.map_err(|e| e.to_string())?;
-            }
-            let assets: std::collections::BTreeMap<uuid::Uuid, Vec<u8>> = bank
-                .assets
-                .iter()
-                .map(|(id, a)| (*id, a.bytes.clone()))
-                .collect();
-            let mut ids = Vec::new();
-            for (_, _, q) in bank.questions() {
-                let id = q.id.hyphenated().to_string();
-                let latest = q
-                    .revisions
-                    .iter()
-                    .rev()
-                    .find(|r| r.status == examkit_bank::Status::Published)
-                    .map(|r| i64::from(r.revision));
-                sqlx::query("INSERT INTO bank_questions (id, latest_published) VALUES ($1, $2)")
-                    .bind(&id)
-                    .bind(latest)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                for r in &q.revisions {
-                    let d = examkit_bank::digest::digests(r, &assets).map_err(|e| e.to_string())?;
-                    sqlx::query("INSERT INTO bank_revisions (question_id, revision, status, digest, content_version, scheme_version, title, marks, body, imported_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0)")
-                        .bind(&id).bind(i64::from(r.revision)).bind(r.status.as_str()).bind(&d.revision_digest)
-                        .bind(&d.content_version).bind(&d.scheme_version).bind(&r.title).bind(i64::from(r.marks))
-                        .bind(serde_json::to_string(r).map_err(|e| e.to_string())?)
-                        .execute(&mut *tx).await.map_err(|e| e.to_string())?;
-                    for a in &r.assets {
-                        let asset = a.id.hyphenated().to_string();
-                        let bytes = &assets[&a.id];
-                        sqlx::query("INSERT INTO bank_assets (id, question_id, media_type, sha256, bytes) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING")
-                            .bind(&asset).bind(&id).bind(&a.media_type).bind(examkit_bank::digest::sha256_hex(bytes)).bind(bytes.clone())
-                            .execute(&mut *tx).await.map_err(|e| e.to_string())?;
-                        sqlx::query("INSERT INTO bank_revision_assets (question_id, revision, asset_id) VALUES ($1, $2, $3)")
-                            .bind(&id).bind(i64::from(r.revision)).bind(&asset)
-                            .execute(&mut *tx).await.map_err(|e| e.to_string())?;
-                    }
-                }
-                ids.push(q.id);
-            }
-            examkit::store::search::index_questions(&mut tx, self.backend(), &ids)
-                .await
-                .map_err(|e| e.to_string())?;
-            tx.commit().await.map_err(|e| e.to_string())
-        }
-
-        async fn add_favourite(&self, user: &str, question: &str) -> Result<bool, String> {
-            let done = sqlx::query(
-                "INSERT INTO favourites (user_id, question_id, created_at) VALUES ($1, $2, 0)",
-            )
-            .bind(user)
-            .bind(question)
-            .execute(self.pool())
-            .await
-            .map_err(|e| e.to_string())?;
-            Ok(done.rows_affected() == 1)
-        }
-    }
+    assert_eq!(s.store.bank_question_count().await.expect("count"), 68);
 }
 
 /// A server with the sample bank and a key holding every scope.
@@ -970,7 +852,6 @@ async fn exclusions_and_favourites(db: Db) {
     assert!(id_set(&s, &key, "favouritesOnly=true").await.is_empty());
     let favourites: BTreeSet<String> = all.iter().skip(5).step_by(20).cloned().collect();
     assert_eq!(favourites.len(), 4);
-    use temporary::TemporaryBank;
     for id in &favourites {
         assert!(s.store.add_favourite(&user, id).await.expect("favourite"));
     }

@@ -526,6 +526,9 @@ pub async fn index_questions(
     backend: Backend,
     ids: &[Uuid],
 ) -> Result<(), StoreError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
     let mut labels = HashMap::new();
     for row in sqlx::query("SELECT kind, id, label FROM bank_facets")
         .fetch_all(&mut **tx)
