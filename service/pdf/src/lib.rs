@@ -31,7 +31,9 @@ use typst::{Library, LibraryExt};
 use typst_layout::PagedDocument;
 use uuid::Uuid;
 
-pub use source::{GRADE_GUIDE, LINES_PER_MARK, MINUTES_PER_MARK_TENTHS, time_guide_minutes};
+pub use source::{
+    GRADE_GUIDE, LINES_PER_MARK, MINUTES_PER_MARK_TENTHS, grade_marks, time_guide_minutes,
+};
 
 /// A saved paper to typeset: its identity, its options and its questions in paper order.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +129,15 @@ pub struct Rendered {
     pub pdf: Vec<u8>,
     /// Its number of pages.
     pub pages: usize,
+}
+
+/// The page counts of both documents of a paper, as typeset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageCounts {
+    /// Pages of the question paper.
+    pub question_paper: usize,
+    /// Pages of the mark scheme.
+    pub mark_scheme: usize,
 }
 
 /// Why a paper could not be rendered.
@@ -240,6 +251,16 @@ impl Renderer {
     pub fn question_paper_pages(&self, paper: &PaperDocument) -> Result<usize, RenderError> {
         let (document, _) = self.layout(paper, Kind::QuestionPaper)?;
         Ok(document.pages().len())
+    }
+
+    /// Counts both documents' pages by laying them out, without exporting PDFs.
+    pub fn page_counts(&self, paper: &PaperDocument) -> Result<PageCounts, RenderError> {
+        let (question_paper, _) = self.layout(paper, Kind::QuestionPaper)?;
+        let (mark_scheme, _) = self.layout(paper, Kind::MarkScheme)?;
+        Ok(PageCounts {
+            question_paper: question_paper.pages().len(),
+            mark_scheme: mark_scheme.pages().len(),
+        })
     }
 
     /// Typesets both documents and returns typst's warnings (for example an unknown symbol or

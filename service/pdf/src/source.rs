@@ -40,7 +40,9 @@ pub fn time_guide_minutes(marks: u32) -> u32 {
 }
 
 /// Marks needed for a percentage of the total, rounded up.
-fn grade_marks(total: u32, percent: u32) -> u32 {
+/// The marks a grade of the estimated guide needs on a paper of `total` marks: `percent` of the
+/// total, rounded up.
+pub fn grade_marks(total: u32, percent: u32) -> u32 {
     let needed = (u64::from(total) * u64::from(percent)).div_ceil(100);
     u32::try_from(needed).unwrap_or(u32::MAX)
 }

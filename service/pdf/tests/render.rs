@@ -313,6 +313,13 @@ fn page_counts_grow_with_writing_space_and_match_the_pdf() {
             renderer.question_paper(&paper).expect("renders").pages,
             "{space}"
         );
+        let both = renderer.page_counts(&paper).expect("lays out both");
+        assert_eq!(both.question_paper, pages, "{space}");
+        assert_eq!(
+            both.mark_scheme,
+            renderer.mark_scheme(&paper).expect("renders").pages,
+            "{space}"
+        );
         pages
     };
     let none = count(WritingSpace::None);
