@@ -92,10 +92,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             examkit::store::now_ms() + 86_400_000,
         )
         .await?;
-    let state = Arc::new(AppState {
-        store: store.clone(),
-        limits: unlimited,
-    });
+    let state = Arc::new(AppState::new(store.clone(), unlimited));
     let (addr, server) = http::bind(state, "127.0.0.1:0".parse()?, std::future::pending()).await?;
     tokio::spawn(server);
     let client = reqwest::Client::new();

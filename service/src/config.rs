@@ -68,6 +68,16 @@ pub enum SampleBank {
     Off,
 }
 
+/// Whether `examkit serve` prepares paper PDFs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PdfExport {
+    /// Papers' PDFs are prepared on request (the default).
+    On,
+    /// Preparing PDFs is refused with 503 `pdf_export_disabled`; PDFs prepared earlier are still
+    /// served.
+    Off,
+}
+
 /// Arguments of `examkit serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -91,6 +101,12 @@ pub struct ServeArgs {
     /// Do not load the sample bank (the same as `--sample-bank off`).
     #[arg(long)]
     pub no_sample_bank: bool,
+    /// `off` refuses to prepare paper PDFs (503 `pdf_export_disabled`).
+    #[arg(long, env = "EXAMKIT_PDF_EXPORT", value_enum, default_value = "on")]
+    pub pdf_export: PdfExport,
+    /// How many papers are typeset at once (default: one per core); further requests wait.
+    #[arg(long, env = "EXAMKIT_TYPESET_CONCURRENCY", value_name = "N")]
+    pub typeset_concurrency: Option<usize>,
     /// Where state is kept.
     #[command(flatten)]
     pub store: StoreArgs,

@@ -13,4 +13,5 @@ pub mod http;
 pub mod inspect;
 pub mod serve;
 pub mod store;
+pub mod typeset;
 pub mod validate;

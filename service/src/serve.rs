@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use tracing_subscriber::EnvFilter;
 
-use crate::config::{LogFormat, RateLimits, SampleBank, ServeArgs};
+use crate::config::{LogFormat, PdfExport, RateLimits, SampleBank, ServeArgs};
+use crate::http::papers::DEFAULT_MAX_PAPERS;
 use crate::http::{self, AppState};
 use crate::store::rate::Limits;
 use crate::store::{Store, now_ms};
+use crate::typeset::Typesetter;
 
 fn init_logging(format: LogFormat) {
     let filter = EnvFilter::try_from_env("EXAMKIT_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
@@ -59,12 +61,20 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             }
         }
     }
+    let limits = match args.rate_limits {
+        RateLimits::On => Limits::default(),
+        RateLimits::Off => Limits::unlimited(),
+    };
+    let export = args.pdf_export == PdfExport::On;
+    if !export {
+        tracing::warn!("PDF export is off: preparing paper PDFs is refused with 503");
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let state = Arc::new(AppState {
         store: store.clone(),
-        limits: match args.rate_limits {
-            RateLimits::On => Limits::default(),
-            RateLimits::Off => Limits::unlimited(),
-        },
+        limits,
+        typesetter: Typesetter::new(export, args.typeset_concurrency.unwrap_or(cores)),
+        max_papers: DEFAULT_MAX_PAPERS,
     });
     if args.rate_limits == RateLimits::Off {
         tracing::warn!("rate limits are off: no request is refused for its rate");

@@ -359,10 +359,10 @@ async fn kill_during_complete(db: Db) {
         let answered = request.await.expect("task");
         let restarted = serve(&setup.database, None);
         let saved = setup.saved(&restarted.base, &import).await;
-        if let Kill::Insert(q) = kill {
-            if *q < examkit_fixtures::QUESTIONS {
-                assert!(!saved, "killed after question {q} of 24: nothing is saved");
-            }
+        if let Kill::Insert(q) = kill
+            && *q < examkit_fixtures::QUESTIONS
+        {
+            assert!(!saved, "killed after question {q} of 24: nothing is saved");
         }
         if let Ok((200, _)) = answered {
             assert!(saved, "a 200 is durable");

@@ -56,8 +56,13 @@ pub enum ApiError {
     ImportCompleted,
     /// The revision sent is not the current one.
     StaleRevision(i64),
-    /// The JSON body is larger than 4 MiB.
-    PayloadTooLarge(usize),
+    /// The JSON body is larger than the route's limit.
+    PayloadTooLarge {
+        /// The body's size as far as it was read, or as declared.
+        size: usize,
+        /// The route's limit in bytes.
+        limit: usize,
+    },
     /// The uploaded file is larger than 25 MiB.
     FileTooLarge(usize),
     /// The session's files would exceed 300 MiB in total.
@@ -95,6 +100,34 @@ pub enum ApiError {
         /// `{"errors": [{path, code, message}], "truncated": false}`, serialised.
         details: Box<RawValue>,
     },
+    /// JSON body fields are invalid; details list each one at its JSON Pointer.
+    InvalidFields {
+        /// A summary sentence.
+        message: String,
+        /// `{"errors": [{path, code, message}], "truncated": false}`, serialised.
+        details: Box<RawValue>,
+    },
+    /// A paper with this id exists in the account with other content.
+    PaperExists,
+    /// The account holds the most papers it may.
+    TooManyPapers(usize),
+    /// The paper's question paper or mark scheme would be longer than the page limit.
+    PaperTooLong {
+        /// The question paper's pages.
+        question_paper: usize,
+        /// The mark scheme's pages.
+        mark_scheme: usize,
+        /// The limit for each document.
+        limit: usize,
+    },
+    /// The paper's questions cannot be typeset (a defect of the bank's content).
+    PaperNotTypesettable(String),
+    /// The revision's PDFs have not been prepared.
+    ExportsNotReady,
+    /// The revision's PDFs cannot be produced.
+    RevisionNotExportable(String),
+    /// PDF export is turned off in this service's configuration.
+    PdfExportDisabled,
 }
 
 impl ApiError {
@@ -197,7 +230,7 @@ impl ApiError {
         (
             "payload_too_large",
             413,
-            "The JSON body is larger than 4 MiB (4,194,304 bytes).",
+            "The JSON body is larger than the route's limit: 4 MiB (4,194,304 bytes) for import submissions, 64 KiB (65,536 bytes) for paper bodies.",
         ),
         (
             "file_too_large",
@@ -251,6 +284,46 @@ impl ApiError {
             422,
             "Query or path parameters are invalid; error.details.errors lists each, its path being the parameter's name.",
         ),
+        (
+            "invalid_fields",
+            422,
+            "JSON body fields are invalid; error.details.errors lists each, its path being the field's JSON Pointer.",
+        ),
+        (
+            "paper_exists",
+            409,
+            "A paper with this id already exists in the account with other content; a new paper needs a new id.",
+        ),
+        (
+            "too_many_papers",
+            422,
+            "The account already holds the most saved papers it may (1,000).",
+        ),
+        (
+            "paper_too_long",
+            422,
+            "The question paper or the mark scheme would be longer than 80 pages; choose fewer questions or less writing space.",
+        ),
+        (
+            "paper_not_typesettable",
+            422,
+            "A chosen question cannot be typeset; choose another revision of it.",
+        ),
+        (
+            "exports_not_ready",
+            409,
+            "The revision's PDFs have not been prepared; POST its exports first.",
+        ),
+        (
+            "revision_not_exportable",
+            409,
+            "The revision's PDFs cannot be produced.",
+        ),
+        (
+            "pdf_export_disabled",
+            503,
+            "PDF export is turned off in this service's configuration.",
+        ),
     ];
 
     /// The HTTP status.
@@ -275,8 +348,11 @@ impl ApiError {
             | ApiError::IdempotencyRequestInProgress
             | ApiError::ImportAlreadyCompleted
             | ApiError::ImportCompleted
-            | ApiError::StaleRevision(_) => StatusCode::CONFLICT,
-            ApiError::PayloadTooLarge(_)
+            | ApiError::StaleRevision(_)
+            | ApiError::PaperExists
+            | ApiError::ExportsNotReady
+            | ApiError::RevisionNotExportable(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge { .. }
             | ApiError::FileTooLarge(_)
             | ApiError::SessionTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) | ApiError::ContentTypeMismatch(_) => {
@@ -286,9 +362,15 @@ impl ApiError {
             | ApiError::UnreadableFile(_)
             | ApiError::TooManyPages(_)
             | ApiError::TooManyFiles
-            | ApiError::InvalidParameters { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            | ApiError::InvalidParameters { .. }
+            | ApiError::InvalidFields { .. }
+            | ApiError::TooManyPapers(_)
+            | ApiError::PaperTooLong { .. }
+            | ApiError::PaperNotTypesettable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::ServiceUnavailable(_) | ApiError::PdfExportDisabled => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -318,7 +400,7 @@ impl ApiError {
             ApiError::ImportAlreadyCompleted => "import_already_completed",
             ApiError::ImportCompleted => "import_completed",
             ApiError::StaleRevision(_) => "stale_revision",
-            ApiError::PayloadTooLarge(_) => "payload_too_large",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::FileTooLarge(_) => "file_too_large",
             ApiError::SessionTooLarge => "session_too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
@@ -331,6 +413,14 @@ impl ApiError {
             ApiError::ServiceUnavailable(_) => "service_unavailable",
             ApiError::Internal => "internal_error",
             ApiError::InvalidParameters { .. } => "invalid_parameters",
+            ApiError::InvalidFields { .. } => "invalid_fields",
+            ApiError::PaperExists => "paper_exists",
+            ApiError::TooManyPapers(_) => "too_many_papers",
+            ApiError::PaperTooLong { .. } => "paper_too_long",
+            ApiError::PaperNotTypesettable(_) => "paper_not_typesettable",
+            ApiError::ExportsNotReady => "exports_not_ready",
+            ApiError::RevisionNotExportable(_) => "revision_not_exportable",
+            ApiError::PdfExportDisabled => "pdf_export_disabled",
         }
     }
 
@@ -373,8 +463,8 @@ impl ApiError {
             ApiError::StaleRevision(current) => {
                 format!("the revision sent is not the current one; the current revision is {current}")
             }
-            ApiError::PayloadTooLarge(size) => {
-                format!("the body is {size} bytes or more; the limit is 4194304 bytes (4 MiB)")
+            ApiError::PayloadTooLarge { size, limit } => {
+                format!("the body is {size} bytes or more; the limit for this route is {limit} bytes")
             }
             ApiError::FileTooLarge(size) => {
                 format!("the file is {size} bytes or more; the limit is 26214400 bytes (25 MiB)")
@@ -392,7 +482,33 @@ impl ApiError {
             }
             ApiError::ServiceUnavailable(m) => m.clone(),
             ApiError::Internal => "an unexpected error occurred; retry later".into(),
-            ApiError::InvalidParameters { message, .. } => message.clone(),
+            ApiError::InvalidParameters { message, .. }
+            | ApiError::InvalidFields { message, .. } => message.clone(),
+            ApiError::PaperExists => {
+                "a paper with this id already exists with other content; repeat the exact creation body to get it back, or create a new paper with a new id".into()
+            }
+            ApiError::TooManyPapers(limit) => {
+                format!("the account already holds {limit} saved papers, the most it may")
+            }
+            ApiError::PaperTooLong {
+                question_paper,
+                mark_scheme,
+                limit,
+            } => format!(
+                "the question paper would have {question_paper} pages and the mark scheme {mark_scheme}; each may have at most {limit} pages: choose fewer questions or less writing space"
+            ),
+            ApiError::PaperNotTypesettable(m) => {
+                format!("the paper cannot be typeset: {m}")
+            }
+            ApiError::ExportsNotReady => {
+                "this revision's PDFs have not been prepared; POST {} to its exports first".into()
+            }
+            ApiError::RevisionNotExportable(m) => {
+                format!("this revision's PDFs cannot be produced: {m}")
+            }
+            ApiError::PdfExportDisabled => {
+                "PDF export is turned off in this service's configuration".into()
+            }
         }
     }
 
@@ -426,7 +542,8 @@ impl ApiError {
                 },
                 details: match self {
                     ApiError::ValidationFailed { details, .. }
-                    | ApiError::InvalidParameters { details, .. } => Some(details),
+                    | ApiError::InvalidParameters { details, .. }
+                    | ApiError::InvalidFields { details, .. } => Some(details),
                     _ => None,
                 },
             },
@@ -454,7 +571,7 @@ mod tests {
             ApiError::InsufficientScope(&[Scope::MarkingImport]),
             ApiError::StaleRevision(3),
             ApiError::RateLimited { retry_after: 5 },
-            ApiError::PayloadTooLarge(5),
+            ApiError::PayloadTooLarge { size: 5, limit: 4 },
             ApiError::Internal,
         ];
         for error in samples {

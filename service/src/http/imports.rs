@@ -16,8 +16,8 @@ use examkit_engine::{Asset, AssetKind, Outcome};
 
 use super::marking::{asset_view, session_view};
 use super::{
-    ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body,
-    require_json,
+    ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, document_too_large, parse_id,
+    read_body, require_json,
 };
 use crate::auth::{Scope, sha256_hex};
 use crate::inspect::{self, FileType, InspectError, MAX_FILE_BYTES, MAX_PDF_PAGES};
@@ -115,7 +115,7 @@ struct CreateImport {
 }
 
 async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
-    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, document_too_large).await?;
     ctx.idempotent(&p, &CREATE, &bytes, || async {
         require_json(&ctx)?;
         let request: CreateImport = parse_json(&bytes)?;
@@ -331,7 +331,7 @@ pub fn validation_failed(outcome: &Outcome) -> ApiError {
 async fn validate(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
     let session = owned_import(&ctx, &p, &id).await?;
     require_json(&ctx)?;
-    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, document_too_large).await?;
     let assets = engine_assets(&ctx.state.store.session_assets(&session.id).await?)?;
     let (_, outcome) = run_engine(bytes, assets).await?;
     if outcome.is_valid() {
@@ -347,14 +347,14 @@ async fn validate(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Repl
 async fn complete(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
     let session = owned_import(&ctx, &p, &id).await?;
     require_json(&ctx)?;
-    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, document_too_large).await?;
     ctx.idempotent(&p, &COMPLETE, &bytes, || async {
         let store = &ctx.state.store;
         let sha = sha256_hex(&bytes);
-        if let Some(current) = store.session(&p.user.id, &session.id).await? {
-            if current.status == "completed" {
-                return completed_reply(&ctx, &p, &current, &sha).await;
-            }
+        if let Some(current) = store.session(&p.user.id, &session.id).await?
+            && current.status == "completed"
+        {
+            return completed_reply(&ctx, &p, &current, &sha).await;
         }
         let assets = engine_assets(&store.session_assets(&session.id).await?)?;
         let (bytes, outcome) = run_engine(bytes.clone(), assets).await?;

@@ -16,8 +16,8 @@ use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 
 use super::imports::{engine_assets, parse_json, run_engine, status_str};
 use super::{
-    ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body,
-    require_json,
+    ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, document_too_large, parse_id,
+    read_body, require_json,
 };
 use crate::auth::Scope;
 use crate::store::marking::{AssetRow, QuestionData, QuestionRow, ReviewError, SessionRow};
@@ -280,7 +280,7 @@ async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         .await?
         .ok_or(ApiError::NotFound("marking question"))?;
     require_json(&ctx)?;
-    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, ApiError::PayloadTooLarge).await?;
+    let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, document_too_large).await?;
     let request: ReviewRequest = parse_json(&bytes)?;
     if request.decisions.is_empty() {
         return Err(ApiError::InvalidBody(

@@ -7,9 +7,12 @@
 
 pub mod docs;
 pub mod error;
+pub mod fields;
 pub mod imports;
 pub mod marking;
 pub mod me;
+pub mod paper_body;
+pub mod papers;
 pub mod questions;
 
 use std::convert::Infallible;
@@ -43,6 +46,23 @@ pub struct AppState {
     pub store: Store,
     /// The rate limits in force.
     pub limits: Limits,
+    /// The paper typesetter, and whether PDF export is enabled.
+    pub typesetter: crate::typeset::Typesetter,
+    /// The most papers one account may hold.
+    pub max_papers: usize,
+}
+
+impl AppState {
+    /// The state of a service on `store` with these rate limits, PDF export enabled and the
+    /// default paper limit.
+    pub fn new(store: Store, limits: Limits) -> AppState {
+        AppState {
+            store,
+            limits,
+            typesetter: crate::typeset::Typesetter::with_default_concurrency(true),
+            max_papers: papers::DEFAULT_MAX_PAPERS,
+        }
+    }
 }
 
 /// A request body as a stream of chunks.
@@ -223,6 +243,14 @@ pub async fn read_body(
     Ok(data)
 }
 
+/// The 413 of a submission body over the engine's 4 MiB document limit.
+pub fn document_too_large(size: usize) -> ApiError {
+    ApiError::PayloadTooLarge {
+        size,
+        limit: examkit_engine::limits::MAX_DOCUMENT_BYTES,
+    }
+}
+
 /// Requires `Content-Type: application/json` (parameters such as charset allowed).
 pub fn require_json(ctx: &Ctx) -> Result<(), ApiError> {
     let content_type = ctx
@@ -391,15 +419,14 @@ impl Ctx {
     async fn finish(&self, op: &'static Op, response: Response, key: Option<&ApiKey>) -> Response {
         let status = response.status().as_u16();
         let elapsed = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        if let Some(key) = key {
-            if let Err(e) = self
+        if let Some(key) = key
+            && let Err(e) = self
                 .state
                 .store
                 .record_usage(&key.id, op.name, status, elapsed, now_ms())
                 .await
-            {
-                tracing::warn!(request_id = %self.request_id, error = %e, "usage not recorded");
-            }
+        {
+            tracing::warn!(request_id = %self.request_id, error = %e, "usage not recorded");
         }
         tracing::info!(
             request_id = %self.request_id,
@@ -504,7 +531,10 @@ pub async fn recover(rejection: warp::Rejection) -> Result<Response, Infallible>
     } else if rejection.find::<warp::reject::MethodNotAllowed>().is_some() {
         ApiError::MethodNotAllowed
     } else if rejection.find::<warp::reject::PayloadTooLarge>().is_some() {
-        ApiError::PayloadTooLarge(0)
+        ApiError::PayloadTooLarge {
+            size: 0,
+            limit: examkit_engine::limits::MAX_DOCUMENT_BYTES,
+        }
     } else if rejection
         .find::<warp::reject::UnsupportedMediaType>()
         .is_some()
@@ -539,6 +569,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(marking::routes(state.clone()))
         .unify()
         .or(questions::routes(state.clone()))
+        .unify()
+        .or(papers::routes(state.clone()))
         .unify()
         .or(docs::routes())
         .unify()

@@ -7,14 +7,13 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use super::fields::{FieldError, invalid_parameters};
 use super::{ApiError, AppState, Ctx, Op, Principal, Reply, ctx};
 use crate::auth::Scope;
 use crate::store::search::{CursorProblem, PageRequest, SearchFilters, query_words};
@@ -89,58 +88,6 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(asset)
         .unify()
         .boxed()
-}
-
-/// One invalid parameter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FieldError {
-    /// The parameter's name.
-    pub path: String,
-    /// What is wrong: `unknown_parameter`, `repeated_parameter`, `min_length`, `max_length`,
-    /// `enum`, `type`, `format`, `minimum`, `maximum`, `max_items`, `range`, `conflict`,
-    /// `no_search_words`, `cursor_unknown`, `cursor_expired` or `cursor_mismatch`.
-    pub code: &'static str,
-    /// A sentence for people.
-    pub message: String,
-}
-
-impl FieldError {
-    fn new(path: &str, code: &'static str, message: impl Into<String>) -> FieldError {
-        FieldError {
-            path: path.to_owned(),
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-/// The 422 for invalid parameters.
-pub fn invalid_parameters(errors: Vec<FieldError>) -> ApiError {
-    #[derive(Serialize)]
-    struct Details<'a> {
-        errors: &'a [FieldError],
-        truncated: bool,
-    }
-    let details = serde_json::to_string(&Details {
-        errors: &errors,
-        truncated: false,
-    })
-    .ok()
-    .and_then(|s| RawValue::from_string(s).ok());
-    let Some(details) = details else {
-        return ApiError::Internal;
-    };
-    let names: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
-    let mut unique = names.clone();
-    unique.dedup();
-    ApiError::InvalidParameters {
-        message: format!(
-            "invalid parameter{} {}; see error.details.errors",
-            if unique.len() == 1 { "" } else { "s" },
-            unique.join(", ")
-        ),
-        details,
-    }
 }
 
 /// Validated `GET /v1/questions` parameters.
@@ -392,14 +339,14 @@ pub fn parse_search(query: &str) -> Result<SearchParams, Vec<FieldError>> {
             format!("excludeIds may hold at most {MAX_EXCLUDE_IDS} ids, not {exclude_count}"),
         ));
     }
-    if let (Some(min), Some(max)) = (filters.min_marks, filters.max_marks) {
-        if min > max {
-            errors.push(FieldError::new(
-                "minMarks",
-                "range",
-                format!("minMarks ({min}) is greater than maxMarks ({max})"),
-            ));
-        }
+    if let (Some(min), Some(max)) = (filters.min_marks, filters.max_marks)
+        && min > max
+    {
+        errors.push(FieldError::new(
+            "minMarks",
+            "range",
+            format!("minMarks ({min}) is greater than maxMarks ({max})"),
+        ));
     }
     if random && seen.iter().any(|s| s == "cursor") {
         errors.push(FieldError::new(

@@ -599,18 +599,17 @@ async fn import_in(
         let stored = stored_revisions.get(&qid);
         let mut changed = false;
         let is_new = !stored_questions.contains_key(&qid);
-        if let Some(stored) = stored {
-            if let Some((&highest, _)) = stored.iter().next_back() {
-                if usize::try_from(highest).unwrap_or(usize::MAX) > question.revisions.len() {
-                    errors.push(BankError::new(
+        if let Some(stored) = stored
+            && let Some((&highest, _)) = stored.iter().next_back()
+            && usize::try_from(highest).unwrap_or(usize::MAX) > question.revisions.len()
+        {
+            errors.push(BankError::new(
                         &file.name,
                         format!("{qptr}/revisions"),
                         format!(
                             "revision {highest} of this question is stored; list every stored revision (withdraw a revision instead of deleting it)"
                         ),
                     ));
-                }
-            }
         }
         for (ri, revision) in question.revisions.iter().enumerate() {
             let rptr = format!("{qptr}/revisions/{ri}");

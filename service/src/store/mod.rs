@@ -9,6 +9,7 @@ pub mod bank;
 pub mod favourites;
 pub mod idempotency;
 pub mod marking;
+pub mod papers;
 pub mod questions;
 pub mod rate;
 pub mod search;
@@ -71,13 +72,13 @@ impl Store {
         } else {
             return Err(StoreError::UnsupportedUrl);
         };
-        if backend == Backend::Sqlite {
-            if let Some(dir) = sqlite_parent_dir(url) {
-                std::fs::create_dir_all(&dir).map_err(|source| StoreError::DataDir {
-                    path: dir.display().to_string(),
-                    source,
-                })?;
-            }
+        if backend == Backend::Sqlite
+            && let Some(dir) = sqlite_parent_dir(url)
+        {
+            std::fs::create_dir_all(&dir).map_err(|source| StoreError::DataDir {
+                path: dir.display().to_string(),
+                source,
+            })?;
         }
         install_default_drivers();
         let max = match backend {

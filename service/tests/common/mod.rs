@@ -88,9 +88,18 @@ pub async fn fresh_database(db: Db, dir: &std::path::Path) -> Option<String> {
 }
 
 pub async fn start(db: Db, limits: Limits) -> Option<Server> {
+    start_with(db, limits, |_| {}).await
+}
+
+/// A server whose state `adjust` changes first (PDF export off, another paper limit…).
+pub async fn start_with(
+    db: Db,
+    limits: Limits,
+    adjust: impl FnOnce(&mut AppState),
+) -> Option<Server> {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = fresh_database(db, dir.path()).await?;
-    Some(serve(url, dir, limits).await)
+    Some(serve_with(url, dir, limits, adjust).await)
 }
 
 /// A second server on an existing database.
@@ -104,11 +113,19 @@ pub async fn start_on(url: &str, limits: Limits) -> Server {
 }
 
 async fn serve(url: String, dir: tempfile::TempDir, limits: Limits) -> Server {
+    serve_with(url, dir, limits, |_| {}).await
+}
+
+async fn serve_with(
+    url: String,
+    dir: tempfile::TempDir,
+    limits: Limits,
+    adjust: impl FnOnce(&mut AppState),
+) -> Server {
     let store = Store::open(&url).await.expect("open the store");
-    let state = Arc::new(AppState {
-        store: store.clone(),
-        limits,
-    });
+    let mut state = AppState::new(store.clone(), limits);
+    adjust(&mut state);
+    let state = Arc::new(state);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let (addr, server) = http::bind(state, "127.0.0.1:0".parse().expect("addr"), async move {
         let _ = rx.await;

@@ -1,0 +1,500 @@
+//! Saved papers: creation (idempotent on the client's id and body), frozen revisions, the papers
+//! list, and the two prepared PDFs of a revision. Also the bank look-ups that check and typeset
+//! a paper's pins.
+//!
+//! A paper is addressed by its owner and the client's id, so one account's ids never collide with,
+//! or reveal, another's. Revisions are inserted, never updated: a saved change is a conditional
+//! `UPDATE` of the paper's current revision (so of two concurrent changes from the same revision
+//! exactly one wins) and the insertion of the new frozen revision, in one transaction.
+
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Backend, Store, StoreError};
+
+/// A question's version pin, exactly as search results and revision reads give it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Pin {
+    /// The bank question's id (lowercase hyphenated UUID).
+    pub question_id: String,
+    /// The pinned revision.
+    pub revision: i64,
+    /// SHA-256 of the revision's content and diagram files.
+    pub content_version: String,
+    /// SHA-256 of the revision's mark scheme.
+    pub scheme_version: String,
+}
+
+/// What one paper revision holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaperContent {
+    /// The title.
+    pub title: String,
+    /// `smart`, `none`, `1-page`, `2-pages` or `3-pages`.
+    pub writing_space: String,
+    /// Whether the mark scheme carries the estimated grade guide.
+    pub grade_guide: bool,
+    /// The questions in paper order.
+    pub questions: Vec<Pin>,
+}
+
+/// What a save computed about the content: its marks and its documents' pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaperFigures {
+    /// The total of the pinned revisions' marks.
+    pub total_marks: i64,
+    /// The question paper's pages.
+    pub paper_pages: i64,
+    /// The mark scheme's pages.
+    pub scheme_pages: i64,
+}
+
+/// One stored revision of a paper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPaper {
+    /// The paper's id.
+    pub id: String,
+    /// This revision.
+    pub revision: i64,
+    /// The paper's latest revision.
+    pub latest_revision: i64,
+    /// The revision's content.
+    pub content: PaperContent,
+    /// Marks and pages.
+    pub figures: PaperFigures,
+    /// When the paper was created (Unix ms).
+    pub created_at: i64,
+    /// When this revision was saved (Unix ms).
+    pub saved_at: i64,
+    /// Whether this revision's PDFs are prepared.
+    pub exports_ready: bool,
+}
+
+/// One paper in the account's list: its latest revision, without the pins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaperListing {
+    /// The paper's id.
+    pub id: String,
+    /// The latest revision.
+    pub revision: i64,
+    /// Its title.
+    pub title: String,
+    /// How many questions.
+    pub question_count: i64,
+    /// The total marks.
+    pub total_marks: i64,
+    /// The writing space.
+    pub writing_space: String,
+    /// The grade-guide option.
+    pub grade_guide: bool,
+    /// Creation time (Unix ms).
+    pub created_at: i64,
+    /// When the latest revision was saved (Unix ms).
+    pub updated_at: i64,
+}
+
+/// The result of a creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Created {
+    /// Revision 1 was saved.
+    New,
+    /// The account already has a paper with this id, created from the body of this hash.
+    Existing {
+        /// The stored creation hash.
+        create_hash: String,
+    },
+    /// The account holds `max_papers` papers already.
+    LimitReached,
+}
+
+/// The result of a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Updated {
+    /// The new revision was saved with this number.
+    Saved(i64),
+    /// The revision sent is not the current one, which is this.
+    Stale(i64),
+    /// No such paper in the account.
+    Missing,
+}
+
+/// A bank revision as a pin check needs it: any status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BankRevision {
+    /// `draft`, `published` or `withdrawn`.
+    pub status: String,
+    /// Its content version.
+    pub content_version: String,
+    /// Its scheme version.
+    pub scheme_version: String,
+    /// Its marks.
+    pub marks: i64,
+    /// The revision object of the bank format, as JSON.
+    pub body: String,
+}
+
+/// Which of a revision's two PDFs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    /// The question paper.
+    QuestionPaper,
+    /// The mark scheme.
+    MarkScheme,
+}
+
+const REVISION_COLUMNS: &str = "r.revision, p.revision, r.title, r.writing_space, r.grade_guide, \
+     r.questions, r.total_marks, r.paper_pages, r.scheme_pages, p.created_at, r.saved_at, \
+     (SELECT COUNT(*) FROM paper_exports e WHERE e.user_id = r.user_id \
+      AND e.paper_id = r.paper_id AND e.revision = r.revision)";
+
+fn stored_paper(id: &str, row: &AnyRow) -> Result<StoredPaper, StoreError> {
+    let questions: String = row.try_get(5)?;
+    let questions: Vec<Pin> = serde_json::from_str(&questions)
+        .map_err(|e| StoreError::Corrupt(format!("pins of paper {id}: {e}")))?;
+    Ok(StoredPaper {
+        id: id.to_owned(),
+        revision: row.try_get(0)?,
+        latest_revision: row.try_get(1)?,
+        content: PaperContent {
+            title: row.try_get(2)?,
+            writing_space: row.try_get(3)?,
+            grade_guide: row.try_get::<i64, _>(4)? != 0,
+            questions,
+        },
+        figures: PaperFigures {
+            total_marks: row.try_get(6)?,
+            paper_pages: row.try_get(7)?,
+            scheme_pages: row.try_get(8)?,
+        },
+        created_at: row.try_get(9)?,
+        saved_at: row.try_get(10)?,
+        exports_ready: row.try_get::<i64, _>(11)? > 0,
+    })
+}
+
+fn pins_json(pins: &[Pin]) -> Result<String, StoreError> {
+    serde_json::to_string(pins).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+impl Store {
+    /// Creates revision 1 of a paper, unless the account already has a paper with this id
+    /// ([`Created::Existing`], whatever the count) or holds `max_papers` papers.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn create_paper(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        create_hash: &str,
+        content: &PaperContent,
+        figures: &PaperFigures,
+        max_papers: usize,
+        now: i64,
+    ) -> Result<Created, StoreError> {
+        let questions = pins_json(&content.questions)?;
+        let mut tx = self.begin_write().await?;
+        if self.backend() == Backend::Postgres {
+            // Serialises one account's creations, so the count below cannot be overtaken.
+            sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE")
+                .bind(user_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let existing: Option<String> =
+            sqlx::query_scalar("SELECT create_hash FROM papers WHERE user_id = $1 AND id = $2")
+                .bind(user_id)
+                .bind(paper_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some(create_hash) = existing {
+            return Ok(Created::Existing { create_hash });
+        }
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM papers WHERE user_id = $1")
+            .bind(user_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if usize::try_from(count).unwrap_or(usize::MAX) >= max_papers {
+            return Ok(Created::LimitReached);
+        }
+        let inserted = sqlx::query(
+            "INSERT INTO papers (user_id, id, revision, create_hash, created_at, updated_at) \
+             VALUES ($1, $2, 1, $3, $4, $4) ON CONFLICT (user_id, id) DO NOTHING",
+        )
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(create_hash)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            // Another instance created it after our read (PostgreSQL only; SQLite holds the lock).
+            tx.rollback().await?;
+            let create_hash: String =
+                sqlx::query_scalar("SELECT create_hash FROM papers WHERE user_id = $1 AND id = $2")
+                    .bind(user_id)
+                    .bind(paper_id)
+                    .fetch_one(self.pool())
+                    .await?;
+            return Ok(Created::Existing { create_hash });
+        }
+        insert_revision(
+            &mut tx, user_id, paper_id, 1, content, &questions, figures, now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Created::New)
+    }
+
+    /// The creation hash of one of the account's papers; `None` when it has no paper of this id.
+    pub async fn paper_create_hash(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let hash =
+            sqlx::query_scalar("SELECT create_hash FROM papers WHERE user_id = $1 AND id = $2")
+                .bind(user_id)
+                .bind(paper_id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(hash)
+    }
+
+    /// Saves a change as revision `expected + 1` if `expected` is the paper's current revision.
+    pub async fn update_paper(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        expected: i64,
+        content: &PaperContent,
+        figures: &PaperFigures,
+        now: i64,
+    ) -> Result<Updated, StoreError> {
+        let questions = pins_json(&content.questions)?;
+        let mut tx = self.begin_write().await?;
+        let moved = sqlx::query(
+            "UPDATE papers SET revision = revision + 1, updated_at = $4 \
+             WHERE user_id = $1 AND id = $2 AND revision = $3",
+        )
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(expected)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            let current: Option<i64> =
+                sqlx::query_scalar("SELECT revision FROM papers WHERE user_id = $1 AND id = $2")
+                    .bind(user_id)
+                    .bind(paper_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            tx.rollback().await?;
+            return Ok(current.map_or(Updated::Missing, Updated::Stale));
+        }
+        let revision = expected + 1;
+        insert_revision(
+            &mut tx, user_id, paper_id, revision, content, &questions, figures, now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Updated::Saved(revision))
+    }
+
+    /// A revision of one of the account's papers; `None` for the latest.
+    pub async fn paper(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        revision: Option<i64>,
+    ) -> Result<Option<StoredPaper>, StoreError> {
+        let row = match revision {
+            Some(revision) => {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT {REVISION_COLUMNS} FROM paper_revisions r \
+                     JOIN papers p ON p.user_id = r.user_id AND p.id = r.paper_id \
+                     WHERE r.user_id = $1 AND r.paper_id = $2 AND r.revision = $3"
+                )))
+                .bind(user_id)
+                .bind(paper_id)
+                .bind(revision)
+                .fetch_optional(self.pool())
+                .await?
+            }
+            None => {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT {REVISION_COLUMNS} FROM paper_revisions r \
+                     JOIN papers p ON p.user_id = r.user_id AND p.id = r.paper_id \
+                     AND p.revision = r.revision \
+                     WHERE r.user_id = $1 AND r.paper_id = $2"
+                )))
+                .bind(user_id)
+                .bind(paper_id)
+                .fetch_optional(self.pool())
+                .await?
+            }
+        };
+        row.map(|row| stored_paper(paper_id, &row)).transpose()
+    }
+
+    /// The account's papers, most recently saved first.
+    pub async fn papers(&self, user_id: &str) -> Result<Vec<PaperListing>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT p.id, p.revision, r.title, r.question_count, r.total_marks, r.writing_space, \
+             r.grade_guide, p.created_at, p.updated_at FROM papers p \
+             JOIN paper_revisions r ON r.user_id = p.user_id AND r.paper_id = p.id \
+             AND r.revision = p.revision \
+             WHERE p.user_id = $1 ORDER BY p.updated_at DESC, p.id",
+        )
+        .bind(user_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(PaperListing {
+                    id: row.try_get(0)?,
+                    revision: row.try_get(1)?,
+                    title: row.try_get(2)?,
+                    question_count: row.try_get(3)?,
+                    total_marks: row.try_get(4)?,
+                    writing_space: row.try_get(5)?,
+                    grade_guide: row.try_get::<i64, _>(6)? != 0,
+                    created_at: row.try_get(7)?,
+                    updated_at: row.try_get(8)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Stores a revision's two PDFs; a second preparation of the same revision keeps the first
+    /// (rendering is deterministic, so they are the same bytes).
+    pub async fn save_paper_exports(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        revision: i64,
+        question_paper: &[u8],
+        mark_scheme: &[u8],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO paper_exports \
+             (user_id, paper_id, revision, question_paper, mark_scheme, prepared_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (user_id, paper_id, revision) DO NOTHING",
+        )
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(revision)
+        .bind(question_paper)
+        .bind(mark_scheme)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// One prepared PDF of a revision; `None` when not prepared.
+    pub async fn paper_export(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        revision: i64,
+        kind: ExportKind,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let column = match kind {
+            ExportKind::QuestionPaper => "question_paper",
+            ExportKind::MarkScheme => "mark_scheme",
+        };
+        let bytes: Option<Vec<u8>> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT {column} FROM paper_exports \
+             WHERE user_id = $1 AND paper_id = $2 AND revision = $3"
+        )))
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(revision)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(bytes)
+    }
+
+    /// A bank revision of any status, for checking a pin; `None` when it does not exist.
+    pub async fn bank_revision(
+        &self,
+        question_id: &str,
+        revision: i64,
+    ) -> Result<Option<BankRevision>, StoreError> {
+        let row = sqlx::query(
+            "SELECT status, content_version, scheme_version, marks, body FROM bank_revisions \
+             WHERE question_id = $1 AND revision = $2",
+        )
+        .bind(question_id)
+        .bind(revision)
+        .fetch_optional(self.pool())
+        .await?;
+        row.map(|row| {
+            Ok(BankRevision {
+                status: row.try_get(0)?,
+                content_version: row.try_get(1)?,
+                scheme_version: row.try_get(2)?,
+                marks: row.try_get(3)?,
+                body: row.try_get(4)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Every diagram file of a bank revision, by asset id.
+    pub async fn bank_revision_files(
+        &self,
+        question_id: &str,
+        revision: i64,
+    ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT a.id, a.bytes FROM bank_revision_assets ra \
+             JOIN bank_assets a ON a.id = ra.asset_id AND a.question_id = ra.question_id \
+             WHERE ra.question_id = $1 AND ra.revision = $2 ORDER BY a.id",
+        )
+        .bind(question_id)
+        .bind(revision)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .collect()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_revision(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    user_id: &str,
+    paper_id: &str,
+    revision: i64,
+    content: &PaperContent,
+    questions: &str,
+    figures: &PaperFigures,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO paper_revisions (user_id, paper_id, revision, title, writing_space, \
+         grade_guide, questions, question_count, total_marks, paper_pages, scheme_pages, saved_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(user_id)
+    .bind(paper_id)
+    .bind(revision)
+    .bind(&content.title)
+    .bind(&content.writing_space)
+    .bind(i64::from(content.grade_guide))
+    .bind(questions)
+    .bind(i64::try_from(content.questions.len()).unwrap_or(i64::MAX))
+    .bind(figures.total_marks)
+    .bind(figures.paper_pages)
+    .bind(figures.scheme_pages)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! Typesetting saved papers with `examkit-pdf`: off the async runtime, a bounded number at a time.
+//!
+//! Typesetting is CPU-bound (about a second for a 24-question paper), so it runs on tokio's
+//! blocking pool, at most [`Typesetter::concurrency`] papers at once; further requests wait their
+//! turn. The same [`Renderer`] (fonts loaded once) serves every request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use examkit_pdf::{PageCounts, PaperDocument, RenderError, Renderer};
+use tokio::sync::Semaphore;
+
+/// The longest a PDF preparation may take, waiting included (the specification's 120 seconds).
+pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Both PDFs of one paper revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaperPdfs {
+    /// The question paper.
+    pub question_paper: Vec<u8>,
+    /// The mark scheme.
+    pub mark_scheme: Vec<u8>,
+}
+
+/// Why typesetting produced nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum TypesetError {
+    /// The paper cannot be typeset.
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    /// It did not finish within the time allowed.
+    #[error("typesetting did not finish within {0:?}")]
+    Timeout(Duration),
+    /// The typesetting task failed (a panic in the typesetter).
+    #[error("the typesetting task failed: {0}")]
+    Task(String),
+}
+
+/// The service's typesetter and whether PDF export is enabled.
+#[derive(Debug, Clone)]
+pub struct Typesetter {
+    renderer: Arc<Renderer>,
+    permits: Arc<Semaphore>,
+    concurrency: usize,
+    export_enabled: bool,
+}
+
+impl Typesetter {
+    /// A typesetter running at most `concurrency` (at least 1) papers at once. With
+    /// `export_enabled` false the service refuses to prepare PDFs; pages are still counted when
+    /// papers are saved.
+    pub fn new(export_enabled: bool, concurrency: usize) -> Typesetter {
+        let concurrency = concurrency.max(1);
+        Typesetter {
+            renderer: Arc::new(Renderer::new()),
+            permits: Arc::new(Semaphore::new(concurrency)),
+            concurrency,
+            export_enabled,
+        }
+    }
+
+    /// One paper at a time per available core.
+    pub fn with_default_concurrency(export_enabled: bool) -> Typesetter {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Typesetter::new(export_enabled, cores)
+    }
+
+    /// Whether PDF export is enabled.
+    pub fn export_enabled(&self) -> bool {
+        self.export_enabled
+    }
+
+    /// How many papers are typeset at once.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
+    }
+
+    /// Lays out both documents and counts their pages.
+    pub async fn page_counts(&self, paper: PaperDocument) -> Result<PageCounts, TypesetError> {
+        self.run(move |renderer| renderer.page_counts(&paper)).await
+    }
+
+    /// Typesets both PDFs.
+    pub async fn render(&self, paper: PaperDocument) -> Result<PaperPdfs, TypesetError> {
+        self.run(move |renderer| {
+            Ok(PaperPdfs {
+                question_paper: renderer.question_paper(&paper)?.pdf,
+                mark_scheme: renderer.mark_scheme(&paper)?.pdf,
+            })
+        })
+        .await
+    }
+
+    async fn run<T, F>(&self, work: F) -> Result<T, TypesetError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Renderer) -> Result<T, RenderError> + Send + 'static,
+    {
+        let renderer = self.renderer.clone();
+        let permits = self.permits.clone();
+        let job = async move {
+            let permit = permits
+                .acquire_owned()
+                .await
+                .map_err(|e| TypesetError::Task(e.to_string()))?;
+            // The permit goes with the work: a request that times out does not free a slot while
+            // its typesetting still runs.
+            tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                work(&renderer)
+            })
+            .await
+            .map_err(|e| TypesetError::Task(e.to_string()))?
+            .map_err(TypesetError::from)
+        };
+        tokio::time::timeout(EXPORT_TIMEOUT, job)
+            .await
+            .map_err(|_| TypesetError::Timeout(EXPORT_TIMEOUT))?
+    }
+}
