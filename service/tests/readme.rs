@@ -1,8 +1,10 @@
-//! The root README's "Import a marked paper with curl" section, run as written.
+//! The root README's curl sections, "Import a marked paper with curl" and "Search the bank and
+//! build a paper with curl", each run as written.
 //!
-//! The section's `sh` code blocks are extracted from `../README.md` and run, in order, as one
-//! bash script from the repository root with `set -euo pipefail`. Only the environment differs
-//! from a reader's shell, and only in documented ways:
+//! A section's `sh` code blocks are extracted from `../README.md` and run, in order, as one bash
+//! script with `set -euo pipefail`: the import section from the repository root (it reads the
+//! example files), the paper section from a temporary directory (it writes PDFs where it runs).
+//! Only the environment differs from a reader's shell, and only in documented ways:
 //!
 //! - the directory of the `examkit` binary built for this test comes first on `PATH`, so the
 //!   commands' `examkit` is this build;
@@ -16,13 +18,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const HEADING: &str = "## Import a marked paper with curl";
+const IMPORT: &str = "## Import a marked paper with curl";
+const PAPERS: &str = "## Search the bank and build a paper with curl";
 
-/// The `sh` code blocks of the section under `HEADING`, up to the next `## ` heading.
-fn section_blocks(readme: &str) -> Result<Vec<String>, String> {
+/// The `sh` code blocks of the section under `heading`, up to the next `## ` heading.
+fn section_blocks(readme: &str, heading: &str) -> Result<Vec<String>, String> {
     let mut lines = readme.lines();
-    if !lines.any(|l| l.trim_end() == HEADING) {
-        return Err(format!("README.md has no '{HEADING}' section"));
+    if !lines.any(|l| l.trim_end() == heading) {
+        return Err(format!("README.md has no '{heading}' section"));
     }
     let mut blocks = Vec::new();
     let mut current: Option<Vec<&str>> = None;
@@ -39,10 +42,10 @@ fn section_blocks(readme: &str) -> Result<Vec<String>, String> {
         }
     }
     if current.is_some() {
-        return Err(format!("an sh block in '{HEADING}' is not closed"));
+        return Err(format!("an sh block in '{heading}' is not closed"));
     }
     if blocks.is_empty() {
-        return Err(format!("the '{HEADING}' section has no ```sh code block"));
+        return Err(format!("the '{heading}' section has no ```sh code block"));
     }
     Ok(blocks)
 }
@@ -58,24 +61,25 @@ fn free_port() -> u16 {
 fn extraction_finds_only_the_sections_sh_blocks() {
     let readme = "# x\n```sh\nbefore\n```\n## Import a marked paper with curl\ntext\n```sh\none\ntwo\n```\n```json\n{}\n```\n```sh\nthree\n```\n## Next\n```sh\nafter\n```\n";
     assert_eq!(
-        section_blocks(readme).expect("blocks"),
+        section_blocks(readme, IMPORT).expect("blocks"),
         ["one\ntwo", "three"]
     );
     assert_eq!(
-        section_blocks("# nothing\n").expect_err("no section"),
+        section_blocks("# nothing\n", IMPORT).expect_err("no section"),
         "README.md has no '## Import a marked paper with curl' section"
     );
 }
 
-#[test]
-fn readme_curl_section_runs_as_written() {
+/// Runs the `sh` blocks of the README section under `heading` as one script in `cwd`; panics
+/// with the script and its output when it fails. Returns what it printed.
+fn run_section(heading: &str, cwd: &Path) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let readme_path = std::env::var_os("EXAMKIT_README")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("README.md"));
     let readme = std::fs::read_to_string(&readme_path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", readme_path.display()));
-    let blocks = section_blocks(&readme).unwrap_or_else(|message| panic!("{message}"));
+    let blocks = section_blocks(&readme, heading).unwrap_or_else(|message| panic!("{message}"));
     let script = format!(
         "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n{}\n",
         blocks.join("\n")
@@ -94,7 +98,7 @@ fn readme_curl_section_runs_as_written() {
     let run = Command::new("bash")
         .arg("-c")
         .arg(&script)
-        .current_dir(&root)
+        .current_dir(cwd)
         .env("PATH", path)
         .env("EXAMKIT_LISTEN", format!("127.0.0.1:{port}"))
         .env("EXAMKIT_URL", format!("http://127.0.0.1:{port}"))
@@ -103,14 +107,14 @@ fn readme_curl_section_runs_as_written() {
         .env_remove("EXAMKIT_KEY")
         .output()
         .expect("bash runs the README's commands");
-    let out = String::from_utf8_lossy(&run.stdout);
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(
         run.status.success(),
         "the README sequence failed ({})\nscript:\n{script}\nstdout:\n{out}\nstderr:\n{err}",
         run.status
     );
-    assert!(started.elapsed() < Duration::from_secs(120));
+    assert!(started.elapsed() < Duration::from_secs(180));
     // It ran against this build, on the test's port and data directory.
     assert!(
         out.contains(&format!("listening on http://127.0.0.1:{port}")),
@@ -120,6 +124,13 @@ fn readme_curl_section_runs_as_written() {
         data.path().join("examkit.db").exists(),
         "data in EXAMKIT_DATA_DIR"
     );
+    out
+}
+
+#[test]
+fn readme_import_section_runs_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = run_section(IMPORT, &root);
     assert!(
         out.contains("\"name\":\"Example School\""),
         "GET /v1/me: {out}"
@@ -132,4 +143,27 @@ fn readme_curl_section_runs_as_written() {
         out.contains("\"status\":\"completed\""),
         "the session is completed: {out}"
     );
+}
+
+#[test]
+fn readme_papers_section_runs_as_written() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let out = run_section(PAPERS, cwd.path());
+    assert!(out.contains("\"subtopic\""), "the facets: {out}");
+    assert!(out.contains("\"nextCursor\""), "a search: {out}");
+    assert!(out.contains("\"revision\":1"), "the paper saved: {out}");
+    assert!(out.contains("\"revision\":2"), "the paper changed: {out}");
+    assert_eq!(
+        out.matches("\"ready\":true").count(),
+        2,
+        "both revisions prepared: {out}"
+    );
+    for revision in [1, 2] {
+        for kind in ["question-paper", "mark-scheme"] {
+            let pdf = cwd.path().join(format!("paper-r{revision}-{kind}.pdf"));
+            let bytes = std::fs::read(&pdf)
+                .unwrap_or_else(|e| panic!("{} was not written: {e}", pdf.display()));
+            assert!(bytes.starts_with(b"%PDF-"), "{} is a PDF", pdf.display());
+        }
+    }
 }
