@@ -322,6 +322,12 @@ impl Renderer {
     }
 }
 
+/// Empties typst's process-wide memoisation caches, so the next render starts cold, as after a
+/// restart (the fonts a [`Renderer`] loaded stay loaded). For benchmarks.
+pub fn evict_caches() {
+    typst::comemo::evict(0);
+}
+
 fn describe(diagnostics: &[SourceDiagnostic]) -> String {
     let mut out = String::new();
     for (i, d) in diagnostics.iter().enumerate() {
