@@ -1604,6 +1604,13 @@ async fn documentation(db: Db) {
             "/v1/questions/{questionId}/revisions/{revision}/assets/{assetId}",
             "get",
         ),
+        ("/v1/papers", "get"),
+        ("/v1/papers", "post"),
+        ("/v1/papers/{id}", "get"),
+        ("/v1/papers/{id}", "patch"),
+        ("/v1/papers/{id}/revisions/{revision}", "get"),
+        ("/v1/papers/{id}/revisions/{revision}/exports", "post"),
+        ("/v1/papers/{id}/revisions/{revision}/exports/{kind}", "get"),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),
