@@ -869,29 +869,50 @@ impl Store {
                 };
                 let mut sql = Sql::default();
                 let ranked = !filters.words.is_empty();
+                let terms = filters.term_filters();
+                // Without a text query, results come in question id order: the most selective
+                // term's ids, read in that order from the `search_terms` key, drive the query.
+                let driver = if ranked { None } else { most_selective(&terms) };
+                let order_column = if driver.is_some() {
+                    "d.question_id"
+                } else {
+                    "s.question_id"
+                };
                 if ranked {
                     self.text_source(&mut sql, filters);
+                } else if let Some(i) = driver {
+                    sql.push(
+                        "SELECT s.question_id, s.item FROM search_terms d \
+                         JOIN search_questions s ON s.question_id = d.question_id \
+                         WHERE d.kind = '",
+                    );
+                    sql.push(terms[i].0);
+                    sql.push("' AND d.value = ");
+                    sql.text(terms[i].1.as_str());
                 } else {
                     sql.push("SELECT s.question_id, s.item FROM search_questions s WHERE 1 = 1");
                 }
-                self.conditions(&mut sql, filters, user_id);
+                self.conditions(&mut sql, filters, user_id, driver);
                 if ranked {
-                    match self.backend() {
-                        Backend::Sqlite => sql.push(" ORDER BY t.rank, s.question_id"),
-                        Backend::Postgres => {
-                            sql.push(" ORDER BY ts_rank(s.document, query) DESC, s.question_id")
-                        }
-                    }
-                    sql.push(" LIMIT ");
+                    // Only ids and scores go through the ranking; the page's items are read
+                    // after it, so a word in thousands of documents does not sort their JSON.
+                    sql.push(" ORDER BY r, qid LIMIT ");
                     sql.int(limit + 1);
                     sql.push(" OFFSET ");
                     sql.int(after.map_or(0, |a| a.position));
+                    sql.push(
+                        ") p JOIN search_questions s2 ON s2.question_id = p.qid ORDER BY p.r, p.qid",
+                    );
                 } else {
                     if let Some(after) = after {
-                        sql.push(" AND s.question_id > ");
+                        sql.push(" AND ");
+                        sql.push(order_column);
+                        sql.push(" > ");
                         sql.text(after.after_key.as_str());
                     }
-                    sql.push(" ORDER BY s.question_id LIMIT ");
+                    sql.push(" ORDER BY ");
+                    sql.push(order_column);
+                    sql.push(" LIMIT ");
                     sql.int(limit + 1);
                 }
                 let rows = sql.query().fetch_all(self.pool()).await?;
@@ -911,19 +932,24 @@ impl Store {
         }
     }
 
-    /// `SELECT s.question_id, s.item FROM …` matching the text query, with `WHERE` begun.
+    /// `SELECT s2.question_id, s2.item FROM (SELECT s.question_id AS qid, <score> AS r FROM …`
+    /// matching the text query, with `WHERE` begun; lower scores rank first. The caller closes
+    /// the subquery.
     fn text_source(&self, sql: &mut Sql, filters: &SearchFilters) {
         match self.backend() {
             Backend::Sqlite => {
                 sql.push(
-                    "SELECT s.question_id, s.item FROM search_text t \
+                    "SELECT s2.question_id, s2.item FROM (\
+                     SELECT s.question_id AS qid, t.rank AS r FROM search_text t \
                      JOIN search_questions s ON s.doc = t.rowid WHERE t.search_text MATCH ",
                 );
                 sql.text(fts5_query(&filters.words));
             }
             Backend::Postgres => {
                 sql.push(
-                    "SELECT s.question_id, s.item FROM search_questions s, to_tsquery('english', ",
+                    "SELECT s2.question_id, s2.item FROM (\
+                     SELECT s.question_id AS qid, -ts_rank(s.document, query) AS r \
+                     FROM search_questions s, to_tsquery('english', ",
                 );
                 sql.text(tsquery(&filters.words));
                 sql.push(") query WHERE s.document @@ query");
@@ -931,14 +957,25 @@ impl Store {
         }
     }
 
-    /// `AND …` for every filter but the text query.
-    fn conditions(&self, sql: &mut Sql, filters: &SearchFilters, user_id: &str) {
-        for (kind, value) in filters.term_filters() {
-            sql.push(" AND s.question_id IN (SELECT question_id FROM search_terms WHERE kind = '");
+    /// `AND …` for every filter but the text query and the driving term (the term filter at
+    /// index `driver`, already the query's source). Each other term is a key probe of
+    /// `search_terms` for the row at hand, never a materialised list of ids.
+    fn conditions(
+        &self,
+        sql: &mut Sql,
+        filters: &SearchFilters,
+        user_id: &str,
+        driver: Option<usize>,
+    ) {
+        for (i, (kind, value)) in filters.term_filters().into_iter().enumerate() {
+            if Some(i) == driver {
+                continue;
+            }
+            sql.push(" AND EXISTS (SELECT 1 FROM search_terms e WHERE e.kind = '");
             sql.push(kind);
-            sql.push("' AND value = ");
+            sql.push("' AND e.value = ");
             sql.text(value);
-            sql.push(")");
+            sql.push(" AND e.question_id = s.question_id)");
         }
         if let Some(min) = filters.min_marks {
             sql.push(" AND s.marks >= ");
@@ -1004,7 +1041,7 @@ impl Store {
                     }
                 }
             }
-            self.conditions(&mut sql, filters, user_id);
+            self.conditions(&mut sql, filters, user_id, None);
             sql.push(" ORDER BY s.shuffle, s.question_id LIMIT ");
             sql.int(wanted);
             for row in sql.query().fetch_all(self.pool()).await? {
@@ -1018,6 +1055,28 @@ impl Store {
         }
         Ok(SearchPage { items, next: None })
     }
+}
+
+/// The index of the term filter expected to match fewest questions, by kind: a subtopic before a
+/// tag, a module, a topic, a year, a board, a difficulty, a frequency, a subject and a level.
+fn most_selective(terms: &[(&'static str, String)]) -> Option<usize> {
+    const ORDER: [&str; 10] = [
+        kind::SUBTOPIC,
+        kind::TAG,
+        kind::MODULE,
+        kind::TOPIC,
+        kind::YEAR,
+        kind::BOARD,
+        kind::DIFFICULTY,
+        kind::FREQUENCY,
+        kind::SUBJECT,
+        kind::LEVEL,
+    ];
+    terms
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, (kind, _))| ORDER.iter().position(|k| k == kind).unwrap_or(ORDER.len()))
+        .map(|(i, _)| i)
 }
 
 fn random_u32() -> u32 {
@@ -1070,6 +1129,26 @@ mod tests {
         let words = vec!["area".to_owned(), "curve".to_owned()];
         assert_eq!(fts5_query(&words), "\"area\"* \"curve\"*");
         assert_eq!(tsquery(&words), "area:* & curve:*");
+    }
+
+    #[test]
+    fn the_narrowest_kind_of_term_drives_a_filtered_query() {
+        let terms = |kinds: &[&'static str]| -> Vec<(&'static str, String)> {
+            kinds.iter().map(|k| (*k, "x".to_owned())).collect()
+        };
+        assert_eq!(most_selective(&[]), None);
+        assert_eq!(
+            most_selective(&terms(&[kind::LEVEL, kind::BOARD, kind::TOPIC])),
+            Some(2)
+        );
+        assert_eq!(
+            most_selective(&terms(&[kind::SUBJECT, kind::LEVEL])),
+            Some(0)
+        );
+        assert_eq!(
+            most_selective(&terms(&[kind::MODULE, kind::SUBTOPIC, kind::TAG])),
+            Some(1)
+        );
     }
 
     #[test]
