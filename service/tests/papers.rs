@@ -665,7 +665,7 @@ async fn changes_make_frozen_revisions(db: Db) {
         (format!("/v1/papers/{PAPER}/revisions/x"), "type"),
         (
             format!("/v1/papers/{PAPER}/revisions/99999999999"),
-            "minimum",
+            "maximum",
         ),
     ] {
         let err = s

@@ -86,6 +86,70 @@ pub fn invalid_fields(errors: Vec<FieldError>) -> ApiError {
     }
 }
 
+/// Checks an integer parameter in `min..=max`: `type`, `minimum` or `maximum` otherwise.
+pub fn integer(
+    errors: &mut Vec<FieldError>,
+    name: &str,
+    value: &str,
+    min: i64,
+    max: i64,
+) -> Option<i64> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let parsed = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        // Too many digits for i64 is still an integer, just out of range.
+        Some(value.parse::<i64>().unwrap_or(if value.starts_with('-') {
+            i64::MIN
+        } else {
+            i64::MAX
+        }))
+    } else {
+        None
+    };
+    match parsed {
+        None => {
+            errors.push(FieldError::new(
+                name,
+                "type",
+                format!("{name} must be an integer from {min} to {max}, not {value:?}"),
+            ));
+            None
+        }
+        Some(n) if n < min => {
+            errors.push(FieldError::new(
+                name,
+                "minimum",
+                format!("{name} must be at least {min}, not {value}"),
+            ));
+            None
+        }
+        Some(n) if n > max => {
+            errors.push(FieldError::new(
+                name,
+                "maximum",
+                format!("{name} must be at most {max}, not {value}"),
+            ));
+            None
+        }
+        Some(n) => Some(n),
+    }
+}
+
+/// Checks a UUID parameter (canonical 36-character form, any case) and returns it lowercase
+/// hyphenated: `format` otherwise.
+pub fn uuid(errors: &mut Vec<FieldError>, name: &str, value: &str) -> Option<String> {
+    match uuid::Uuid::try_parse(value) {
+        Ok(id) if value.len() == 36 => Some(id.hyphenated().to_string()),
+        _ => {
+            errors.push(FieldError::new(
+                name,
+                "format",
+                format!("{name} must be a UUID (8-4-4-4-12 hexadecimal digits), not {value:?}"),
+            ));
+            None
+        }
+    }
+}
+
 /// Escapes one reference token of a JSON Pointer (`~` → `~0`, `/` → `~1`).
 pub fn pointer_token(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")

@@ -30,7 +30,7 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::fields::{FieldError, invalid_fields, invalid_parameters};
+use super::fields::{FieldError, integer, invalid_fields, invalid_parameters, uuid};
 use super::paper_body::{self, CreatePaper};
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, read_body, require_json,
@@ -170,35 +170,9 @@ fn path(
     kind: Option<&str>,
 ) -> Result<(String, Option<i64>, Option<ExportKind>), ApiError> {
     let mut errors = Vec::new();
-    let id = match uuid::Uuid::try_parse(id) {
-        Ok(parsed) if id.len() == 36 => Some(parsed.hyphenated().to_string()),
-        _ => {
-            errors.push(FieldError::new(
-                "id",
-                "format",
-                format!("id must be a UUID (8-4-4-4-12 hexadecimal digits), not {id:?}"),
-            ));
-            None
-        }
-    };
-    let revision = revision.and_then(|raw| {
-        let parsed = (!raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| raw.parse::<i64>().unwrap_or(i64::MAX));
-        match parsed {
-            Some(n) if (1..=i64::from(u32::MAX)).contains(&n) => Some(n),
-            Some(_) | None => {
-                errors.push(FieldError::new(
-                    "revision",
-                    if parsed.is_some() { "minimum" } else { "type" },
-                    format!(
-                        "revision must be an integer from 1 to {}, not {raw:?}",
-                        u32::MAX
-                    ),
-                ));
-                None
-            }
-        }
-    });
+    let id = uuid(&mut errors, "id", id);
+    let revision =
+        revision.and_then(|raw| integer(&mut errors, "revision", raw, 1, i64::from(u32::MAX)));
     let kind = kind.and_then(|raw| match raw {
         "question-paper" => Some(ExportKind::QuestionPaper),
         "mark-scheme" => Some(ExportKind::MarkScheme),

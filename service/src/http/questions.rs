@@ -13,7 +13,7 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::fields::{FieldError, invalid_parameters};
+use super::fields::{FieldError, integer, invalid_parameters, uuid};
 use super::{ApiError, AppState, Ctx, Op, Principal, Reply, ctx};
 use crate::auth::Scope;
 use crate::store::search::{CursorProblem, PageRequest, SearchFilters, query_words};
@@ -173,53 +173,6 @@ fn one_of(
     }
 }
 
-fn integer(
-    errors: &mut Vec<FieldError>,
-    name: &str,
-    value: &str,
-    min: i64,
-    max: i64,
-) -> Option<i64> {
-    let digits = value.strip_prefix('-').unwrap_or(value);
-    let parsed = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        // Too many digits for i64 is still an integer, just out of range.
-        Some(value.parse::<i64>().unwrap_or(if value.starts_with('-') {
-            i64::MIN
-        } else {
-            i64::MAX
-        }))
-    } else {
-        None
-    };
-    match parsed {
-        None => {
-            errors.push(FieldError::new(
-                name,
-                "type",
-                format!("{name} must be an integer from {min} to {max}, not {value:?}"),
-            ));
-            None
-        }
-        Some(n) if n < min => {
-            errors.push(FieldError::new(
-                name,
-                "minimum",
-                format!("{name} must be at least {min}, not {value}"),
-            ));
-            None
-        }
-        Some(n) if n > max => {
-            errors.push(FieldError::new(
-                name,
-                "maximum",
-                format!("{name} must be at most {max}, not {value}"),
-            ));
-            None
-        }
-        Some(n) => Some(n),
-    }
-}
-
 fn boolean(errors: &mut Vec<FieldError>, name: &str, value: &str) -> Option<bool> {
     match value {
         "true" => Some(true),
@@ -229,20 +182,6 @@ fn boolean(errors: &mut Vec<FieldError>, name: &str, value: &str) -> Option<bool
                 name,
                 "type",
                 format!("{name} must be true or false, not {value:?}"),
-            ));
-            None
-        }
-    }
-}
-
-fn uuid(errors: &mut Vec<FieldError>, name: &str, value: &str) -> Option<String> {
-    match uuid::Uuid::try_parse(value) {
-        Ok(id) if value.len() == 36 => Some(id.hyphenated().to_string()),
-        _ => {
-            errors.push(FieldError::new(
-                name,
-                "format",
-                format!("{name} must be a UUID (8-4-4-4-12 hexadecimal digits), not {value:?}"),
             ));
             None
         }
