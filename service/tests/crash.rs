@@ -276,7 +276,7 @@ impl Setup {
         let questions = session["questions"].as_array().expect("questions").len();
         let store = Store::open(&self.database).await.expect("open the store");
         let rows = common::stored_questions(&store, import).await;
-        store.pool().close().await;
+        store.close().await;
         match session["status"].as_str() {
             Some("draft") => {
                 assert_eq!((questions, rows), (0, (0, 0)), "a draft has no questions");

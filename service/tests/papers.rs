@@ -738,15 +738,17 @@ async fn withdrawn_questions_stay_in_saved_papers(db: Db) {
     .await;
     assert_eq!(created.status, 201);
     // The bank withdraws the first pinned revision after the paper was saved.
+    let mut tx = s.store.begin_write().await.expect("begin");
     let first = &chosen[0];
     sqlx::query(
         "UPDATE bank_revisions SET status = 'withdrawn' WHERE question_id = $1 AND revision = $2",
     )
     .bind(first["questionId"].as_str().expect("id"))
     .bind(first["revision"].as_i64().expect("revision"))
-    .execute(s.store.pool())
+    .execute(&mut *tx)
     .await
     .expect("withdraw");
+    tx.commit().await.expect("commit");
     // The paper still reads, changes and exports with it…
     let changed = patch(
         &s,

@@ -711,11 +711,13 @@ async fn cursors_are_bound_to_filters_accounts_and_time(db: Db) {
         200
     );
     // An expired cursor.
+    let mut tx = s.store.begin_write().await.expect("begin");
     sqlx::query("UPDATE search_cursors SET expires_at = 1 WHERE id = $1")
         .bind(&cursor)
-        .execute(s.store.pool())
+        .execute(&mut *tx)
         .await
         .expect("expire");
+    tx.commit().await.expect("commit");
     let body = s
         .get(
             &format!("/v1/questions?subject=maths&cursor={cursor}"),

@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use super::{Store, StoreError, now_ms};
+use super::{Durability, Store, StoreError, now_ms};
 use crate::auth::{Scope, join_scopes, parse_scopes};
 
 /// At most this many active (unrevoked, unexpired) keys per account.
@@ -130,16 +130,15 @@ impl Store {
             restricted,
             created_at: now_ms(),
         };
-        sqlx::query(
+        let statement = sqlx::query(
             "INSERT INTO users (id, name, verified, restricted, created_at) VALUES ($1, $2, $3, $4, $5)",
         )
         .bind(&user.id)
         .bind(&user.name)
         .bind(i64::from(verified))
         .bind(i64::from(restricted))
-        .bind(user.created_at)
-        .execute(self.pool())
-        .await?;
+        .bind(user.created_at);
+        self.execute_write(Durability::Saved, statement).await?;
         Ok(user)
     }
 
@@ -153,12 +152,14 @@ impl Store {
         let Some(user) = self.user(id).await? else {
             return Ok(false);
         };
-        sqlx::query("UPDATE users SET verified = $1, restricted = $2 WHERE id = $3")
-            .bind(i64::from(verified.unwrap_or(user.verified)))
-            .bind(i64::from(restricted.unwrap_or(user.restricted)))
-            .bind(id)
-            .execute(self.pool())
-            .await?;
+        self.execute_write(
+            Durability::Saved,
+            sqlx::query("UPDATE users SET verified = $1, restricted = $2 WHERE id = $3")
+                .bind(i64::from(verified.unwrap_or(user.verified)))
+                .bind(i64::from(restricted.unwrap_or(user.restricted)))
+                .bind(id),
+        )
+        .await?;
         Ok(true)
     }
 
@@ -304,12 +305,16 @@ impl Store {
 
     /// Revokes a key; returns false when there is no such key or it was already revoked.
     pub async fn revoke_key(&self, id: &str) -> Result<bool, StoreError> {
-        let done =
-            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+        let done = self
+            .execute_write(
+                Durability::Saved,
+                sqlx::query(
+                    "UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+                )
                 .bind(now_ms())
-                .bind(id)
-                .execute(self.pool())
-                .await?;
+                .bind(id),
+            )
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 }

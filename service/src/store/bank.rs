@@ -14,10 +14,10 @@ use examkit_bank::{
     BANK_VERSION, Bank, BankError, BankFile, CourseOption, FacetOption, Facets, Level, Question,
     Revision, Status, Subject, SubtopicOption,
 };
-use sqlx::{Any, Row, Transaction};
+use sqlx::Row;
 use uuid::Uuid;
 
-use super::{Backend, Store, StoreError, now_ms};
+use super::{Backend, Store, StoreError, WriteTx, now_ms};
 
 /// The key of the PostgreSQL advisory lock that serialises bank imports.
 const IMPORT_LOCK: i64 = 0x6578_616d_6b62;
@@ -167,7 +167,7 @@ fn subject_of(text: &str) -> Result<Subject, StoreError> {
 
 /// Inserts `rows` into `table` with multi-row `INSERT`s of a bounded number of parameters.
 async fn insert_rows(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut WriteTx,
     table: &str,
     columns: &[&str],
     rows: Vec<Vec<Arg>>,
@@ -437,7 +437,7 @@ struct StoredFacet {
 }
 
 async fn import_in(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut WriteTx,
     backend: Backend,
     bank: &Bank,
     digests: &HashMap<(Uuid, u32), Digests>,

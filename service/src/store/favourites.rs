@@ -3,7 +3,7 @@
 use sqlx::Row;
 use uuid::Uuid;
 
-use super::{Store, StoreError, now_ms};
+use super::{Durability, Store, StoreError, now_ms};
 
 /// Why a favourite could not be set or cleared.
 #[derive(Debug, thiserror::Error)]
@@ -60,15 +60,18 @@ impl Store {
         question_id: &str,
     ) -> Result<bool, FavouriteError> {
         let id = self.check_favourite_ids(user_id, question_id).await?;
-        let done = sqlx::query(
-            "INSERT INTO favourites (user_id, question_id, created_at) VALUES ($1, $2, $3) \
+        let done = self
+            .execute_write(
+                Durability::Saved,
+                sqlx::query(
+                    "INSERT INTO favourites (user_id, question_id, created_at) VALUES ($1, $2, $3) \
              ON CONFLICT (user_id, question_id) DO NOTHING",
-        )
-        .bind(user_id)
-        .bind(&id)
-        .bind(now_ms())
-        .execute(self.pool())
-        .await?;
+                )
+                .bind(user_id)
+                .bind(&id)
+                .bind(now_ms()),
+            )
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -79,10 +82,13 @@ impl Store {
         question_id: &str,
     ) -> Result<bool, FavouriteError> {
         let id = self.check_favourite_ids(user_id, question_id).await?;
-        let done = sqlx::query("DELETE FROM favourites WHERE user_id = $1 AND question_id = $2")
-            .bind(user_id)
-            .bind(&id)
-            .execute(self.pool())
+        let done = self
+            .execute_write(
+                Durability::Saved,
+                sqlx::query("DELETE FROM favourites WHERE user_id = $1 AND question_id = $2")
+                    .bind(user_id)
+                    .bind(&id),
+            )
             .await?;
         Ok(done.rows_affected() == 1)
     }

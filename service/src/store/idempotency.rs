@@ -6,7 +6,7 @@
 
 use sqlx::Row;
 
-use super::{Store, StoreError};
+use super::{Durability, Store, StoreError};
 
 /// A pending claim older than this is considered abandoned (its server stopped) and may be retaken.
 pub const ABANDONED_AFTER_MS: i64 = 10 * 60_000;
@@ -39,16 +39,15 @@ impl Store {
         request_hash: &str,
         now: i64,
     ) -> Result<Claim, StoreError> {
-        let inserted = sqlx::query(
+        let statement = sqlx::query(
             "INSERT INTO idempotency_keys (key_id, idem_key, request_hash, state, created_at) \
              VALUES ($1, $2, $3, 'pending', $4) ON CONFLICT (key_id, idem_key) DO NOTHING",
         )
         .bind(key_id)
         .bind(idem_key)
         .bind(request_hash)
-        .bind(now)
-        .execute(self.pool())
-        .await?;
+        .bind(now);
+        let inserted = self.execute_write(Durability::Saved, statement).await?;
         if inserted.rows_affected() == 1 {
             return Ok(Claim::Fresh);
         }
@@ -79,16 +78,15 @@ impl Store {
         }
         let created_at: i64 = row.try_get("created_at")?;
         if now - created_at > ABANDONED_AFTER_MS {
-            let retaken = sqlx::query(
+            let statement = sqlx::query(
                 "UPDATE idempotency_keys SET created_at = $1 \
                  WHERE key_id = $2 AND idem_key = $3 AND state = 'pending' AND created_at = $4",
             )
             .bind(now)
             .bind(key_id)
             .bind(idem_key)
-            .bind(created_at)
-            .execute(self.pool())
-            .await?;
+            .bind(created_at);
+            let retaken = self.execute_write(Durability::Saved, statement).await?;
             if retaken.rows_affected() == 1 {
                 return Ok(Claim::Fresh);
             }
@@ -104,16 +102,15 @@ impl Store {
         status: u16,
         body: &[u8],
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let statement = sqlx::query(
             "UPDATE idempotency_keys SET state = 'done', status = $1, body = $2 \
              WHERE key_id = $3 AND idem_key = $4",
         )
         .bind(i64::from(status))
         .bind(body.to_vec())
         .bind(key_id)
-        .bind(idem_key)
-        .execute(self.pool())
-        .await?;
+        .bind(idem_key);
+        self.execute_write(Durability::Saved, statement).await?;
         Ok(())
     }
 
@@ -123,13 +120,12 @@ impl Store {
         key_id: &str,
         idem_key: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let statement = sqlx::query(
             "DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2 AND state = 'pending'",
         )
         .bind(key_id)
-        .bind(idem_key)
-        .execute(self.pool())
-        .await?;
+        .bind(idem_key);
+        self.execute_write(Durability::Saved, statement).await?;
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreError, now_ms};
+use super::{Durability, Store, StoreError, now_ms};
 
 /// Files per session.
 pub const MAX_FILES_PER_SESSION: i64 = 100;
@@ -258,7 +258,7 @@ impl Store {
             coverage_kind: None,
             outcome_json: None,
         };
-        sqlx::query(
+        let statement = sqlx::query(
             "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -268,9 +268,8 @@ impl Store {
         .bind(&session.origin)
         .bind(&session.status)
         .bind(now)
-        .bind(now)
-        .execute(self.pool())
-        .await?;
+        .bind(now);
+        self.execute_write(Durability::Saved, statement).await?;
         Ok(session)
     }
 
@@ -555,7 +554,7 @@ impl Store {
         data: &QuestionData,
     ) -> Result<QuestionRow, ReviewError> {
         let now = now_ms();
-        let updated = sqlx::query(
+        let statement = sqlx::query(
             "UPDATE marking_questions SET revision = revision + 1, status = $1, awarded = $2, \
              possible = $3, max_marks = $4, question_json = $5, result_json = $6, updated_at = $7 \
              WHERE id = $8 AND user_id = $9 AND revision = $10",
@@ -569,10 +568,8 @@ impl Store {
         .bind(now)
         .bind(id)
         .bind(user_id)
-        .bind(revision)
-        .execute(self.pool())
-        .await
-        .map_err(StoreError::from)?;
+        .bind(revision);
+        let updated = self.execute_write(Durability::Saved, statement).await?;
         let current = self
             .question(user_id, id)
             .await?

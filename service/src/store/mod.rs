@@ -15,10 +15,13 @@ pub mod rate;
 pub mod search;
 pub mod usage;
 
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
-use sqlx::{Any, AnyPool, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Transaction};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
 /// Which database is behind the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,11 +57,117 @@ pub enum StoreError {
     Corrupt(String),
 }
 
-/// The service's state: one connection pool and the backend it talks to.
+/// How a write must survive a crash.
+///
+/// Every write survives a killed process on both backends. The classes differ only for a power
+/// cut or an operating-system crash in the instant after a commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Saved data (accounts, keys, the bank, papers, marking imports, idempotency records): on
+    /// stable storage before the commit returns (SQLite `synchronous = FULL`; PostgreSQL's
+    /// configured `synchronous_commit`).
+    Saved,
+    /// Bookkeeping (rate counters, usage records, search cursors): the commit returns without
+    /// waiting for the disk, so a power cut may lose the last fraction of a second of it, never
+    /// corrupt it (SQLite `synchronous = NORMAL` under write-ahead logging; PostgreSQL
+    /// `synchronous_commit = off` for the transaction). Per request, this is what keeps a
+    /// search from queueing behind other requests' disk flushes.
+    Bookkeeping,
+}
+
+/// The service's state: the connection pools and the backend they talk to.
+///
+/// On SQLite, reads use a pool of read-only connections and writes take turns on two writer
+/// connections, one per [`Durability`], so writers queue in the process (first come, first
+/// served) instead of polling SQLite's lock. On PostgreSQL every pool is the same pool.
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: AnyPool,
+    saved: AnyPool,
+    bookkeeping: AnyPool,
+    turn: Option<Arc<Mutex<()>>>,
     backend: Backend,
+}
+
+/// A write transaction: a [`Transaction`] holding the writer's turn until it ends.
+///
+/// Dereferences to the connection, so `query.execute(&mut *tx)` runs inside it. Dropping it
+/// without [`WriteTx::commit`] rolls it back.
+#[derive(Debug)]
+pub struct WriteTx {
+    // Declared first so the transaction ends before the turn passes on.
+    tx: Transaction<'static, Any>,
+    _turn: Option<OwnedMutexGuard<()>>,
+}
+
+impl WriteTx {
+    /// Commits the transaction.
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+
+    /// Rolls the transaction back.
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.tx.rollback().await
+    }
+}
+
+impl Deref for WriteTx {
+    type Target = AnyConnection;
+
+    fn deref(&self) -> &AnyConnection {
+        &self.tx
+    }
+}
+
+impl DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.tx
+    }
+}
+
+/// Session settings for a new SQLite connection. Write-ahead logging: readers never wait for the
+/// writer and a commit appends to one file. Writers wait for the lock instead of failing at once
+/// (only another process holding it can make them wait: in the process writers take turns).
+async fn configure_sqlite(
+    conn: &mut AnyConnection,
+    synchronous: &'static str,
+    read_only: bool,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("PRAGMA journal_mode = WAL")
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(match synchronous {
+        "NORMAL" => "PRAGMA synchronous = NORMAL",
+        _ => "PRAGMA synchronous = FULL",
+    })
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("PRAGMA busy_timeout = 10000")
+        .execute(&mut *conn)
+        .await?;
+    if read_only {
+        // A write through a reading connection is a bug: it would bypass the writers' turns.
+        sqlx::query("PRAGMA query_only = ON")
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+async fn sqlite_pool(
+    url: &str,
+    connections: u32,
+    synchronous: &'static str,
+    read_only: bool,
+) -> Result<AnyPool, sqlx::Error> {
+    AnyPoolOptions::new()
+        .max_connections(connections)
+        .after_connect(move |conn, _meta| {
+            Box::pin(async move { configure_sqlite(conn, synchronous, read_only).await })
+        })
+        .connect(url)
+        .await
 }
 
 impl Store {
@@ -72,48 +181,45 @@ impl Store {
         } else {
             return Err(StoreError::UnsupportedUrl);
         };
-        if backend == Backend::Sqlite
-            && let Some(dir) = sqlite_parent_dir(url)
-        {
-            std::fs::create_dir_all(&dir).map_err(|source| StoreError::DataDir {
-                path: dir.display().to_string(),
-                source,
-            })?;
-        }
         install_default_drivers();
-        let max = match backend {
-            Backend::Sqlite => 4,
-            Backend::Postgres => 16,
+        let store = match backend {
+            Backend::Sqlite => {
+                if let Some(dir) = sqlite_parent_dir(url) {
+                    std::fs::create_dir_all(&dir).map_err(|source| StoreError::DataDir {
+                        path: dir.display().to_string(),
+                        source,
+                    })?;
+                }
+                // The saved-data writer opens first: it may create the file (`mode=rwc`), and
+                // the migrations run on it before any reader connects.
+                let saved = sqlite_pool(url, 1, "FULL", false).await?;
+                sqlx::migrate!("./migrations/sqlite").run(&saved).await?;
+                let bookkeeping = sqlite_pool(url, 1, "NORMAL", false).await?;
+                let pool = sqlite_pool(url, 4, "FULL", true).await?;
+                Store {
+                    pool,
+                    saved,
+                    bookkeeping,
+                    turn: Some(Arc::new(Mutex::new(()))),
+                    backend,
+                }
+            }
+            Backend::Postgres => {
+                let pool = AnyPoolOptions::new()
+                    .max_connections(16)
+                    .connect(url)
+                    .await?;
+                sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+                Store {
+                    saved: pool.clone(),
+                    bookkeeping: pool.clone(),
+                    pool,
+                    turn: None,
+                    backend,
+                }
+            }
         };
-        let pool = AnyPoolOptions::new()
-            .max_connections(max)
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        // Write-ahead logging: one fsync per commit instead of several, and readers
-                        // never wait for the writer. `synchronous` stays FULL, so a committed
-                        // transaction survives a power cut as well as a killed process. Writers
-                        // wait for the lock instead of failing at once.
-                        sqlx::query("PRAGMA journal_mode = WAL")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA synchronous = FULL")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA busy_timeout = 10000")
-                            .execute(&mut *conn)
-                            .await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect(url)
-            .await?;
-        match backend {
-            Backend::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&pool).await?,
-            Backend::Postgres => sqlx::migrate!("./migrations/postgres").run(&pool).await?,
-        }
-        Ok(Store { pool, backend })
+        Ok(store)
     }
 
     /// The backend in use.
@@ -121,19 +227,63 @@ impl Store {
         self.backend
     }
 
-    /// The connection pool.
+    /// The pool for reads (read-only connections on SQLite). Writes go through
+    /// [`Store::begin_write`] or [`Store::begin_bookkeeping`].
     pub fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
-    /// Begins a transaction that takes the write lock at once on SQLite (so two writers never
-    /// deadlock upgrading read locks) and a plain transaction on PostgreSQL.
-    pub async fn begin_write(&self) -> Result<Transaction<'static, Any>, StoreError> {
-        let tx = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
+    /// Begins a write of saved data ([`Durability::Saved`]). On SQLite it waits for the writers'
+    /// turn and takes the write lock at once (`BEGIN IMMEDIATE`, so two writers never deadlock
+    /// upgrading read locks); on PostgreSQL it is a plain transaction.
+    pub async fn begin_write(&self) -> Result<WriteTx, StoreError> {
+        self.begin(Durability::Saved).await
+    }
+
+    /// Begins a write of bookkeeping ([`Durability::Bookkeeping`]).
+    pub async fn begin_bookkeeping(&self) -> Result<WriteTx, StoreError> {
+        self.begin(Durability::Bookkeeping).await
+    }
+
+    /// Begins a write transaction of the given durability.
+    pub async fn begin(&self, durability: Durability) -> Result<WriteTx, StoreError> {
+        let turn = match &self.turn {
+            Some(turn) => Some(Arc::clone(turn).lock_owned().await),
+            None => None,
         };
-        Ok(tx)
+        let pool = match durability {
+            Durability::Saved => &self.saved,
+            Durability::Bookkeeping => &self.bookkeeping,
+        };
+        let mut tx = match self.backend {
+            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => pool.begin().await?,
+        };
+        if self.backend == Backend::Postgres && durability == Durability::Bookkeeping {
+            sqlx::query("SET LOCAL synchronous_commit = off")
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(WriteTx { tx, _turn: turn })
+    }
+
+    /// Runs one statement as a write transaction of its own.
+    pub async fn execute_write(
+        &self,
+        durability: Durability,
+        query: sqlx::query::Query<'_, Any, sqlx::any::AnyArguments>,
+    ) -> Result<sqlx::any::AnyQueryResult, StoreError> {
+        let mut tx = self.begin(durability).await?;
+        let done = query.execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    /// Closes every connection (waiting for those in use to be returned).
+    pub async fn close(&self) {
+        self.pool.close().await;
+        self.saved.close().await;
+        self.bookkeeping.close().await;
     }
 }
 

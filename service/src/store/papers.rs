@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Backend, Store, StoreError};
+use super::{Backend, Durability, Store, StoreError};
 
 /// A question's version pin, exactly as search results and revision reads give it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -378,19 +378,21 @@ impl Store {
         mark_scheme: &[u8],
         now: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO paper_exports \
+        self.execute_write(
+            Durability::Saved,
+            sqlx::query(
+                "INSERT INTO paper_exports \
              (user_id, paper_id, revision, question_paper, mark_scheme, prepared_at) \
              VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (user_id, paper_id, revision) DO NOTHING",
+            )
+            .bind(user_id)
+            .bind(paper_id)
+            .bind(revision)
+            .bind(question_paper)
+            .bind(mark_scheme)
+            .bind(now),
         )
-        .bind(user_id)
-        .bind(paper_id)
-        .bind(revision)
-        .bind(question_paper)
-        .bind(mark_scheme)
-        .bind(now)
-        .execute(self.pool())
         .await?;
         Ok(())
     }
@@ -468,7 +470,7 @@ impl Store {
 
 #[allow(clippy::too_many_arguments)]
 async fn insert_revision(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut super::WriteTx,
     user_id: &str,
     paper_id: &str,
     revision: i64,

@@ -6,7 +6,7 @@
 
 use sqlx::Row;
 
-use super::{Store, StoreError};
+use super::{Durability, Store, StoreError};
 
 const MINUTE_MS: i64 = 60_000;
 const DAY_MS: i64 = 86_400_000;
@@ -133,7 +133,7 @@ impl Store {
             daily: true,
         });
 
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_bookkeeping().await?;
         let mut counts = Vec::with_capacity(buckets.len());
         for bucket in &buckets {
             let row = sqlx::query(
@@ -188,9 +188,11 @@ impl Store {
 
     /// Deletes counters whose window has passed.
     pub async fn prune_rate_counters(&self, now: i64) -> Result<u64, StoreError> {
-        let done = sqlx::query("DELETE FROM rate_counters WHERE expires_at <= $1")
-            .bind(now)
-            .execute(self.pool())
+        let done = self
+            .execute_write(
+                Durability::Bookkeeping,
+                sqlx::query("DELETE FROM rate_counters WHERE expires_at <= $1").bind(now),
+            )
             .await?;
         Ok(done.rows_affected())
     }

@@ -18,10 +18,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use examkit_bank::Revision;
 use serde::Serialize;
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Any, Row};
 use uuid::Uuid;
 
-use super::{Backend, Store, StoreError, now_ms};
+use super::{Backend, Store, StoreError, WriteTx, now_ms};
 
 /// How long a search cursor stays usable.
 pub const CURSOR_LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
@@ -522,7 +522,7 @@ fn index_row(
 ///
 /// The search index is rebuilt here; the bank tables are already written when this is called.
 pub async fn index_questions(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut WriteTx,
     backend: Backend,
     ids: &[Uuid],
 ) -> Result<(), StoreError> {
@@ -601,11 +601,7 @@ pub async fn index_questions(
     Ok(())
 }
 
-async fn remove(
-    tx: &mut Transaction<'static, Any>,
-    backend: Backend,
-    ids: &[String],
-) -> Result<(), StoreError> {
+async fn remove(tx: &mut WriteTx, backend: Backend, ids: &[String]) -> Result<(), StoreError> {
     let list = |sql: &mut Sql| {
         sql.push("(");
         for (i, id) in ids.iter().enumerate() {
@@ -635,11 +631,7 @@ async fn remove(
     Ok(())
 }
 
-async fn insert(
-    tx: &mut Transaction<'static, Any>,
-    backend: Backend,
-    rows: &[IndexRow],
-) -> Result<(), StoreError> {
+async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result<(), StoreError> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -818,7 +810,7 @@ impl Store {
         if let Some(row) = existing {
             return Ok(row.try_get(0)?);
         }
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_bookkeeping().await?;
         sqlx::query("DELETE FROM search_cursors WHERE expires_at <= $1")
             .bind(now)
             .execute(&mut *tx)

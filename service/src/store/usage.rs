@@ -25,7 +25,8 @@ pub struct UsageRow {
 }
 
 impl Store {
-    /// Records one request of `key_id`: the daily breakdown row and the key's lifetime counters.
+    /// Records one request of `key_id`: the daily breakdown row and the key's lifetime counters,
+    /// in one bookkeeping transaction.
     pub async fn record_usage(
         &self,
         key_id: &str,
@@ -34,6 +35,7 @@ impl Store {
         elapsed_ms: i64,
         now: i64,
     ) -> Result<(), StoreError> {
+        let mut tx = self.begin_bookkeeping().await?;
         sqlx::query(
             "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
              VALUES ($1, $2, $3, $4, 1, $5, $5) \
@@ -47,7 +49,7 @@ impl Store {
         .bind(operation)
         .bind(i64::from(status))
         .bind(elapsed_ms)
-        .execute(self.pool())
+        .execute(&mut *tx)
         .await?;
         sqlx::query(
             "UPDATE api_keys SET request_count = request_count + 1, \
@@ -56,8 +58,9 @@ impl Store {
         .bind(i64::from(status >= 400))
         .bind(now)
         .bind(key_id)
-        .execute(self.pool())
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(())
     }
 
