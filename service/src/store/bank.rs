@@ -269,6 +269,19 @@ impl Store {
         match summary {
             Ok(summary) => {
                 tx.commit().await?;
+                if self.backend() == Backend::Postgres
+                    && summary.questions_added + summary.questions_changed > 0
+                {
+                    // Fresh statistics for the search tables, so the next searches are planned
+                    // for what the import left (autovacuum would get there, minutes later).
+                    // Statistics are advice: a failure here does not undo the import.
+                    if let Err(e) = sqlx::query("ANALYZE search_questions, search_terms")
+                        .execute(self.pool())
+                        .await
+                    {
+                        tracing::warn!(error = %e, "search statistics not refreshed");
+                    }
+                }
                 Ok(summary)
             }
             Err(e) => {

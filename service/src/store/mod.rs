@@ -207,6 +207,18 @@ impl Store {
             Backend::Postgres => {
                 let pool = AnyPoolOptions::new()
                     .max_connections(16)
+                    .after_connect(|conn, _meta| {
+                        Box::pin(async move {
+                            // Statements are prepared once per connection, and after five runs
+                            // PostgreSQL may switch to a generic plan that ignores the bound
+                            // values. A search filter's values differ a hundredfold in how many
+                            // questions they match, so every run is planned for its values.
+                            sqlx::query("SET plan_cache_mode = force_custom_plan")
+                                .execute(&mut *conn)
+                                .await?;
+                            Ok(())
+                        })
+                    })
                     .connect(url)
                     .await?;
                 sqlx::migrate!("./migrations/postgres").run(&pool).await?;

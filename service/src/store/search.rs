@@ -250,6 +250,15 @@ impl SearchFilters {
         examkit_bank::digest::sha256_hex(format!("{user_id}\n{filters}").as_bytes())
     }
 
+    /// Whether the text query is the only filter: nothing narrows its matches but the words.
+    fn text_only(&self) -> bool {
+        self.term_filters().is_empty()
+            && self.min_marks.is_none()
+            && self.max_marks.is_none()
+            && self.exclude_ids.is_empty()
+            && !self.favourites_only
+    }
+
     fn term_filters(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let text = [
@@ -888,13 +897,15 @@ impl Store {
                 if ranked {
                     // Only ids and scores go through the ranking; the page's items are read
                     // after it, so a word in thousands of documents does not sort their JSON.
-                    sql.push(" ORDER BY r, qid LIMIT ");
+                    sql.push(" ORDER BY r, k LIMIT ");
                     sql.int(limit + 1);
                     sql.push(" OFFSET ");
                     sql.int(after.map_or(0, |a| a.position));
-                    sql.push(
-                        ") p JOIN search_questions s2 ON s2.question_id = p.qid ORDER BY p.r, p.qid",
-                    );
+                    sql.push(match self.backend() {
+                        Backend::Sqlite => ") p JOIN search_questions s2 ON s2.doc = p.k",
+                        Backend::Postgres => ") p JOIN search_questions s2 ON s2.question_id = p.k",
+                    });
+                    sql.push(" ORDER BY p.r, p.k");
                 } else {
                     if let Some(after) = after {
                         sql.push(" AND ");
@@ -924,23 +935,31 @@ impl Store {
         }
     }
 
-    /// `SELECT s2.question_id, s2.item FROM (SELECT s.question_id AS qid, <score> AS r FROM …`
-    /// matching the text query, with `WHERE` begun; lower scores rank first. The caller closes
-    /// the subquery.
+    /// `SELECT s2.question_id, s2.item FROM (SELECT <key> AS k, <score> AS r FROM …` matching
+    /// the text query, with `WHERE` begun; lower scores rank first and equal scores go in key
+    /// order. The caller closes the subquery and joins the page's rows on `k`.
+    ///
+    /// SQLite's key is the document's row id. A text query without other filters is ranked from
+    /// the full-text index alone; only the page's rows are read from `search_questions`, not the
+    /// row of every match.
     fn text_source(&self, sql: &mut Sql, filters: &SearchFilters) {
         match self.backend() {
             Backend::Sqlite => {
-                sql.push(
-                    "SELECT s2.question_id, s2.item FROM (\
-                     SELECT s.question_id AS qid, t.rank AS r FROM search_text t \
-                     JOIN search_questions s ON s.doc = t.rowid WHERE t.search_text MATCH ",
-                );
+                sql.push("SELECT s2.question_id, s2.item FROM (SELECT t.rowid AS k, t.rank AS r ");
+                if filters.text_only() {
+                    sql.push("FROM search_text t WHERE t.search_text MATCH ");
+                } else {
+                    sql.push(
+                        "FROM search_text t JOIN search_questions s ON s.doc = t.rowid \
+                         WHERE t.search_text MATCH ",
+                    );
+                }
                 sql.text(fts5_query(&filters.words));
             }
             Backend::Postgres => {
                 sql.push(
                     "SELECT s2.question_id, s2.item FROM (\
-                     SELECT s.question_id AS qid, -ts_rank(s.document, query) AS r \
+                     SELECT s.question_id AS k, -ts_rank(s.document, query) AS r \
                      FROM search_questions s, to_tsquery('english', ",
                 );
                 sql.text(tsquery(&filters.words));
@@ -1010,7 +1029,11 @@ impl Store {
                 break;
             }
             let mut sql = Sql::default();
-            sql.push("SELECT s.question_id, s.item FROM search_questions s WHERE ");
+            // The walk reads ids from the shuffle key; only the chosen rows' items are read.
+            sql.push(
+                "SELECT s2.question_id, s2.item FROM (SELECT s.question_id AS k \
+                 FROM search_questions s WHERE ",
+            );
             sql.push(if wrapped {
                 "s.shuffle < "
             } else {
@@ -1036,6 +1059,7 @@ impl Store {
             self.conditions(&mut sql, filters, user_id, None);
             sql.push(" ORDER BY s.shuffle, s.question_id LIMIT ");
             sql.int(wanted);
+            sql.push(") p JOIN search_questions s2 ON s2.question_id = p.k");
             for row in sql.query().fetch_all(self.pool()).await? {
                 items.push(row.try_get(1)?);
             }
