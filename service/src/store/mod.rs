@@ -126,45 +126,39 @@ impl DerefMut for WriteTx {
     }
 }
 
-/// Session settings for a new SQLite connection. Write-ahead logging: readers never wait for the
-/// writer and a commit appends to one file. Writers wait for the lock instead of failing at once
-/// (only another process holding it can make them wait: in the process writers take turns).
+/// Session settings for a new SQLite connection: a writer of the given class, or a reader
+/// (`None`). Write-ahead logging: readers never wait for the writer and a commit appends to one
+/// file. Writers wait for the lock instead of failing at once (only another process holding it
+/// can make them wait: in the process writers take turns).
 async fn configure_sqlite(
     conn: &mut AnyConnection,
-    synchronous: &'static str,
-    read_only: bool,
+    writes: Option<Durability>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query("PRAGMA journal_mode = WAL")
         .execute(&mut *conn)
         .await?;
-    sqlx::query(match synchronous {
-        "NORMAL" => "PRAGMA synchronous = NORMAL",
-        _ => "PRAGMA synchronous = FULL",
-    })
-    .execute(&mut *conn)
-    .await?;
     sqlx::query("PRAGMA busy_timeout = 10000")
         .execute(&mut *conn)
         .await?;
-    if read_only {
+    let setting = match writes {
+        Some(Durability::Saved) => "PRAGMA synchronous = FULL",
+        Some(Durability::Bookkeeping) => "PRAGMA synchronous = NORMAL",
         // A write through a reading connection is a bug: it would bypass the writers' turns.
-        sqlx::query("PRAGMA query_only = ON")
-            .execute(&mut *conn)
-            .await?;
-    }
+        None => "PRAGMA query_only = ON",
+    };
+    sqlx::query(setting).execute(&mut *conn).await?;
     Ok(())
 }
 
 async fn sqlite_pool(
     url: &str,
     connections: u32,
-    synchronous: &'static str,
-    read_only: bool,
+    writes: Option<Durability>,
 ) -> Result<AnyPool, sqlx::Error> {
     AnyPoolOptions::new()
         .max_connections(connections)
         .after_connect(move |conn, _meta| {
-            Box::pin(async move { configure_sqlite(conn, synchronous, read_only).await })
+            Box::pin(async move { configure_sqlite(conn, writes).await })
         })
         .connect(url)
         .await
@@ -192,10 +186,10 @@ impl Store {
                 }
                 // The saved-data writer opens first: it may create the file (`mode=rwc`), and
                 // the migrations run on it before any reader connects.
-                let saved = sqlite_pool(url, 1, "FULL", false).await?;
+                let saved = sqlite_pool(url, 1, Some(Durability::Saved)).await?;
                 sqlx::migrate!("./migrations/sqlite").run(&saved).await?;
-                let bookkeeping = sqlite_pool(url, 1, "NORMAL", false).await?;
-                let pool = sqlite_pool(url, 4, "FULL", true).await?;
+                let bookkeeping = sqlite_pool(url, 1, Some(Durability::Bookkeeping)).await?;
+                let pool = sqlite_pool(url, 4, None).await?;
                 Store {
                     pool,
                     saved,
