@@ -101,6 +101,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("text query", "q=tangent%20curve&limit=30"),
         ("text query, one word", "q=probability&limit=30"),
         (
+            "text query, filtered",
+            "q=probability&board=edexcel&limit=30",
+        ),
+        ("text query, second page", "q=probability&limit=30&cursor="),
+        (
             "filtered query",
             "board=edexcel&level=a-level&topic=integration&limit=30",
         ),
@@ -119,9 +124,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for (name, query) in cases {
         let mut query = query.to_owned();
-        if query.ends_with("cursor=") {
+        if let Some(first_page) = query.strip_suffix("&cursor=") {
             let first: serde_json::Value = client
-                .get(format!("http://{addr}/v1/questions?subject=maths&limit=30"))
+                .get(format!("http://{addr}/v1/questions?{first_page}"))
                 .header("authorization", &auth)
                 .send()
                 .await?

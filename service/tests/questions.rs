@@ -151,6 +151,7 @@ on_both!(
     bad_parameters_are_each_reported,
     filters_filter,
     text_search_finds_titles_and_metadata,
+    text_results_come_title_matches_first,
     pages_walk_every_result_once,
     cursors_are_bound_to_filters_accounts_and_time,
     random_samples,
@@ -574,6 +575,77 @@ async fn text_search_finds_titles_and_metadata(db: Db) {
     assert!(all_ids(&s, &key, "q=zyxwvutsrq").await.is_empty());
 }
 
+/// The relevance tier of a result for query words given as stem prefixes: 0 when every word
+/// starts a word of the title, 1 when every word starts a word of the title or the summary, else 2.
+fn tier(item: &Value, prefixes: &[&str]) -> u8 {
+    let words = |field: &str| -> Vec<String> {
+        item[field]
+            .as_str()
+            .expect("text")
+            .split(|c: char| !c.is_alphanumeric())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let title = words("title");
+    let mut both = title.clone();
+    both.extend(words("summary"));
+    let all_in = |text: &[String]| {
+        prefixes
+            .iter()
+            .all(|p| text.iter().any(|w| w.starts_with(p)))
+    };
+    if all_in(&title) {
+        0
+    } else if all_in(&both) {
+        1
+    } else {
+        2
+    }
+}
+
+async fn text_results_come_title_matches_first(db: Db) {
+    let Some((s, _, key)) = setup(db).await else {
+        return;
+    };
+    for (query, prefixes) in [
+        ("q=equation", &["equat"][..]),
+        ("q=integration", &["integr"][..]),
+        ("q=functions", &["function"][..]),
+        ("q=equation&subject=maths", &["equat"][..]),
+    ] {
+        // Small pages, so the cursors cross from one tier to the next.
+        let mut tiers = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut path = format!("/v1/questions?{query}&limit=3");
+            if let Some(c) = &cursor {
+                path.push_str(&format!("&cursor={c}"));
+            }
+            let body = s.get(&path, &key).await.json();
+            for item in body["items"].as_array().expect("items") {
+                tiers.push(tier(item, prefixes));
+            }
+            match body["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_owned()),
+                None => break,
+            }
+        }
+        assert!(
+            tiers.windows(2).all(|w| w[0] <= w[1]),
+            "{query}: title matches, then title-or-summary, then the rest: {tiers:?}"
+        );
+        let distinct: BTreeSet<u8> = tiers.iter().copied().collect();
+        assert!(distinct.len() >= 2, "{query} spans tiers: {tiers:?}");
+        if !query.contains('&') {
+            assert_eq!(
+                distinct.len(),
+                3,
+                "{query} spans all three tiers: {tiers:?}"
+            );
+        }
+    }
+}
+
 async fn pages_walk_every_result_once(db: Db) {
     let Some((s, _, key)) = setup(db).await else {
         return;
@@ -726,6 +798,28 @@ async fn cursors_are_bound_to_filters_accounts_and_time(db: Db) {
         .await
         .assert_error(422, "invalid_parameters");
     field_error(body, "cursor_expired");
+    // A text search's cursor records a relevance tier and a key; one recording anything else
+    // (a damaged row) is refused as unknown, not served from a guessed position.
+    let first = s.get("/v1/questions?q=find&limit=3", &key).await.json();
+    let text_cursor = first["nextCursor"]
+        .as_str()
+        .expect("a text cursor")
+        .to_owned();
+    let mut tx = s.store.begin_write().await.expect("begin");
+    sqlx::query("UPDATE search_cursors SET after_key = 'not-a-position' WHERE id = $1")
+        .bind(&text_cursor)
+        .execute(&mut *tx)
+        .await
+        .expect("damage");
+    tx.commit().await.expect("commit");
+    let body = s
+        .get(
+            &format!("/v1/questions?q=find&limit=3&cursor={text_cursor}"),
+            &key,
+        )
+        .await
+        .assert_error(422, "invalid_parameters");
+    field_error(body, "cursor_unknown");
     // Asking for the same first page again gives a working cursor.
     let again = s
         .get("/v1/questions?subject=maths&limit=5", &key)

@@ -320,7 +320,10 @@ async fn search(ctx: Ctx, p: Principal, query: String) -> Result<Reply, ApiError
     let page = if params.random {
         PageRequest::Random
     } else if let Some(cursor) = &params.cursor {
-        match store.search_cursor(cursor, &p.user.id, &digest).await? {
+        match store
+            .search_cursor(cursor, &p.user.id, &params.filters)
+            .await?
+        {
             Ok(position) => PageRequest::After(position),
             Err(problem) => {
                 let (code, message) = match problem {

@@ -11,8 +11,11 @@
 //! (PostgreSQL's list, applied on both backends) are dropped. Every remaining word must match
 //! (AND); each is stemmed (Porter on SQLite, Snowball English on PostgreSQL) and matched as a prefix
 //! of an indexed word, so `integ` finds "integration" and `circles` finds "circle". Results are
-//! ordered by relevance (a title match weighs most, then the summary, then the metadata), then by
-//! question id.
+//! ordered by relevance tier ([`Tier`]: every word in the title, then every word in the title or
+//! the summary, then the rest), and within a tier by the index's key (SQLite: the order the
+//! questions entered the index, which is question id order within one import; PostgreSQL: the
+//! question id). Matches are never scored one by one: each tier is read in key order and the
+//! reading stops at the end of the page.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -250,15 +253,6 @@ impl SearchFilters {
         examkit_bank::digest::sha256_hex(format!("{user_id}\n{filters}").as_bytes())
     }
 
-    /// Whether the text query is the only filter: nothing narrows its matches but the words.
-    fn text_only(&self) -> bool {
-        self.term_filters().is_empty()
-            && self.min_marks.is_none()
-            && self.max_marks.is_none()
-            && self.exclude_ids.is_empty()
-            && !self.favourites_only
-    }
-
     fn term_filters(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let text = [
@@ -300,10 +294,74 @@ pub enum PageRequest {
 /// Where a cursor's next page starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CursorPosition {
-    /// The last question id served (the keyset position when results are in id order).
+    /// The keyset position: without a text query the last question id served; with one, the
+    /// last result's relevance tier and index key (`<tier digit>:<key>`).
     pub after_key: String,
-    /// How many results were served before (the position when results are in relevance order).
+    /// How many results were served before this position.
     pub position: i64,
+}
+
+/// How well a question matches a text query, best first. Every word of the query matches
+/// somewhere in a result; the tier says where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    /// Every word is in the title.
+    Title,
+    /// Every word is in the title or the summary, not all in the title.
+    Summary,
+    /// Some word is only in the indexed metadata (topic, subtopic, module, board and course
+    /// labels, tags).
+    Metadata,
+}
+
+impl Tier {
+    /// The tiers in result order.
+    pub const ALL: [Tier; 3] = [Tier::Title, Tier::Summary, Tier::Metadata];
+
+    fn digit(self) -> char {
+        match self {
+            Tier::Title => '0',
+            Tier::Summary => '1',
+            Tier::Metadata => '2',
+        }
+    }
+}
+
+/// Where a text search's next page starts: after `key` in `tier`. A cursor records it as
+/// `<tier digit>:<key>`, the key being an FTS5 row id on SQLite and a question id on PostgreSQL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RankedKey {
+    tier: Tier,
+    key: Option<String>,
+}
+
+impl RankedKey {
+    /// The position a cursor's `after_key` records, when it is one for `backend`.
+    fn parse(text: &str, backend: Backend) -> Option<RankedKey> {
+        let (digit, key) = text.split_once(':')?;
+        let tier = Tier::ALL
+            .into_iter()
+            .find(|t| digit.len() == 1 && digit.starts_with(t.digit()))?;
+        let fits = match backend {
+            Backend::Sqlite => key.parse::<i64>().is_ok(),
+            Backend::Postgres => !key.is_empty(),
+        };
+        fits.then(|| RankedKey {
+            tier,
+            key: Some(key.to_owned()),
+        })
+    }
+}
+
+impl std::fmt::Display for RankedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}",
+            self.tier.digit(),
+            self.key.as_deref().unwrap_or("")
+        )
+    }
 }
 
 /// One page of search results.
@@ -766,13 +824,15 @@ impl Store {
     }
 
     /// The position a cursor records, when it belongs to this account, is unexpired and was made for
-    /// filters with this digest.
+    /// these filters. A cursor whose position is not one these filters' pages record (a text
+    /// search's position is a tier and a key) is unknown.
     pub async fn search_cursor(
         &self,
         id: &str,
         user_id: &str,
-        digest: &str,
+        filters: &SearchFilters,
     ) -> Result<Result<CursorPosition, CursorProblem>, StoreError> {
+        let digest = filters.digest(user_id);
         let row = sqlx::query(
             "SELECT digest, after_key, position, expires_at FROM search_cursors \
              WHERE id = $1 AND user_id = $2",
@@ -790,8 +850,12 @@ impl Store {
         if row.try_get::<String, _>(0)? != digest {
             return Ok(Err(CursorProblem::Mismatch));
         }
+        let after_key: String = row.try_get(1)?;
+        if !filters.words.is_empty() && RankedKey::parse(&after_key, self.backend()).is_none() {
+            return Ok(Err(CursorProblem::Unknown));
+        }
         Ok(Ok(CursorPosition {
-            after_key: row.try_get(1)?,
+            after_key,
             position: row.try_get(2)?,
         }))
     }
@@ -868,104 +932,169 @@ impl Store {
                     PageRequest::After(position) => Some(position),
                     _ => None,
                 };
-                let mut sql = Sql::default();
-                let ranked = !filters.words.is_empty();
-                let terms = filters.term_filters();
-                // Without a text query, results come in question id order: the most selective
-                // term's ids, read in that order from the `search_terms` key, drive the query.
-                let driver = if ranked { None } else { most_selective(&terms) };
-                let order_column = if driver.is_some() {
-                    "d.question_id"
+                if filters.words.is_empty() {
+                    self.ordered_page(filters, user_id, after, limit).await
                 } else {
-                    "s.question_id"
-                };
-                if ranked {
-                    self.text_source(&mut sql, filters);
-                } else if let Some(i) = driver {
-                    sql.push(
-                        "SELECT s.question_id, s.item FROM search_terms d \
-                         JOIN search_questions s ON s.question_id = d.question_id \
-                         WHERE d.kind = '",
-                    );
-                    sql.push(terms[i].0);
-                    sql.push("' AND d.value = ");
-                    sql.text(terms[i].1.as_str());
-                } else {
-                    sql.push("SELECT s.question_id, s.item FROM search_questions s WHERE 1 = 1");
+                    self.ranked_page(filters, user_id, after, limit).await
                 }
-                self.conditions(&mut sql, filters, user_id, driver);
-                if ranked {
-                    // Only ids and scores go through the ranking; the page's items are read
-                    // after it, so a word in thousands of documents does not sort their JSON.
-                    sql.push(" ORDER BY r, k LIMIT ");
-                    sql.int(limit + 1);
-                    sql.push(" OFFSET ");
-                    sql.int(after.map_or(0, |a| a.position));
-                    sql.push(match self.backend() {
-                        Backend::Sqlite => ") p JOIN search_questions s2 ON s2.doc = p.k",
-                        Backend::Postgres => ") p JOIN search_questions s2 ON s2.question_id = p.k",
-                    });
-                    sql.push(" ORDER BY p.r, p.k");
-                } else {
-                    if let Some(after) = after {
-                        sql.push(" AND ");
-                        sql.push(order_column);
-                        sql.push(" > ");
-                        sql.text(after.after_key.as_str());
-                    }
-                    sql.push(" ORDER BY ");
-                    sql.push(order_column);
-                    sql.push(" LIMIT ");
-                    sql.int(limit + 1);
-                }
-                let rows = sql.query().fetch_all(self.pool()).await?;
-                let mut items = Vec::with_capacity(rows.len());
-                let mut last = String::new();
-                for row in rows.iter().take(usize::try_from(limit).unwrap_or(0)) {
-                    last = row.try_get(0)?;
-                    items.push(row.try_get::<String, _>(1)?);
-                }
-                let served = items.len() as i64;
-                let next = (rows.len() as i64 > limit).then(|| CursorPosition {
-                    after_key: last,
-                    position: after.map_or(0, |a| a.position) + served,
-                });
-                Ok(SearchPage { items, next })
             }
         }
     }
 
-    /// `SELECT s2.question_id, s2.item FROM (SELECT <key> AS k, <score> AS r FROM …` matching
-    /// the text query, with `WHERE` begun; lower scores rank first and equal scores go in key
-    /// order. The caller closes the subquery and joins the page's rows on `k`.
+    /// A page of a search without a text query: results in question id order, after the cursor's
+    /// question id. The most selective term's ids, read in that order from the `search_terms`
+    /// key, drive the query.
+    async fn ordered_page(
+        &self,
+        filters: &SearchFilters,
+        user_id: &str,
+        after: Option<&CursorPosition>,
+        limit: i64,
+    ) -> Result<SearchPage, StoreError> {
+        let mut sql = Sql::default();
+        let terms = filters.term_filters();
+        let driver = most_selective(&terms);
+        let order_column = if driver.is_some() {
+            "d.question_id"
+        } else {
+            "s.question_id"
+        };
+        if let Some(i) = driver {
+            sql.push(
+                "SELECT s.question_id, s.item FROM search_terms d \
+                 JOIN search_questions s ON s.question_id = d.question_id \
+                 WHERE d.kind = '",
+            );
+            sql.push(terms[i].0);
+            sql.push("' AND d.value = ");
+            sql.text(terms[i].1.as_str());
+        } else {
+            sql.push("SELECT s.question_id, s.item FROM search_questions s WHERE 1 = 1");
+        }
+        self.conditions(&mut sql, filters, user_id, driver);
+        if let Some(after) = after {
+            sql.push(" AND ");
+            sql.push(order_column);
+            sql.push(" > ");
+            sql.text(after.after_key.as_str());
+        }
+        sql.push(" ORDER BY ");
+        sql.push(order_column);
+        sql.push(" LIMIT ");
+        sql.int(limit + 1);
+        let rows = sql.query().fetch_all(self.pool()).await?;
+        let mut items = Vec::with_capacity(rows.len());
+        let mut last = String::new();
+        for row in rows.iter().take(usize::try_from(limit).unwrap_or(0)) {
+            last = row.try_get(0)?;
+            items.push(row.try_get::<String, _>(1)?);
+        }
+        let served = items.len() as i64;
+        let next = (rows.len() as i64 > limit).then(|| CursorPosition {
+            after_key: last,
+            position: after.map_or(0, |a| a.position) + served,
+        });
+        Ok(SearchPage { items, next })
+    }
+
+    /// A page of a text search: results by relevance tier (see [`Tier`]), within a tier in the
+    /// index's key order (SQLite: the document row id; PostgreSQL: the question id), after the
+    /// cursor's tier and key.
     ///
-    /// SQLite's key is the document's row id. A text query without other filters is ranked from
-    /// the full-text index alone; only the page's rows are read from `search_questions`, not the
-    /// row of every match.
-    fn text_source(&self, sql: &mut Sql, filters: &SearchFilters) {
-        match self.backend() {
-            Backend::Sqlite => {
-                sql.push("SELECT s2.question_id, s2.item FROM (SELECT t.rowid AS k, t.rank AS r ");
-                if filters.text_only() {
-                    sql.push("FROM search_text t WHERE t.search_text MATCH ");
-                } else {
+    /// Each tier is one query that walks its matches in key order and stops at the page's end,
+    /// so a page costs about the same for a word in ten questions as for a word in ten thousand:
+    /// no match is scored or sorted. Later tiers are read only when earlier ones run out.
+    async fn ranked_page(
+        &self,
+        filters: &SearchFilters,
+        user_id: &str,
+        after: Option<&CursorPosition>,
+        limit: i64,
+    ) -> Result<SearchPage, StoreError> {
+        let backend = self.backend();
+        let start = match after {
+            Some(position) => RankedKey::parse(&position.after_key, backend).ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "search cursor position {:?} is not a text search position",
+                    position.after_key
+                ))
+            })?,
+            None => RankedKey {
+                tier: Tier::Title,
+                key: None,
+            },
+        };
+        let wanted = usize::try_from(limit + 1).unwrap_or(1);
+        // (item, tier, key) of the rows read, in result order.
+        let mut rows: Vec<(String, Tier, String)> = Vec::with_capacity(wanted);
+        for tier in Tier::ALL.into_iter().filter(|t| *t >= start.tier) {
+            let need = wanted - rows.len();
+            if need == 0 {
+                break;
+            }
+            let after_key = if tier == start.tier {
+                start.key.as_deref()
+            } else {
+                None
+            };
+            let mut sql = Sql::default();
+            match backend {
+                Backend::Sqlite => {
                     sql.push(
-                        "FROM search_text t JOIN search_questions s ON s.doc = t.rowid \
+                        "SELECT s.item, t.rowid FROM search_text t \
+                         JOIN search_questions s ON s.doc = t.rowid \
                          WHERE t.search_text MATCH ",
                     );
+                    sql.text(fts5_query(&filters.words, tier));
+                    if let Some(key) = after_key {
+                        sql.push(" AND t.rowid > ");
+                        sql.int(key.parse().unwrap_or(i64::MAX));
+                    }
                 }
-                sql.text(fts5_query(&filters.words));
+                Backend::Postgres => {
+                    sql.push(
+                        "SELECT s.item, s.question_id FROM search_questions s \
+                         WHERE s.document @@ to_tsquery('english', ",
+                    );
+                    sql.text(tsquery(&filters.words, tier));
+                    sql.push(")");
+                    if let Some(key) = after_key {
+                        sql.push(" AND s.question_id > ");
+                        sql.text(key);
+                    }
+                }
             }
-            Backend::Postgres => {
-                sql.push(
-                    "SELECT s2.question_id, s2.item FROM (\
-                     SELECT s.question_id AS k, -ts_rank(s.document, query) AS r \
-                     FROM search_questions s, to_tsquery('english', ",
-                );
-                sql.text(tsquery(&filters.words));
-                sql.push(") query WHERE s.document @@ query");
+            self.conditions(&mut sql, filters, user_id, None);
+            sql.push(match backend {
+                Backend::Sqlite => " ORDER BY t.rowid LIMIT ",
+                Backend::Postgres => " ORDER BY s.question_id LIMIT ",
+            });
+            sql.int(need as i64);
+            for row in sql.query().fetch_all(self.pool()).await? {
+                let key = match backend {
+                    Backend::Sqlite => row.try_get::<i64, _>(1)?.to_string(),
+                    Backend::Postgres => row.try_get::<String, _>(1)?,
+                };
+                rows.push((row.try_get(0)?, tier, key));
             }
         }
+        let more = rows.len() == wanted;
+        rows.truncate(wanted - 1);
+        let next = match (more, rows.last()) {
+            (true, Some((_, tier, key))) => Some(CursorPosition {
+                after_key: RankedKey {
+                    tier: *tier,
+                    key: Some(key.clone()),
+                }
+                .to_string(),
+                position: after.map_or(0, |a| a.position) + rows.len() as i64,
+            }),
+            _ => None,
+        };
+        Ok(SearchPage {
+            items: rows.into_iter().map(|(item, _, _)| item).collect(),
+            next,
+        })
     }
 
     /// `AND …` for every filter but the text query and the driving term (the term filter at
@@ -1046,12 +1175,12 @@ impl Store {
                         sql.push(
                             " AND s.doc IN (SELECT rowid FROM search_text WHERE search_text MATCH ",
                         );
-                        sql.text(fts5_query(&filters.words));
+                        sql.text(fts5_match(&filters.words));
                         sql.push(")");
                     }
                     Backend::Postgres => {
                         sql.push(" AND s.document @@ to_tsquery('english', ");
-                        sql.text(tsquery(&filters.words));
+                        sql.text(tsquery_match(&filters.words));
                         sql.push(")");
                     }
                 }
@@ -1102,8 +1231,8 @@ fn random_u32() -> u32 {
     u32::from_le_bytes(bytes)
 }
 
-/// An FTS5 query: every word, quoted, as a prefix, all required.
-fn fts5_query(words: &[String]) -> String {
+/// An FTS5 query: every word, quoted, as a prefix, all required, in any column.
+fn fts5_match(words: &[String]) -> String {
     words
         .iter()
         .map(|w| format!("\"{}\"*", w.replace('"', "")))
@@ -1111,18 +1240,51 @@ fn fts5_query(words: &[String]) -> String {
         .join(" ")
 }
 
-/// A PostgreSQL `to_tsquery` text: every word as a prefix, all required.
-fn tsquery(words: &[String]) -> String {
+/// The FTS5 query of one relevance tier's matches.
+fn fts5_query(words: &[String], tier: Tier) -> String {
+    let all = fts5_match(words);
+    match tier {
+        Tier::Title => format!("{{title}} : ({all})"),
+        Tier::Summary => format!("{{title summary}} : ({all}) NOT {{title}} : ({all})"),
+        Tier::Metadata => format!("({all}) NOT {{title summary}} : ({all})"),
+    }
+}
+
+/// A PostgreSQL `to_tsquery` text: every word as a prefix, all required, each in a lexeme of
+/// one of `weights` (A: title, B: summary, C: metadata; empty: any).
+fn tsquery_weighted(words: &[String], weights: &str) -> String {
     words
         .iter()
         .map(|w| {
             format!(
-                "{}:*",
+                "{}:*{weights}",
                 w.replace(['\'', '\\', ':', '&', '|', '!', '(', ')', '<', '>'], "")
             )
         })
         .collect::<Vec<_>>()
         .join(" & ")
+}
+
+/// A PostgreSQL `to_tsquery` text matching every word anywhere.
+fn tsquery_match(words: &[String]) -> String {
+    tsquery_weighted(words, "")
+}
+
+/// The PostgreSQL `to_tsquery` text of one relevance tier's matches.
+fn tsquery(words: &[String], tier: Tier) -> String {
+    match tier {
+        Tier::Title => tsquery_weighted(words, "A"),
+        Tier::Summary => format!(
+            "({}) & !({})",
+            tsquery_weighted(words, "AB"),
+            tsquery_weighted(words, "A")
+        ),
+        Tier::Metadata => format!(
+            "({}) & !({})",
+            tsquery_weighted(words, ""),
+            tsquery_weighted(words, "AB")
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -1143,8 +1305,62 @@ mod tests {
     #[test]
     fn text_queries_are_prefix_conjunctions() {
         let words = vec!["area".to_owned(), "curve".to_owned()];
-        assert_eq!(fts5_query(&words), "\"area\"* \"curve\"*");
-        assert_eq!(tsquery(&words), "area:* & curve:*");
+        assert_eq!(fts5_match(&words), "\"area\"* \"curve\"*");
+        assert_eq!(tsquery_match(&words), "area:* & curve:*");
+    }
+
+    #[test]
+    fn tiers_split_the_matches_by_where_every_word_is() {
+        let words = vec!["area".to_owned(), "curve".to_owned()];
+        let q = "\"area\"* \"curve\"*";
+        assert_eq!(
+            fts5_query(&words, Tier::Title),
+            format!("{{title}} : ({q})")
+        );
+        assert_eq!(
+            fts5_query(&words, Tier::Summary),
+            format!("{{title summary}} : ({q}) NOT {{title}} : ({q})")
+        );
+        assert_eq!(
+            fts5_query(&words, Tier::Metadata),
+            format!("({q}) NOT {{title summary}} : ({q})")
+        );
+        assert_eq!(tsquery(&words, Tier::Title), "area:*A & curve:*A");
+        assert_eq!(
+            tsquery(&words, Tier::Summary),
+            "(area:*AB & curve:*AB) & !(area:*A & curve:*A)"
+        );
+        assert_eq!(
+            tsquery(&words, Tier::Metadata),
+            "(area:* & curve:*) & !(area:*AB & curve:*AB)"
+        );
+        // Quotes and tsquery operators inside a word cannot change the query's shape.
+        let odd = vec!["a\"b".to_owned(), "c&!d:".to_owned()];
+        assert_eq!(fts5_match(&odd), "\"ab\"* \"cd\"*");
+        assert_eq!(tsquery_match(&odd), "ab:* & cd:*");
+    }
+
+    #[test]
+    fn ranked_positions_round_trip_and_refuse_other_forms() {
+        for backend in [Backend::Sqlite, Backend::Postgres] {
+            for tier in Tier::ALL {
+                let key = RankedKey {
+                    tier,
+                    key: Some("42".to_owned()),
+                };
+                assert_eq!(RankedKey::parse(&key.to_string(), backend), Some(key));
+            }
+            for bad in ["", "42", "3:42", "x:42", "0:", ":42", "-1:42"] {
+                assert_eq!(RankedKey::parse(bad, backend), None, "{bad:?}");
+            }
+        }
+        let id = "0:6f1c2b0e-1d2a-4c3b-9e8f-0a1b2c3d4e5f";
+        assert!(RankedKey::parse(id, Backend::Postgres).is_some());
+        assert_eq!(
+            RankedKey::parse(id, Backend::Sqlite),
+            None,
+            "a row id is a number"
+        );
     }
 
     #[test]
