@@ -105,6 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "q=probability&board=edexcel&limit=30",
         ),
         ("text query, second page", "q=probability&limit=30&cursor="),
+        ("text query, metadata word", "q=edexcel&limit=30"),
         (
             "filtered query",
             "board=edexcel&level=a-level&topic=integration&limit=30",

@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::{Db, Server, generous, start};
 use examkit::auth::Scope;
+use examkit::store::Store;
+use examkit::store::search::{PageRequest, SearchFilters, query_words};
 use serde_json::Value;
 
 const SAMPLE_FILES: [&str; 5] = [
@@ -152,6 +154,7 @@ on_both!(
     filters_filter,
     text_search_finds_titles_and_metadata,
     text_results_come_title_matches_first,
+    a_short_walk_finds_the_same_pages,
     pages_walk_every_result_once,
     cursors_are_bound_to_filters_accounts_and_time,
     random_samples,
@@ -641,6 +644,57 @@ async fn text_results_come_title_matches_first(db: Db) {
                 distinct.len(),
                 3,
                 "{query} spans all three tiers: {tiers:?}"
+            );
+        }
+    }
+}
+
+/// Every page of a text search read straight from the store, following its positions.
+async fn store_pages(store: &Store, filters: &SearchFilters, user: &str) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut page = PageRequest::First;
+    loop {
+        let found = store.search(filters, user, &page, 4).await.expect("search");
+        pages.push(found.items);
+        match found.next {
+            Some(position) => page = PageRequest::After(position),
+            None => return pages,
+        }
+    }
+}
+
+async fn a_short_walk_finds_the_same_pages(db: Db) {
+    let Some((s, user, _)) = setup(db).await else {
+        return;
+    };
+    // However few questions a text search walks before it turns to the full-text index, it
+    // serves the same pages in the same order.
+    for (q, subject) in [
+        ("equation", None),
+        ("integration", None),
+        ("functions", None),
+        ("find", None),
+        ("line", None),
+        ("equation", Some("maths")),
+        ("zyxwvutsrq", None),
+    ] {
+        let filters = SearchFilters {
+            words: query_words(q),
+            subject: subject.map(str::to_owned),
+            ..SearchFilters::default()
+        };
+        let whole = store_pages(&s.store, &filters, &user).await;
+        assert_eq!(
+            whole.len() > 1,
+            q != "zyxwvutsrq",
+            "{q}: several pages of 4, or none"
+        );
+        for walk in [1, 3, 10] {
+            let short = s.store.clone().with_text_walk(walk);
+            assert_eq!(
+                store_pages(&short, &filters, &user).await,
+                whole,
+                "{q} {subject:?}, walking {walk}"
             );
         }
     }

@@ -87,6 +87,7 @@ pub struct Store {
     bookkeeping: AnyPool,
     turn: Option<Arc<Mutex<()>>>,
     backend: Backend,
+    text_walk: i64,
 }
 
 /// A write transaction: a [`Transaction`] holding the writer's turn until it ends.
@@ -196,6 +197,7 @@ impl Store {
                     bookkeeping,
                     turn: Some(Arc::new(Mutex::new(()))),
                     backend,
+                    text_walk: search::TEXT_WALK,
                 }
             }
             Backend::Postgres => {
@@ -222,10 +224,24 @@ impl Store {
                     pool,
                     turn: None,
                     backend,
+                    text_walk: search::TEXT_WALK,
                 }
             }
         };
         Ok(store)
+    }
+
+    /// This store with another bound on the rows a PostgreSQL text search walks in question id
+    /// order before it turns to the full-text index (see [`search::TEXT_WALK`]; at least 1).
+    /// Results do not depend on it, only the cost of reaching them.
+    pub fn with_text_walk(mut self, rows: i64) -> Store {
+        self.text_walk = rows.max(1);
+        self
+    }
+
+    /// The bound on a PostgreSQL text search's walk in question id order.
+    pub fn text_walk(&self) -> i64 {
+        self.text_walk
     }
 
     /// The backend in use.

@@ -4,7 +4,8 @@
 //! The index holds one row per question that has a published revision (its latest published one):
 //! `search_questions` (the result item, ready to serve, the order key, the marks and a fixed
 //! pseudo-random position), `search_terms` (one row per exact-match attribute value) and the full
-//! text (SQLite: the FTS5 table `search_text`; PostgreSQL: a weighted `tsvector` with a GIN index).
+//! text (SQLite: the FTS5 table `search_text`; PostgreSQL: `tsvector`s of the title, of the title and
+//! summary, and of everything, each with a GIN index).
 //! Filters, ordering, text matching and pagination all run in the database.
 //!
 //! Text search: `q` is split into words (runs of letters and digits), lowercased; English stop words
@@ -14,8 +15,9 @@
 //! ordered by relevance tier ([`Tier`]: every word in the title, then every word in the title or
 //! the summary, then the rest), and within a tier by the index's key (SQLite: the order the
 //! questions entered the index, which is question id order within one import; PostgreSQL: the
-//! question id). Matches are never scored one by one: each tier is read in key order and the
-//! reading stops at the end of the page.
+//! question id). Matches are never scored: a page reads each tier in key order and stops at the
+//! page's end (SQLite's FTS5 index is in key order; on PostgreSQL a bounded walk of the key, then
+//! the GIN index for a tier the walk finds sparse).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -28,6 +30,15 @@ use super::{Backend, Store, StoreError, WriteTx, now_ms};
 
 /// How long a search cursor stays usable.
 pub const CURSOR_LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// How many questions, in question id order, a PostgreSQL text search walks in the first relevance
+/// tier (a fifth of it in the later ones) before it turns to the tier's full-text index for the
+/// rest of the tier. Walking finds a page
+/// of a common word's matches in a few hundred rows (about a microsecond and a half a row); the
+/// index finds a rare word's matches without reading the others. The walk is bounded because a
+/// tier can be empty while the words are common (a word found only in the metadata), and an
+/// unbounded walk would then read the whole table.
+pub const TEXT_WALK: i64 = 2500;
 
 /// Questions indexed per batch of statements.
 const BATCH: usize = 200;
@@ -708,7 +719,8 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
             "INSERT INTO search_questions (question_id, revision, shuffle, marks, item) VALUES ",
         ),
         Backend::Postgres => sql.push(
-            "INSERT INTO search_questions (question_id, revision, shuffle, marks, item, document) \
+            "INSERT INTO search_questions \
+             (question_id, revision, shuffle, marks, item, document, title_words, lead_words) \
              VALUES ",
         ),
     }
@@ -730,7 +742,13 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
             sql.text(row.summary.as_str());
             sql.push("), 'B') || setweight(to_tsvector('english', ");
             sql.text(row.metadata.as_str());
-            sql.push("), 'C')");
+            sql.push("), 'C'), to_tsvector('english', ");
+            sql.text(row.title.as_str());
+            sql.push("), to_tsvector('english', ");
+            sql.text(row.title.as_str());
+            sql.push(") || to_tsvector('english', ");
+            sql.text(row.summary.as_str());
+            sql.push(")");
         }
         sql.push(")");
     }
@@ -1037,46 +1055,17 @@ impl Store {
             } else {
                 None
             };
-            let mut sql = Sql::default();
-            match backend {
+            let found = match backend {
                 Backend::Sqlite => {
-                    sql.push(
-                        "SELECT s.item, t.rowid FROM search_text t \
-                         JOIN search_questions s ON s.doc = t.rowid \
-                         WHERE t.search_text MATCH ",
-                    );
-                    sql.text(fts5_query(&filters.words, tier));
-                    if let Some(key) = after_key {
-                        sql.push(" AND t.rowid > ");
-                        sql.int(key.parse().unwrap_or(i64::MAX));
-                    }
+                    self.sqlite_tier(filters, user_id, tier, after_key, need as i64)
+                        .await?
                 }
                 Backend::Postgres => {
-                    sql.push(
-                        "SELECT s.item, s.question_id FROM search_questions s \
-                         WHERE s.document @@ to_tsquery('english', ",
-                    );
-                    sql.text(tsquery(&filters.words, tier));
-                    sql.push(")");
-                    if let Some(key) = after_key {
-                        sql.push(" AND s.question_id > ");
-                        sql.text(key);
-                    }
+                    self.postgres_tier(filters, user_id, tier, after_key, need as i64)
+                        .await?
                 }
-            }
-            self.conditions(&mut sql, filters, user_id, None);
-            sql.push(match backend {
-                Backend::Sqlite => " ORDER BY t.rowid LIMIT ",
-                Backend::Postgres => " ORDER BY s.question_id LIMIT ",
-            });
-            sql.int(need as i64);
-            for row in sql.query().fetch_all(self.pool()).await? {
-                let key = match backend {
-                    Backend::Sqlite => row.try_get::<i64, _>(1)?.to_string(),
-                    Backend::Postgres => row.try_get::<String, _>(1)?,
-                };
-                rows.push((row.try_get(0)?, tier, key));
-            }
+            };
+            rows.extend(found.into_iter().map(|(item, key)| (item, tier, key)));
         }
         let more = rows.len() == wanted;
         rows.truncate(wanted - 1);
@@ -1095,6 +1084,145 @@ impl Store {
             items: rows.into_iter().map(|(item, _, _)| item).collect(),
             next,
         })
+    }
+
+    /// Up to `limit` (item, key) rows of one tier's matches after `after` (a row id), in row id
+    /// order. FTS5 reads its matches in row id order, so this walk stops at the page's end
+    /// whether the words are rare or common.
+    async fn sqlite_tier(
+        &self,
+        filters: &SearchFilters,
+        user_id: &str,
+        tier: Tier,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let mut sql = Sql::default();
+        sql.push(
+            "SELECT s.item, t.rowid FROM search_text t \
+             JOIN search_questions s ON s.doc = t.rowid \
+             WHERE t.search_text MATCH ",
+        );
+        sql.text(fts5_query(&filters.words, tier));
+        if let Some(key) = after {
+            sql.push(" AND t.rowid > ");
+            sql.int(key.parse().unwrap_or(i64::MAX));
+        }
+        self.conditions(&mut sql, filters, user_id, None);
+        sql.push(" ORDER BY t.rowid LIMIT ");
+        sql.int(limit);
+        let mut out = Vec::new();
+        for row in sql.query().fetch_all(self.pool()).await? {
+            out.push((row.try_get(0)?, row.try_get::<i64, _>(1)?.to_string()));
+        }
+        Ok(out)
+    }
+
+    /// Up to `limit` (item, key) rows of one tier's matches after `after` (a question id), in
+    /// question id order.
+    ///
+    /// A GIN index yields matches in no order, so a page is found in up to two steps chosen
+    /// here, not by the planner. First the next [`TEXT_WALK`] questions (a fifth as many in a later tier) are walked in id order
+    /// and tested, stopping at the page's end: a common word fills a page within a few hundred
+    /// rows. If the walk ends with the page still short, the rest of the tier comes from the
+    /// tier's GIN index, sorted: a rare word's matches are few. The planner's estimates for
+    /// these conditions are guesses (prefix matches, and negations such as "in the title or
+    /// summary, not all in the title"): trusted, they walked the whole table for a word found
+    /// only in the metadata, and sorted thousands of index matches for a common one.
+    async fn postgres_tier(
+        &self,
+        filters: &SearchFilters,
+        user_id: &str,
+        tier: Tier,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let (column, before) = tier_columns(tier);
+        // A later tier is mostly reached when the earlier ones ran short, often because the
+        // words are not in titles at all; its walk is shorter, so an empty tier costs little.
+        let walk = if before.is_none() {
+            self.text_walk()
+        } else {
+            (self.text_walk() / 5).max(1)
+        };
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut walked_to: Option<String> = None;
+        for indexed in [false, true] {
+            let wanted = limit - out.len() as i64;
+            if wanted <= 0 {
+                break;
+            }
+            if indexed {
+                // Where the walk stopped: the last of the questions it read, unless it read to
+                // the end of the table.
+                let mut window = Sql::default();
+                window.push(
+                    "SELECT max(w.question_id), count(*) FROM \
+                     (SELECT question_id FROM search_questions",
+                );
+                if let Some(key) = after {
+                    window.push(" WHERE question_id > ");
+                    window.text(key);
+                }
+                window.push(" ORDER BY question_id LIMIT ");
+                window.int(walk);
+                window.push(") w");
+                let row = window.query().fetch_one(self.pool()).await?;
+                if row.try_get::<i64, _>(1)? < walk {
+                    break;
+                }
+                walked_to = row.try_get::<Option<String>, _>(0)?;
+                if walked_to.is_none() {
+                    break;
+                }
+            }
+            let mut sql = Sql::default();
+            if indexed {
+                sql.push("SELECT s.item, s.question_id FROM search_questions s");
+            } else {
+                // A subquery with a limit is not merged into the outer query: the walk is
+                // this key-ordered read, stopped by the outer limit or after TEXT_WALK rows. It
+                // carries what the tests need; the page's items are joined on afterwards.
+                sql.push(
+                    "SELECT i.item, s.question_id FROM (SELECT question_id, marks, \
+                     title_words, lead_words, document FROM search_questions",
+                );
+                if let Some(key) = after {
+                    sql.push(" WHERE question_id > ");
+                    sql.text(key);
+                }
+                sql.push(" ORDER BY question_id LIMIT ");
+                sql.int(walk);
+                sql.push(") s JOIN search_questions i ON i.question_id = s.question_id");
+            }
+            sql.push(", to_tsquery('english', ");
+            sql.text(tsquery_match(&filters.words));
+            sql.push(") query WHERE ");
+            sql.push(column);
+            sql.push(" @@ query");
+            if let Some(before) = before {
+                sql.push(" AND NOT ");
+                sql.push(before);
+                sql.push(" @@ query");
+            }
+            if let Some(last) = &walked_to {
+                sql.push(" AND s.question_id > ");
+                sql.text(last.as_str());
+            }
+            self.conditions(&mut sql, filters, user_id, None);
+            // The index route orders by an expression the primary key cannot supply, so it
+            // sorts the index's matches instead of walking the key.
+            sql.push(if indexed {
+                " ORDER BY (s.question_id || '') COLLATE \"C\" LIMIT "
+            } else {
+                " ORDER BY s.question_id LIMIT "
+            });
+            sql.int(wanted);
+            for row in sql.query().fetch_all(self.pool()).await? {
+                out.push((row.try_get(0)?, row.try_get(1)?));
+            }
+        }
+        Ok(out)
     }
 
     /// `AND …` for every filter but the text query and the driving term (the term filter at
@@ -1250,14 +1378,13 @@ fn fts5_query(words: &[String], tier: Tier) -> String {
     }
 }
 
-/// A PostgreSQL `to_tsquery` text: every word as a prefix, all required, each in a lexeme of
-/// one of `weights` (A: title, B: summary, C: metadata; empty: any).
-fn tsquery_weighted(words: &[String], weights: &str) -> String {
+/// A PostgreSQL `to_tsquery` text: every word as a prefix, all required.
+fn tsquery_match(words: &[String]) -> String {
     words
         .iter()
         .map(|w| {
             format!(
-                "{}:*{weights}",
+                "{}:*",
                 w.replace(['\'', '\\', ':', '&', '|', '!', '(', ')', '<', '>'], "")
             )
         })
@@ -1265,25 +1392,14 @@ fn tsquery_weighted(words: &[String], weights: &str) -> String {
         .join(" & ")
 }
 
-/// A PostgreSQL `to_tsquery` text matching every word anywhere.
-fn tsquery_match(words: &[String]) -> String {
-    tsquery_weighted(words, "")
-}
-
-/// The PostgreSQL `to_tsquery` text of one relevance tier's matches.
-fn tsquery(words: &[String], tier: Tier) -> String {
+/// The PostgreSQL condition of one relevance tier's matches, for `search_questions s`: the
+/// column whose GIN index finds the tier's candidates (every word in it), and the column whose
+/// matches belong to the tiers before (none for the first).
+fn tier_columns(tier: Tier) -> (&'static str, Option<&'static str>) {
     match tier {
-        Tier::Title => tsquery_weighted(words, "A"),
-        Tier::Summary => format!(
-            "({}) & !({})",
-            tsquery_weighted(words, "AB"),
-            tsquery_weighted(words, "A")
-        ),
-        Tier::Metadata => format!(
-            "({}) & !({})",
-            tsquery_weighted(words, ""),
-            tsquery_weighted(words, "AB")
-        ),
+        Tier::Title => ("s.title_words", None),
+        Tier::Summary => ("s.lead_words", Some("s.title_words")),
+        Tier::Metadata => ("s.document", Some("s.lead_words")),
     }
 }
 
@@ -1325,14 +1441,14 @@ mod tests {
             fts5_query(&words, Tier::Metadata),
             format!("({q}) NOT {{title summary}} : ({q})")
         );
-        assert_eq!(tsquery(&words, Tier::Title), "area:*A & curve:*A");
+        assert_eq!(tier_columns(Tier::Title), ("s.title_words", None));
         assert_eq!(
-            tsquery(&words, Tier::Summary),
-            "(area:*AB & curve:*AB) & !(area:*A & curve:*A)"
+            tier_columns(Tier::Summary),
+            ("s.lead_words", Some("s.title_words"))
         );
         assert_eq!(
-            tsquery(&words, Tier::Metadata),
-            "(area:* & curve:*) & !(area:*AB & curve:*AB)"
+            tier_columns(Tier::Metadata),
+            ("s.document", Some("s.lead_words"))
         );
         // Quotes and tsquery operators inside a word cannot change the query's shape.
         let odd = vec!["a\"b".to_owned(), "c&!d:".to_owned()];
