@@ -1122,10 +1122,10 @@ impl Store {
     /// question id order.
     ///
     /// A GIN index yields matches in no order, so a page is found in up to two steps chosen
-    /// here, not by the planner. First the next [`TEXT_WALK`] questions (a fifth as many in a later tier) are walked in id order
-    /// and tested, stopping at the page's end: a common word fills a page within a few hundred
-    /// rows. If the walk ends with the page still short, the rest of the tier comes from the
-    /// tier's GIN index, sorted: a rare word's matches are few. The planner's estimates for
+    /// here, not by the planner. First the next [`TEXT_WALK`] questions (a fifth as many in a
+    /// later tier) are walked in id order and tested, stopping at the page's end: a common word
+    /// fills a page within a few hundred rows. If the walk ends with the page still short, the
+    /// rest of the tier comes from the tier's GIN index, sorted: a rare word's matches are few. The planner's estimates for
     /// these conditions are guesses (prefix matches, and negations such as "in the title or
     /// summary, not all in the title"): trusted, they walked the whole table for a word found
     /// only in the metadata, and sorted thousands of index matches for a common one.
