@@ -33,11 +33,10 @@ pub const CURSOR_LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// How many questions, in question id order, a PostgreSQL text search walks in the first relevance
 /// tier (a fifth of it in the later ones) before it turns to the tier's full-text index for the
-/// rest of the tier. Walking finds a page
-/// of a common word's matches in a few hundred rows (about a microsecond and a half a row); the
-/// index finds a rare word's matches without reading the others. The walk is bounded because a
-/// tier can be empty while the words are common (a word found only in the metadata), and an
-/// unbounded walk would then read the whole table.
+/// rest of the tier. Walking finds a page of a common word's matches in a few hundred rows (about
+/// a microsecond and a half a row); the index finds a rare word's matches without reading the
+/// others. The walk is bounded because a tier can be empty while the words are common (a word
+/// found only in the metadata), and an unbounded walk would then read the whole table.
 pub const TEXT_WALK: i64 = 2500;
 
 /// Questions indexed per batch of statements.
@@ -350,9 +349,12 @@ impl RankedKey {
     /// The position a cursor's `after_key` records, when it is one for `backend`.
     fn parse(text: &str, backend: Backend) -> Option<RankedKey> {
         let (digit, key) = text.split_once(':')?;
-        let tier = Tier::ALL
-            .into_iter()
-            .find(|t| digit.len() == 1 && digit.starts_with(t.digit()))?;
+        let tier = match digit {
+            "0" => Tier::Title,
+            "1" => Tier::Summary,
+            "2" => Tier::Metadata,
+            _ => return None,
+        };
         let fits = match backend {
             Backend::Sqlite => key.parse::<i64>().is_ok(),
             Backend::Postgres => !key.is_empty(),
@@ -721,8 +723,7 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
             "INSERT INTO search_questions (question_id, revision, shuffle, marks, item) VALUES ",
         ),
         Backend::Postgres => sql.push(
-            "INSERT INTO search_questions \
-             (question_id, revision, shuffle, marks, item, document, title_words, lead_words) \
+            "INSERT INTO search_questions (question_id, revision, shuffle, marks, item, document) \
              VALUES ",
         ),
     }
@@ -744,13 +745,7 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
             sql.text(row.summary.as_str());
             sql.push("), 'B') || setweight(to_tsvector('english', ");
             sql.text(row.metadata.as_str());
-            sql.push("), 'C'), to_tsvector('english', ");
-            sql.text(row.title.as_str());
-            sql.push("), to_tsvector('english', ");
-            sql.text(row.title.as_str());
-            sql.push(") || to_tsvector('english', ");
-            sql.text(row.summary.as_str());
-            sql.push(")");
+            sql.push("), 'C')");
         }
         sql.push(")");
     }
@@ -1021,9 +1016,9 @@ impl Store {
     /// index's key order (SQLite: the document row id; PostgreSQL: the question id), after the
     /// cursor's tier and key.
     ///
-    /// Each tier is one query that walks its matches in key order and stops at the page's end,
-    /// so a page costs about the same for a word in ten questions as for a word in ten thousand:
-    /// no match is scored or sorted. Later tiers are read only when earlier ones run out.
+    /// Each tier is read in key order and the read stops at the page's end, so a page costs
+    /// about the same for a word in ten questions as for a word in ten thousand: no match is
+    /// scored. Later tiers are read only when earlier ones run out.
     async fn ranked_page(
         &self,
         filters: &SearchFilters,
