@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use examkit::store::Store;
 use examkit::store::bank::ImportError;
 use examkit::store::favourites::FavouriteError;
+use examkit::store::{Backend, Store};
 use examkit_bank::load::{MemoryBank, load_memory};
 use examkit_bank::{Bank, Facets, sample};
 use serde_json::Value;
@@ -119,6 +119,31 @@ async fn count(store: &Store, sql: &str) -> i64 {
         .expect("count")
         .try_get::<i64, _>(0)
         .expect("integer")
+}
+
+/// On PostgreSQL, checks that the search index's word counts (`search_vocabulary`) equal a count
+/// made afresh from the indexed rows' text vectors, and that there are some.
+async fn assert_vocabulary_exact(store: &Store) {
+    if store.backend() != Backend::Postgres {
+        return;
+    }
+    let fresh = "SELECT 'title_words' AS field, u.lexeme AS word, count(*) AS questions \
+                 FROM search_questions s, unnest(s.title_words) u GROUP BY u.lexeme \
+                 UNION ALL SELECT 'lead_words', u.lexeme, count(*) \
+                 FROM search_questions s, unnest(s.lead_words) u GROUP BY u.lexeme \
+                 UNION ALL SELECT 'document', u.lexeme, count(*) \
+                 FROM search_questions s, unnest(s.document) u GROUP BY u.lexeme";
+    let kept = "SELECT field, word, questions FROM search_vocabulary";
+    let differ = count(
+        store,
+        &format!(
+            "SELECT count(*) FROM ((SELECT * FROM ({kept}) k EXCEPT SELECT * FROM ({fresh}) f) \
+             UNION ALL (SELECT * FROM ({fresh}) f EXCEPT SELECT * FROM ({kept}) k)) d"
+        ),
+    )
+    .await;
+    assert_eq!(differ, 0, "the kept word counts differ from a fresh count");
+    assert!(count(store, "SELECT count(*) FROM search_vocabulary").await > 100);
 }
 
 async fn latest(store: &Store, id: &str) -> Option<i64> {
@@ -296,6 +321,7 @@ async fn new_revisions_and_status_moves(db: Db) {
         (1, 1, 0)
     );
     assert_eq!(latest(&store, &id).await, Some(3));
+    assert_vocabulary_exact(&store).await;
 
     // published -> withdrawn moves the served revision back; withdrawn -> published returns it.
     let (_, _, question) = find(&mut files, CIRCLE);
@@ -306,6 +332,7 @@ async fn new_revisions_and_status_moves(db: Db) {
         .expect("withdrawing is accepted");
     assert_eq!((summary.revisions_added, summary.revisions_changed), (0, 1));
     assert_eq!(latest(&store, &id).await, Some(2));
+    assert_vocabulary_exact(&store).await;
     let (_, _, question) = find(&mut files, CIRCLE);
     question["revisions"][1]["status"] = "withdrawn".into();
     store
@@ -313,6 +340,7 @@ async fn new_revisions_and_status_moves(db: Db) {
         .await
         .expect("withdrawing all");
     assert_eq!(latest(&store, &id).await, None);
+    assert_vocabulary_exact(&store).await;
     let (_, _, question) = find(&mut files, CIRCLE);
     question["revisions"][0]["status"] = "published".into();
     store
@@ -337,6 +365,7 @@ async fn new_revisions_and_status_moves(db: Db) {
         .await
         .expect("publishing the draft");
     assert_eq!(latest(&store, &cosh).await, Some(2));
+    assert_vocabulary_exact(&store).await;
     let before = snapshot(&store).await;
     let (_, _, question) = find(&mut files, COSH);
     question["revisions"][1]["status"] = "draft".into();

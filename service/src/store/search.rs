@@ -17,7 +17,10 @@
 //! questions entered the index, which is question id order within one import; PostgreSQL: the
 //! question id). Matches are never scored: a page reads each tier in key order and stops at the
 //! page's end (SQLite's FTS5 index is in key order; on PostgreSQL a bounded walk of the key, then
-//! the GIN index for a tier the walk finds sparse).
+//! the GIN index for a tier the walk finds sparse). PostgreSQL first looks the words up in
+//! `search_vocabulary`, the words of each tier's vector with their question counts, kept exact by
+//! the indexer: a tier whose vector lacks a word is skipped unread (a word only in metadata, a
+//! word in no question).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -661,6 +664,11 @@ pub async fn index_questions(
         }
         insert(tx, backend, &rows).await?;
     }
+    if backend == Backend::Postgres {
+        sqlx::query("DELETE FROM search_vocabulary WHERE questions <= 0")
+            .execute(&mut **tx)
+            .await?;
+    }
     sqlx::query("DELETE FROM search_facet_counts")
         .execute(&mut **tx)
         .await?;
@@ -694,15 +702,24 @@ async fn remove(tx: &mut WriteTx, backend: Backend, ids: &[String]) -> Result<()
         }
         sql.push(")");
     };
-    if backend == Backend::Sqlite {
-        let mut sql = Sql::default();
-        sql.push(
-            "DELETE FROM search_text WHERE rowid IN \
-             (SELECT doc FROM search_questions WHERE question_id IN ",
-        );
-        list(&mut sql);
-        sql.push(")");
-        sql.query().execute(&mut **tx).await?;
+    match backend {
+        Backend::Sqlite => {
+            let mut sql = Sql::default();
+            sql.push(
+                "DELETE FROM search_text WHERE rowid IN \
+                 (SELECT doc FROM search_questions WHERE question_id IN ",
+            );
+            list(&mut sql);
+            sql.push(")");
+            sql.query().execute(&mut **tx).await?;
+        }
+        Backend::Postgres => {
+            let mut sql = Sql::default();
+            sql.push("UPDATE search_vocabulary v SET questions = v.questions - c.n FROM (");
+            vocabulary_counts(&mut sql, ids.iter().map(String::as_str));
+            sql.push(") c WHERE v.field = c.field AND v.word = c.word");
+            sql.query().execute(&mut **tx).await?;
+        }
     }
     for table in ["search_terms", "search_questions"] {
         let mut sql = Sql::default();
@@ -750,6 +767,18 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
         sql.push(")");
     }
     sql.query().execute(&mut **tx).await?;
+    if backend == Backend::Postgres {
+        let mut sql = Sql::default();
+        sql.push(
+            "INSERT INTO search_vocabulary (field, word, questions) SELECT field, word, n FROM (",
+        );
+        vocabulary_counts(&mut sql, rows.iter().map(|r| r.question_id.as_str()));
+        sql.push(
+            ") c ON CONFLICT (field, word) \
+             DO UPDATE SET questions = search_vocabulary.questions + excluded.questions",
+        );
+        sql.query().execute(&mut **tx).await?;
+    }
     if backend == Backend::Sqlite {
         let mut sql = Sql::default();
         sql.push("INSERT INTO search_text (rowid, title, summary, metadata) VALUES ");
@@ -790,6 +819,32 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
         sql.query().execute(&mut **tx).await?;
     }
     Ok(())
+}
+
+/// The text vectors of a PostgreSQL search index row, each with its words counted in
+/// `search_vocabulary`.
+const VOCABULARY_FIELDS: [&str; 3] = ["title_words", "lead_words", "document"];
+
+/// PostgreSQL: a query of `(field, word, n)` rows: for each text vector, each word in the vectors
+/// of the indexed questions `ids`, and how many of them hold it.
+fn vocabulary_counts<'a>(sql: &mut Sql, ids: impl Iterator<Item = &'a str> + Clone) {
+    for (i, field) in VOCABULARY_FIELDS.into_iter().enumerate() {
+        if i > 0 {
+            sql.push(" UNION ALL ");
+        }
+        sql.push("SELECT '");
+        sql.push(field);
+        sql.push("' AS field, u.lexeme AS word, count(*) AS n FROM search_questions s, unnest(s.");
+        sql.push(field);
+        sql.push(") u WHERE s.question_id IN (");
+        for (j, id) in ids.clone().enumerate() {
+            if j > 0 {
+                sql.push(", ");
+            }
+            sql.text(id);
+        }
+        sql.push(") GROUP BY u.lexeme");
+    }
 }
 
 impl Store {
@@ -1040,12 +1095,19 @@ impl Store {
             },
         };
         let wanted = usize::try_from(limit + 1).unwrap_or(1);
+        let empty = match backend {
+            Backend::Sqlite => [false; 3],
+            Backend::Postgres => self.postgres_empty_tiers(&filters.words).await?,
+        };
         // (item, tier, key) of the rows read, in result order.
         let mut rows: Vec<(String, Tier, String)> = Vec::with_capacity(wanted);
         for tier in Tier::ALL.into_iter().filter(|t| *t >= start.tier) {
             let need = wanted - rows.len();
             if need == 0 {
                 break;
+            }
+            if empty[tier as usize] {
+                continue;
             }
             let after_key = if tier == start.tier {
                 start.key.as_deref()
@@ -1113,6 +1175,51 @@ impl Store {
             out.push((row.try_get(0)?, row.try_get::<i64, _>(1)?.to_string()));
         }
         Ok(out)
+    }
+
+    /// PostgreSQL: which relevance tiers, in [`Tier::ALL`] order, `words` leave empty whatever
+    /// the filters, by `search_vocabulary`: a tier is empty when one of the words begins no word
+    /// of its vector (the title's; the title's and summary's; the whole document's for the last
+    /// tier, which makes every tier empty). A tier not shown empty may still be.
+    ///
+    /// The words are reduced to lexemes the way the document was (`to_tsvector('english', …)`,
+    /// which `to_tsquery` applies to a query word too); a word reduced to nothing adds nothing.
+    async fn postgres_empty_tiers(&self, words: &[String]) -> Result<[bool; 3], StoreError> {
+        let mut sql = Sql::default();
+        sql.push("SELECT ");
+        for (i, field) in VOCABULARY_FIELDS.into_iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            // Every word beginning with the lexeme sorts between it and it followed by the
+            // greatest code point (the column compares bytes).
+            sql.push("bool_and(EXISTS (SELECT 1 FROM search_vocabulary v WHERE v.field = '");
+            sql.push(field);
+            sql.push(
+                "' AND v.word >= l.lexeme AND v.word < l.lexeme || chr(1114111) \
+                 AND starts_with(v.word, l.lexeme)))",
+            );
+        }
+        sql.push(
+            " FROM (SELECT unnest(tsvector_to_array(to_tsvector('english', w.word))) \
+             COLLATE \"C\" AS lexeme FROM (VALUES ",
+        );
+        for (i, word) in words.iter().enumerate() {
+            sql.push(if i > 0 { ", (" } else { "(" });
+            sql.text(word.as_str());
+            sql.push(")");
+        }
+        sql.push(") w(word)) l");
+        let row = sql.query().fetch_one(self.pool()).await?;
+        let mut empty = [false; 3];
+        for (i, slot) in empty.iter_mut().enumerate() {
+            // NULL when no word has a lexeme: nothing is known.
+            *slot = row.try_get::<Option<bool>, _>(i)? == Some(false);
+        }
+        if empty[2] {
+            empty = [true; 3];
+        }
+        Ok(empty)
     }
 
     /// Up to `limit` (item, key) rows of one tier's matches after `after` (a question id), in
