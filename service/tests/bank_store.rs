@@ -605,7 +605,28 @@ async fn favourites(db: Db) {
     }
 }
 
+/// An import of at least `search::BULK` questions takes the bulk path (statistics refreshed, the
+/// word counts made afresh at the end); a small import after it adjusts those counts.
+async fn a_large_import_indexes_in_bulk(db: Db) {
+    let Some((store, _, _dir)) = store(db).await else {
+        return;
+    };
+    let memory = examkit_bank::generate::generate(examkit::store::search::BULK, 7)
+        .expect("a generated bank");
+    let bank = load_memory(&memory, &Facets::default()).expect("the generated bank loads");
+    let summary = store.import_bank(&bank).await.expect("a large import");
+    assert_eq!(summary.questions_added, examkit::store::search::BULK);
+    assert_eq!(
+        count(&store, "SELECT count(*) FROM search_questions").await,
+        examkit::store::search::BULK as i64
+    );
+    assert_vocabulary_exact(&store).await;
+    store.import_sample_bank().await.expect("a small import after it");
+    assert_vocabulary_exact(&store).await;
+}
+
 on_both!(
+    a_large_import_indexes_in_bulk,
     sample_import_and_reimport,
     published_content_is_immutable,
     new_revisions_and_status_moves,

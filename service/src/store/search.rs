@@ -45,6 +45,10 @@ pub const TEXT_WALK: i64 = 2500;
 /// Questions indexed per batch of statements.
 const BATCH: usize = 200;
 
+/// From this many questions indexed at once, the index's statistics are refreshed and PostgreSQL's
+/// word counts are made afresh once, rather than adjusted batch by batch.
+pub const BULK: usize = 1000;
+
 /// The exact-match attribute kinds of `search_terms`.
 pub mod kind {
     /// A course id (`<level>-<subject>`), one per source.
@@ -628,8 +632,11 @@ pub async fn index_questions(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    // A large import counts the words of the whole index once at the end; a small one adjusts
+    // the counts by the questions it touches.
+    let recount = backend == Backend::Postgres && ids.len() >= BULK;
     for chunk in ids.chunks(BATCH) {
-        remove(tx, backend, chunk).await?;
+        remove(tx, backend, chunk, !recount).await?;
         let mut sql = Sql::default();
         sql.push(
             "SELECT r.question_id, r.revision, r.content_version, r.scheme_version, r.body \
@@ -662,9 +669,17 @@ pub async fn index_questions(
                 &labels,
             )?);
         }
-        insert(tx, backend, &rows).await?;
+        insert(tx, backend, &rows, !recount).await?;
     }
-    if backend == Backend::Postgres {
+    if recount {
+        sqlx::query("DELETE FROM search_vocabulary")
+            .execute(&mut **tx)
+            .await?;
+        let mut sql = Sql::default();
+        sql.push("INSERT INTO search_vocabulary (field, word, questions) ");
+        vocabulary_counts(&mut sql, None);
+        sql.query().execute(&mut **tx).await?;
+    } else if backend == Backend::Postgres {
         sqlx::query("DELETE FROM search_vocabulary WHERE questions <= 0")
             .execute(&mut **tx)
             .await?;
@@ -679,7 +694,7 @@ pub async fn index_questions(
     )
     .execute(&mut **tx)
     .await?;
-    if ids.len() >= 1000 {
+    if ids.len() >= BULK {
         // A large import changes the value distributions the query planner relies on.
         sqlx::query("ANALYZE search_questions")
             .execute(&mut **tx)
@@ -691,7 +706,14 @@ pub async fn index_questions(
     Ok(())
 }
 
-async fn remove(tx: &mut WriteTx, backend: Backend, ids: &[String]) -> Result<(), StoreError> {
+/// Removes the index rows of `ids`, and on PostgreSQL (with `count_words`) their words from
+/// `search_vocabulary`'s counts.
+async fn remove(
+    tx: &mut WriteTx,
+    backend: Backend,
+    ids: &[String],
+    count_words: bool,
+) -> Result<(), StoreError> {
     let list = |sql: &mut Sql| {
         sql.push("(");
         for (i, id) in ids.iter().enumerate() {
@@ -713,13 +735,14 @@ async fn remove(tx: &mut WriteTx, backend: Backend, ids: &[String]) -> Result<()
             sql.push(")");
             sql.query().execute(&mut **tx).await?;
         }
-        Backend::Postgres => {
+        Backend::Postgres if count_words => {
             let mut sql = Sql::default();
             sql.push("UPDATE search_vocabulary v SET questions = v.questions - c.n FROM (");
-            vocabulary_counts(&mut sql, ids.iter().map(String::as_str));
+            vocabulary_counts(&mut sql, Some(ids));
             sql.push(") c WHERE v.field = c.field AND v.word = c.word");
             sql.query().execute(&mut **tx).await?;
         }
+        Backend::Postgres => {}
     }
     for table in ["search_terms", "search_questions"] {
         let mut sql = Sql::default();
@@ -730,7 +753,14 @@ async fn remove(tx: &mut WriteTx, backend: Backend, ids: &[String]) -> Result<()
     Ok(())
 }
 
-async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result<(), StoreError> {
+/// Inserts index rows, and on PostgreSQL (with `count_words`) adds their words to
+/// `search_vocabulary`'s counts.
+async fn insert(
+    tx: &mut WriteTx,
+    backend: Backend,
+    rows: &[IndexRow],
+    count_words: bool,
+) -> Result<(), StoreError> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -767,12 +797,13 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
         sql.push(")");
     }
     sql.query().execute(&mut **tx).await?;
-    if backend == Backend::Postgres {
+    if backend == Backend::Postgres && count_words {
+        let ids: Vec<String> = rows.iter().map(|r| r.question_id.clone()).collect();
         let mut sql = Sql::default();
         sql.push(
             "INSERT INTO search_vocabulary (field, word, questions) SELECT field, word, n FROM (",
         );
-        vocabulary_counts(&mut sql, rows.iter().map(|r| r.question_id.as_str()));
+        vocabulary_counts(&mut sql, Some(&ids));
         sql.push(
             ") c ON CONFLICT (field, word) \
              DO UPDATE SET questions = search_vocabulary.questions + excluded.questions",
@@ -826,8 +857,8 @@ async fn insert(tx: &mut WriteTx, backend: Backend, rows: &[IndexRow]) -> Result
 const VOCABULARY_FIELDS: [&str; 3] = ["title_words", "lead_words", "document"];
 
 /// PostgreSQL: a query of `(field, word, n)` rows: for each text vector, each word in the vectors
-/// of the indexed questions `ids`, and how many of them hold it.
-fn vocabulary_counts<'a>(sql: &mut Sql, ids: impl Iterator<Item = &'a str> + Clone) {
+/// of the indexed questions `ids` (all of them for `None`), and how many of them hold it.
+fn vocabulary_counts(sql: &mut Sql, ids: Option<&[String]>) {
     for (i, field) in VOCABULARY_FIELDS.into_iter().enumerate() {
         if i > 0 {
             sql.push(" UNION ALL ");
@@ -836,14 +867,18 @@ fn vocabulary_counts<'a>(sql: &mut Sql, ids: impl Iterator<Item = &'a str> + Clo
         sql.push(field);
         sql.push("' AS field, u.lexeme AS word, count(*) AS n FROM search_questions s, unnest(s.");
         sql.push(field);
-        sql.push(") u WHERE s.question_id IN (");
-        for (j, id) in ids.clone().enumerate() {
-            if j > 0 {
-                sql.push(", ");
+        sql.push(") u");
+        if let Some(ids) = ids {
+            sql.push(" WHERE s.question_id IN (");
+            for (j, id) in ids.iter().enumerate() {
+                if j > 0 {
+                    sql.push(", ");
+                }
+                sql.text(id.as_str());
             }
-            sql.text(id);
+            sql.push(")");
         }
-        sql.push(") GROUP BY u.lexeme");
+        sql.push(" GROUP BY u.lexeme");
     }
 }
 
