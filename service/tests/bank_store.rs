@@ -621,7 +621,10 @@ async fn a_large_import_indexes_in_bulk(db: Db) {
         examkit::store::search::BULK as i64
     );
     assert_vocabulary_exact(&store).await;
-    store.import_sample_bank().await.expect("a small import after it");
+    store
+        .import_sample_bank()
+        .await
+        .expect("a small import after it");
     assert_vocabulary_exact(&store).await;
 }
 
