@@ -463,6 +463,18 @@ impl Sql {
         self.text.push_str(&format!("${}", self.params.len()));
     }
 
+    /// `(<p1>, <p2>, …)`: each value a text parameter.
+    fn text_list(&mut self, values: &[String]) {
+        self.push("(");
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                self.push(", ");
+            }
+            self.text(value.as_str());
+        }
+        self.push(")");
+    }
+
     fn int(&mut self, value: i64) {
         self.params.push(Param::Int(value));
         self.text.push_str(&format!("${}", self.params.len()));
@@ -642,17 +654,12 @@ pub async fn index_questions(
             "SELECT r.question_id, r.revision, r.content_version, r.scheme_version, r.body \
              FROM bank_questions q JOIN bank_revisions r \
              ON r.question_id = q.id AND r.revision = q.latest_published \
-             WHERE r.status = 'published' AND q.id IN (",
+             WHERE r.status = 'published' AND q.id IN ",
         );
-        for (i, id) in chunk.iter().enumerate() {
-            if i > 0 {
-                sql.push(", ");
-            }
-            sql.text(id.as_str());
-        }
+        sql.text_list(chunk);
         // In id order, so SQLite's row ids (a text search's order within a relevance tier)
         // follow the question ids of one import.
-        sql.push(") ORDER BY r.question_id");
+        sql.push(" ORDER BY r.question_id");
         let mut rows = Vec::new();
         for row in sql.query().fetch_all(&mut **tx).await? {
             let question_id: String = row.try_get(0)?;
@@ -714,16 +721,6 @@ async fn remove(
     ids: &[String],
     count_words: bool,
 ) -> Result<(), StoreError> {
-    let list = |sql: &mut Sql| {
-        sql.push("(");
-        for (i, id) in ids.iter().enumerate() {
-            if i > 0 {
-                sql.push(", ");
-            }
-            sql.text(id.as_str());
-        }
-        sql.push(")");
-    };
     match backend {
         Backend::Sqlite => {
             let mut sql = Sql::default();
@@ -731,7 +728,7 @@ async fn remove(
                 "DELETE FROM search_text WHERE rowid IN \
                  (SELECT doc FROM search_questions WHERE question_id IN ",
             );
-            list(&mut sql);
+            sql.text_list(ids);
             sql.push(")");
             sql.query().execute(&mut **tx).await?;
         }
@@ -747,7 +744,7 @@ async fn remove(
     for table in ["search_terms", "search_questions"] {
         let mut sql = Sql::default();
         sql.push(&format!("DELETE FROM {table} WHERE question_id IN "));
-        list(&mut sql);
+        sql.text_list(ids);
         sql.query().execute(&mut **tx).await?;
     }
     Ok(())
@@ -869,14 +866,8 @@ fn vocabulary_counts(sql: &mut Sql, ids: Option<&[String]>) {
         sql.push(field);
         sql.push(") u");
         if let Some(ids) = ids {
-            sql.push(" WHERE s.question_id IN (");
-            for (j, id) in ids.iter().enumerate() {
-                if j > 0 {
-                    sql.push(", ");
-                }
-                sql.text(id.as_str());
-            }
-            sql.push(")");
+            sql.push(" WHERE s.question_id IN ");
+            sql.text_list(ids);
         }
         sql.push(" GROUP BY u.lexeme");
     }
@@ -1398,14 +1389,8 @@ impl Store {
             sql.push(")");
         }
         if !filters.exclude_ids.is_empty() {
-            sql.push(" AND s.question_id NOT IN (");
-            for (i, id) in filters.exclude_ids.iter().enumerate() {
-                if i > 0 {
-                    sql.push(", ");
-                }
-                sql.text(id.as_str());
-            }
-            sql.push(")");
+            sql.push(" AND s.question_id NOT IN ");
+            sql.text_list(&filters.exclude_ids);
         }
     }
 
