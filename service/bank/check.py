@@ -317,6 +317,21 @@ def svg_problem(path: Path) -> str | None:
 
 FACET_KINDS = ("course", "board", "module", "topic", "subtopic")
 
+# Rule 7: an accuracy criterion with empty answers carries a note saying why, one of these alone or
+# followed by ":" and more words ("answer given: a conclusion is needed").
+NO_ANSWER_REASONS = ("no single final answer", "answer given", "proof", "sketch", "explanation")
+NO_ANSWERS_MESSAGE = ('an accuracy mark with no answers needs a note saying why: '
+                      '"no single final answer", "answer given", "proof", "sketch" or "explanation"')
+
+
+def is_accuracy_code(code: str) -> bool:
+    """A1, dA1, A1ft, A1*, dA1ft..."""
+    return (code[1:] if code.startswith("d") else code).startswith("A")
+
+
+def says_why_no_answers(note: str) -> bool:
+    return any(note == reason or note.startswith(reason + ":") for reason in NO_ANSWER_REASONS)
+
 
 def load_bank(bank: Path, report: Report, validator: SchemaValidator | None) -> list[tuple[Path, dict]]:
     if bank.is_dir():
@@ -458,6 +473,8 @@ def check_revision(path: Path, rptr: str, qid: str, rev: dict, facets: dict, cou
             ids[c["id"]] = i
         if c["partId"] not in sids:
             report.error(f, cptr + "/partId", f"unknown part {c['partId']!r}")
+        if is_accuracy_code(c["code"]) and not c["answers"] and not any(map(says_why_no_answers, c["notes"])):
+            report.error(f, cptr + "/answers", NO_ANSWERS_MESSAGE)
     graph: dict[str, list[str]] = {}
     for i, c in enumerate(criteria):
         cptr = rptr + pointer("scheme", "criteria", i)

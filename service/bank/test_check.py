@@ -257,6 +257,48 @@ class Maths(BankCase):
         self.assertOnlyError("as-maths.json", "/questions/0/revisions/0/title", "plain text")
 
 
+class Answers(BankCase):
+    def criteria(self) -> list[dict]:
+        return self.docs["as-maths.json"]["questions"][0]["revisions"][0]["scheme"]["criteria"]
+
+    def test_accuracy_mark_without_answers_needs_a_reason(self) -> None:
+        crits = self.criteria()
+        i = next(i for i, c in enumerate(crits) if c["code"] == "A1" and c["answers"])
+        crits[i]["answers"] = []
+        self.assertOnlyError("as-maths.json", f"/questions/0/revisions/0/scheme/criteria/{i}/answers",
+                             "a note saying why")
+
+    def test_cso_alone_does_not_say_why(self) -> None:
+        crits = self.criteria()
+        i = next(i for i, c in enumerate(crits) if c["code"] == "A1*")
+        crits[i]["answers"] = []
+        crits[i]["notes"] = ["cso"]
+        self.assertOnlyError("as-maths.json", f"/questions/0/revisions/0/scheme/criteria/{i}/answers",
+                             '"no single final answer"')
+
+    def test_a_note_saying_why_allows_empty_answers(self) -> None:
+        reasons = list(check.NO_ANSWER_REASONS) + ["answer given: a conclusion is needed"]
+        accuracy = [c for c in self.criteria() if check.is_accuracy_code(c["code"])]
+        self.assertGreaterEqual(len(accuracy), 3)
+        for k, c in enumerate(accuracy):
+            c["answers"] = []
+            c["notes"].append(reasons[k % len(reasons)])
+        self.assertEqual(self.errors(), [])
+
+    def test_other_marks_may_have_empty_answers(self) -> None:
+        crits = self.criteria()
+        for c in crits:
+            if not check.is_accuracy_code(c["code"]):
+                c["answers"] = []
+                c["notes"] = []
+        self.assertEqual(self.errors(), [])
+
+    def test_accuracy_codes(self) -> None:
+        self.assertTrue(all(check.is_accuracy_code(c) for c in ("A1", "dA1", "A1ft", "A1*")))
+        self.assertFalse(any(check.is_accuracy_code(c) for c in ("M1", "dM1", "B1", "B1ft")))
+        self.assertFalse(any(check.says_why_no_answers(n) for n in ("cso", "proofs", "Proof", "the answer given")))
+
+
 class Assets(BankCase):
     def diagram_question(self) -> tuple[int, dict]:
         qs = self.docs["as-maths.json"]["questions"]

@@ -368,6 +368,12 @@ impl RevisionCheck<'_> {
                     format!("unknown part {:?}", c.part_id),
                 );
             }
+            if is_accuracy_code(&c.code)
+                && c.answers.is_empty()
+                && !c.notes.iter().any(|n| says_why_no_answers(n))
+            {
+                self.error(format!("/scheme/criteria/{i}/answers"), NO_ANSWERS_MESSAGE);
+            }
         }
         let mut graph: Vec<(&str, Vec<&str>)> = Vec::new();
         for (i, c) in criteria.iter().enumerate() {
@@ -557,6 +563,33 @@ impl RevisionCheck<'_> {
     }
 }
 
+/// The notes that say why an accuracy criterion lists no answers (rule 7). A note is one of them
+/// alone, or one of them followed by `:` and more words (`answer given: a conclusion is needed`).
+pub const NO_ANSWER_REASONS: [&str; 5] = [
+    "no single final answer",
+    "answer given",
+    "proof",
+    "sketch",
+    "explanation",
+];
+
+/// The error for an accuracy criterion with empty `answers` and no note saying why.
+pub const NO_ANSWERS_MESSAGE: &str = "an accuracy mark with no answers needs a note saying why: \
+    \"no single final answer\", \"answer given\", \"proof\", \"sketch\" or \"explanation\"";
+
+/// Whether a mark code is an accuracy mark: `A1`, `dA1`, `A1ft`, `A1*`, `dA1ft`...
+pub fn is_accuracy_code(code: &str) -> bool {
+    code.strip_prefix('d').unwrap_or(code).starts_with('A')
+}
+
+/// Whether a note says why a criterion lists no answers (see [`NO_ANSWER_REASONS`]).
+pub fn says_why_no_answers(note: &str) -> bool {
+    NO_ANSWER_REASONS.iter().any(|reason| {
+        note.strip_prefix(reason)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+    })
+}
+
 /// Splits text into its inline maths segments (between unescaped `$` signs); the second value
 /// is the problem when a `$` is left open.
 pub fn inline_maths(text: &str) -> (Vec<&str>, Option<String>) {
@@ -710,6 +743,31 @@ mod tests {
             maths_problem("a /* b"),
             Some("maths must not contain // or /* (typst comments)")
         );
+    }
+
+    #[test]
+    fn accuracy_marks_without_answers_say_why() {
+        for code in ["A1", "dA1", "A1ft", "A1*", "dA1ft"] {
+            assert!(is_accuracy_code(code), "{code}");
+        }
+        for code in ["M1", "dM1", "B1", "B1ft", "M1*"] {
+            assert!(!is_accuracy_code(code), "{code}");
+        }
+        for note in NO_ANSWER_REASONS {
+            assert!(says_why_no_answers(note), "{note}");
+        }
+        assert!(says_why_no_answers("answer given: a conclusion is needed"));
+        for note in [
+            "cso",
+            "oe",
+            "awrt 2.35",
+            "proofs",
+            "Proof",
+            "no single final answer here",
+            "the answer given",
+        ] {
+            assert!(!says_why_no_answers(note), "{note}");
+        }
     }
 
     #[test]

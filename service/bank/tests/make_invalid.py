@@ -189,6 +189,16 @@ def _(q):
     return {"bank.json": bank([q])}
 
 
+@fixture("rule7-no-answers-no-reason", [f'bank.json:{R}/scheme/criteria/1/answers: an accuracy mark with no answers needs a note saying why: '
+                                        '"no single final answer", "answer given", "proof", "sketch" or "explanation"'])
+def _(q):
+    c = rev(q)["scheme"]["criteria"]
+    c[1]["answers"] = []  # A1 with the note "awrt 4.34" only: no reason
+    c[3]["answers"] = []  # A1 that says why: accepted
+    c[3]["notes"].append("no single final answer")
+    return {"bank.json": bank([q])}
+
+
 @fixture("rule8-unknown-dependency", [f'bank.json:{R}/scheme/criteria/1/dependsOn/0: unknown criterion "a9"'])
 def _(q):
     rev(q)["scheme"]["criteria"][1]["dependsOn"] = ["a9"]
