@@ -18,5 +18,9 @@ pub const MAX_CRITERION_ID_CHARS: usize = 64;
 pub const MAX_PAGE_NUMBER: u32 = 10_000;
 /// Errors reported at most; the outcome says when more were left out.
 pub const MAX_ERRORS: usize = 1000;
+/// Bytes of error paths and messages reported at most (8 MiB): errors past them are left out as
+/// errors past [`MAX_ERRORS`] are. The first error is always reported. Only documents whose errors
+/// repeat long strings come near it (every error under one long `pageSelections` key, for one).
+pub const MAX_ERROR_BYTES: usize = 8 * 1024 * 1024;
 /// Tolerance on `x + width ≤ 1` and `y + height ≤ 1`.
 pub const BOX_TOLERANCE: f64 = 1e-9;

@@ -4,7 +4,6 @@ use serde::Serialize;
 
 use crate::SCHEMA_VERSION;
 use crate::error::{FlagCode, ValidationError};
-use crate::limits::MAX_ERRORS;
 
 /// The result of validating one submission: valid with scores, or invalid with every error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,11 +40,9 @@ impl Outcome {
         serde_json::to_string_pretty(self).unwrap_or_else(|_| String::from("{}"))
     }
 
-    pub(crate) fn invalid(mut errors: Vec<ValidationError>) -> Self {
-        // Document order: by position in the bytes; ties keep the order the checks ran in.
-        errors.sort_by_key(|e| e.at);
-        let truncated = errors.len() > MAX_ERRORS;
-        errors.truncate(MAX_ERRORS);
+    /// An invalid outcome from errors already in document order and cut to the limits (see
+    /// `collect`).
+    pub(crate) fn rejected(errors: Vec<ValidationError>, truncated: bool) -> Self {
         Outcome::Invalid(Rejection {
             valid: false,
             errors,
@@ -59,9 +56,10 @@ impl Outcome {
 pub struct Rejection {
     /// Always `false`.
     pub valid: bool,
-    /// Every error (at most 1,000), in document order.
+    /// Every error, in document order: at most 1,000, and past the first, at most 8 MiB of paths
+    /// and messages in all ([`crate::limits::MAX_ERRORS`], [`crate::limits::MAX_ERROR_BYTES`]).
     pub errors: Vec<ValidationError>,
-    /// Whether errors past the first 1,000 were left out.
+    /// Whether errors past those limits were left out.
     pub truncated: bool,
 }
 

@@ -1,30 +1,40 @@
 //! The references stage: labels, ids, parts, decisions, condition checks, pages, assets, roles and
 //! coverage. Each rule runs only on values that passed the structure stage, so one defect is
 //! reported once.
+//!
+//! Every lookup is a hash lookup, so the stage stays linear however long the lists are; the maps
+//! are keyed (`hash`) because their keys come from the document.
 
-use crate::fasthash::HashMap;
+use std::cell::OnceCell;
 
 use uuid::Uuid;
 
 use crate::assets::{Asset, AssetKind};
-use crate::error::{ErrorCode, ValidationError};
+use crate::collect::Errors;
+use crate::error::ErrorCode;
+use crate::hash::{HashMap, HashSet};
+use crate::json::Items;
 use crate::pointer::{Seg, pointer};
-use crate::submission::{Citation, PageRef, Question, Selection, Submission};
+use crate::rules::text;
+use crate::submission::{
+    Check, Citation, Criterion, DecisionRecord, PageRef, Part, Question, Selection, Submission,
+};
 
-/// Runs every reference check, appending errors.
-pub(crate) fn check(
-    submission: &Submission<'_>,
-    assets: Option<&[Asset]>,
-    errors: &mut Vec<ValidationError>,
-) {
-    let Some(questions) = &submission.questions else {
+/// Runs every reference check.
+pub(crate) fn check(submission: Submission<'_>, assets: Option<&[Asset]>, errors: &mut Errors) {
+    let Some(questions) = submission.questions() else {
         return;
     };
     let assets: Option<HashMap<Uuid, &Asset>> =
         assets.map(|list| list.iter().map(|a| (a.id, a)).collect());
     labels(questions, errors);
     criterion_ids(questions, errors);
-    for (q, question) in questions.iter().enumerate() {
+    for (q, node) in questions.enumerate() {
+        // Each check below reports only within its question, and later questions stand later.
+        if errors.closed_from(node.start()) {
+            break;
+        }
+        let question = Question::new(node);
         parts(q, question, errors);
         decisions(q, question, errors);
         pages(q, question, assets.as_ref(), errors);
@@ -34,84 +44,129 @@ pub(crate) fn check(
 
 use Seg::{Index, Key};
 
-fn labels(questions: &[Question<'_>], errors: &mut Vec<ValidationError>) {
-    let mut seen: HashMap<&str, usize> = HashMap::default();
-    for (q, question) in questions.iter().enumerate() {
-        let Some(label) = question.label else {
+/// Criterion `c` (and so on) of a list, at its index: `u32` is enough for anything in 4 MiB.
+fn index(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+fn labels(questions: Items<'_>, errors: &mut Errors) {
+    let mut seen: HashMap<&str, u32> = HashMap::default();
+    for (q, node) in questions.enumerate() {
+        // A repeat is reported at the later label: past this question, nothing can be.
+        if errors.closed_from(node.start()) {
+            break;
+        }
+        let Some(label) = Question::new(node).label() else {
             continue;
         };
-        if let Some(first) = seen.get(label.value) {
-            errors.push(ValidationError::new(
+        if let Some(&first) = seen.get(label.value) {
+            errors.push(
                 ErrorCode::DuplicateLabel,
-                pointer(&[Key("questions"), Index(q), Key("label")]),
                 label.at,
-                format!(
-                    "the label {:?} is already used by question {first}",
-                    label.value
-                ),
-            ));
+                || pointer(&[Key("questions"), Index(q), Key("label")]),
+                || {
+                    format!(
+                        "the label {:?} is already used by question {first}",
+                        label.value
+                    )
+                },
+            );
         } else {
-            seen.insert(label.value, q);
+            seen.insert(label.value, index(q));
         }
     }
 }
 
-fn criterion_ids(questions: &[Question<'_>], errors: &mut Vec<ValidationError>) {
-    let mut seen: HashMap<&str, (usize, usize)> = HashMap::default();
-    for (q, question) in questions.iter().enumerate() {
-        for (c, criterion) in question.criteria.iter().flatten().enumerate() {
-            let Some(id) = criterion.id else { continue };
+fn criterion_ids(questions: Items<'_>, errors: &mut Errors) {
+    let mut seen: HashMap<&str, (u32, u32)> = HashMap::default();
+    for (q, node) in questions.enumerate() {
+        // A repeat is reported at the later id: past this question, nothing can be.
+        if errors.closed_from(node.start()) {
+            break;
+        }
+        let criteria = Question::new(node).criteria();
+        for (c, node) in criteria.into_iter().flatten().enumerate() {
+            if errors.closed_from(node.start()) {
+                break;
+            }
+            let Some(id) = Criterion::new(node).id() else {
+                continue;
+            };
             match seen.get(id.value) {
-                Some(&(fq, fc)) => errors.push(ValidationError::new(
+                Some(&(fq, fc)) => errors.push(
                     ErrorCode::DuplicateCriterionId,
-                    pointer(&[Key("questions"), Index(q), Key("rubric"), Key("criteria"), Index(c), Key("id")]),
                     id.at,
-                    format!(
+                    || pointer(&[Key("questions"), Index(q), Key("rubric"), Key("criteria"), Index(c), Key("id")]),
+                    || format!(
                         "the criterion id {:?} is already used by /questions/{fq}/rubric/criteria/{fc}; criterion ids are unique in the whole submission",
                         id.value
                     ),
-                )),
+                ),
                 None => {
-                    seen.insert(id.value, (q, c));
+                    seen.insert(id.value, (index(q), index(c)));
                 }
             }
         }
     }
 }
 
-fn parts(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError>) {
-    let Some(parts) = &question.parts else { return };
-    let mut known: HashMap<&str, usize> = HashMap::default();
-    for (p, part) in parts.iter().enumerate() {
-        let Some(id) = part.id else { continue };
+fn parts(q: usize, question: Question<'_>, errors: &mut Errors) {
+    let Some(parts) = question.parts() else {
+        return;
+    };
+    let mut known: HashMap<&str, u32> = HashMap::default();
+    for (p, node) in parts.enumerate() {
+        let Some(id) = Part::new(node).id() else {
+            continue;
+        };
         if known.contains_key(id.value) {
-            errors.push(ValidationError::new(
+            errors.push(
                 ErrorCode::DuplicatePartId,
-                pointer(&[
-                    Key("questions"),
-                    Index(q),
-                    Key("rubric"),
-                    Key("parts"),
-                    Index(p),
-                    Key("id"),
-                ]),
                 id.at,
-                format!(
-                    "the part id {:?} is already used in this question",
-                    id.value
-                ),
-            ));
+                || {
+                    pointer(&[
+                        Key("questions"),
+                        Index(q),
+                        Key("rubric"),
+                        Key("parts"),
+                        Index(p),
+                        Key("id"),
+                    ])
+                },
+                || {
+                    format!(
+                        "the part id {:?} is already used in this question",
+                        id.value
+                    )
+                },
+            );
         } else {
-            known.insert(id.value, p);
+            known.insert(id.value, index(p));
         }
     }
-    let Some(criteria) = &question.criteria else {
+    let Some(criteria) = question.criteria() else {
         return;
+    };
+    // The question's part ids, listed in every unknown_part message: written once, when needed.
+    let names = OnceCell::new();
+    let names = || {
+        names
+            .get_or_init(|| {
+                let mut names: Vec<String> = known.keys().map(|k| format!("{k:?}")).collect();
+                names.sort();
+                names.join(", ")
+            })
+            .clone()
     };
     let mut counts: HashMap<&str, u32> = HashMap::default();
     let mut all_known = true;
-    for (c, criterion) in criteria.iter().enumerate() {
-        let Some(part_id) = criterion.part_id else {
+    for (c, node) in criteria.enumerate() {
+        // Once a part is unknown the counts are not used: only this loop's own errors remain,
+        // each within its criterion.
+        if !all_known && errors.closed_from(node.start()) {
+            break;
+        }
+        let Some(part_id) = Criterion::new(node).part_id() else {
             all_known = false;
             continue;
         };
@@ -119,144 +174,106 @@ fn parts(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError>) {
             *counts.entry(part_id.value).or_default() += 1;
         } else {
             all_known = false;
-            let names: Vec<String> = known.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>();
-            let mut names = names;
-            names.sort();
-            errors.push(ValidationError::new(
+            errors.push(
                 ErrorCode::UnknownPart,
-                pointer(&[
-                    Key("questions"),
-                    Index(q),
-                    Key("rubric"),
-                    Key("criteria"),
-                    Index(c),
-                    Key("partId"),
-                ]),
                 part_id.at,
-                format!(
-                    "the question has no part {:?}; its parts are {}",
-                    part_id.value,
-                    names.join(", ")
-                ),
-            ));
+                || {
+                    pointer(&[
+                        Key("questions"),
+                        Index(q),
+                        Key("rubric"),
+                        Key("criteria"),
+                        Index(c),
+                        Key("partId"),
+                    ])
+                },
+                || {
+                    format!(
+                        "the question has no part {:?}; its parts are {}",
+                        part_id.value,
+                        names()
+                    )
+                },
+            );
         }
     }
     // A criterion without a known part could belong to any part: counting would be guesswork.
-    if !all_known || parts.iter().any(|p| p.id.is_none()) {
+    if !all_known || parts.into_iter().any(|p| Part::new(p).id().is_none()) {
         return;
     }
-    for (p, part) in parts.iter().enumerate() {
-        let (Some(id), Some(max)) = (part.id, part.max_marks) else {
+    for (p, node) in parts.enumerate() {
+        let part = Part::new(node);
+        let (Some(id), Some(max)) = (part.id(), part.max_marks()) else {
             continue;
         };
-        if known.get(id.value) != Some(&p) {
+        if known.get(id.value) != Some(&index(p)) {
             continue;
         }
         let count = counts.get(id.value).copied().unwrap_or(0);
         if f64::from(count) != max.value {
-            errors.push(ValidationError::new(
+            errors.push(
                 ErrorCode::PartMaxMismatch,
-                pointer(&[
-                    Key("questions"),
-                    Index(q),
-                    Key("rubric"),
-                    Key("parts"),
-                    Index(p),
-                    Key("maxMarks"),
-                ]),
                 max.at,
-                format!(
-                    "part {:?} has maxMarks {} but {count} one-mark criteria; they must be equal",
-                    id.value, max.value
-                ),
-            ));
+                || {
+                    pointer(&[
+                        Key("questions"),
+                        Index(q),
+                        Key("rubric"),
+                        Key("parts"),
+                        Index(p),
+                        Key("maxMarks"),
+                    ])
+                },
+                || {
+                    format!(
+                        "part {:?} has maxMarks {} but {count} one-mark criteria; they must be equal",
+                        id.value, max.value
+                    )
+                },
+            );
         }
     }
 }
 
-fn decisions(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError>) {
-    let (Some(criteria), Some(decisions)) = (&question.criteria, &question.decisions) else {
+fn decisions(q: usize, question: Question<'_>, errors: &mut Errors) {
+    let (Some(criteria), Some(decisions)) = (question.criteria(), question.decisions()) else {
         return;
     };
+    // Without decisions only missing_decision remains, each within its criterion.
+    let none_decided = decisions.is_empty();
     // The first criterion of each id in this question; repeats are reported as duplicate ids.
-    let mut by_id: HashMap<&str, usize> = HashMap::default();
-    for (c, criterion) in criteria.iter().enumerate() {
-        if let Some(id) = criterion.id {
-            by_id.entry(id.value).or_insert(c);
+    let mut by_id: HashMap<&str, u32> = HashMap::default();
+    for (c, node) in criteria.enumerate() {
+        if none_decided && errors.closed_from(node.start()) {
+            break;
+        }
+        if let Some(id) = Criterion::new(node).id() {
+            by_id.entry(id.value).or_insert(index(c));
         }
     }
-    // A decision naming a criterion whose id was rejected (or unreadable) is not reported again.
-    let ids_unreadable = criteria.iter().any(|c| c.written_id.is_none());
-    let rejected = |name: &str| {
-        ids_unreadable
-            || criteria
-                .iter()
-                .any(|c| c.id.is_none() && c.written_id == Some(name))
-    };
-    let mut decided: Vec<Option<usize>> = vec![None; criteria.len()];
-    for (d, decision) in decisions.iter().enumerate() {
-        let Some(id) = decision.criterion_id else {
-            continue;
-        };
-        let path = || {
-            pointer(&[
-                Key("questions"),
-                Index(q),
-                Key("decisions"),
-                Index(d),
-                Key("criterionId"),
-            ])
-        };
-        match by_id.get(id.value) {
-            None if rejected(id.value) => {}
-            None => errors.push(ValidationError::new(
-                ErrorCode::UnknownCriterion,
-                path(),
-                id.at,
-                format!("this question has no criterion {:?}", id.value),
-            )),
-            Some(&c) => match decided[c] {
-                Some(first) => errors.push(ValidationError::new(
-                    ErrorCode::DuplicateDecision,
-                    path(),
-                    id.at,
-                    format!(
-                        "criterion {:?} already has a decision (/questions/{q}/decisions/{first}); each criterion has exactly one",
-                        id.value
-                    ),
-                )),
-                None => decided[c] = Some(d),
-            },
+    // For each decided criterion, its first decision: the index and the value.
+    let mut decided: HashMap<u32, (u32, u32)> = HashMap::default();
+    if !none_decided {
+        // A decision naming a criterion whose id was rejected (or unreadable) is not reported
+        // again.
+        let mut ids_unreadable = false;
+        let mut rejected: HashSet<&str> = HashSet::default();
+        for node in criteria {
+            let criterion = Criterion::new(node);
+            match (criterion.written_id(), criterion.id()) {
+                (None, _) => {
+                    ids_unreadable = true;
+                    break;
+                }
+                (Some(written), None) => {
+                    rejected.insert(written);
+                }
+                (Some(_), Some(_)) => {}
+            }
         }
-    }
-    for (c, criterion) in criteria.iter().enumerate() {
-        let Some(id) = criterion.id else { continue };
-        if by_id.get(id.value) != Some(&c) {
-            continue;
-        }
-        let Some(d) = decided[c] else {
-            errors.push(ValidationError::new(
-                ErrorCode::MissingDecision,
-                pointer(&[
-                    Key("questions"),
-                    Index(q),
-                    Key("rubric"),
-                    Key("criteria"),
-                    Index(c),
-                ]),
-                criterion.at,
-                format!("criterion {:?} has no decision", id.value),
-            ));
-            continue;
-        };
-        let (Some(count), Some(checks)) = (criterion.conditions, &decisions[d].checks) else {
-            continue;
-        };
-        let mut seen = vec![false; count];
-        let mut all_indices_valid = true;
-        for (m, check) in checks.value.iter().enumerate() {
-            let Some(index) = check.index else {
-                all_indices_valid = false;
+        let rejected = |name: &str| ids_unreadable || rejected.contains(name);
+        for (d, node) in decisions.enumerate() {
+            let Some(id) = DecisionRecord::new(node).criterion_id() else {
                 continue;
             };
             let path = || {
@@ -265,68 +282,157 @@ fn decisions(q: usize, question: &Question<'_>, errors: &mut Vec<ValidationError
                     Index(q),
                     Key("decisions"),
                     Index(d),
-                    Key("conditionChecks"),
-                    Index(m),
-                    Key("index"),
+                    Key("criterionId"),
                 ])
             };
-            // `index` is a non-negative integer; anything not below `count` is out of range.
-            let slot = if index.value < count as f64 {
-                Some(index.value as usize)
-            } else {
-                None
-            };
-            match slot {
-                None => errors.push(ValidationError::new(
-                    ErrorCode::ConditionIndexOutOfRange,
-                    path(),
-                    index.at,
-                    format!(
-                        "criterion {:?} has {count} condition{}, so index {} names none (indices start at 0)",
-                        id.value,
-                        if count == 1 { "" } else { "s" },
-                        index.value
+            match by_id.get(id.value) {
+                None if rejected(id.value) => {}
+                None => errors.push(ErrorCode::UnknownCriterion, id.at, path, || {
+                    format!("this question has no criterion {:?}", id.value)
+                }),
+                Some(&c) => match decided.get(&c) {
+                    None => {
+                        decided.insert(c, (index(d), node.handle()));
+                    }
+                    Some(&(first, _)) => errors.push(
+                        ErrorCode::DuplicateDecision,
+                        id.at,
+                        path,
+                        || format!(
+                            "criterion {:?} already has a decision (/questions/{q}/decisions/{first}); each criterion has exactly one",
+                            id.value
+                        ),
                     ),
-                )),
-                Some(i) if seen[i] => errors.push(ValidationError::new(
-                    ErrorCode::ConditionCheckDuplicate,
-                    path(),
-                    index.at,
-                    format!("condition {i} is already checked in this decision"),
-                )),
-                Some(i) => seen[i] = true,
+                },
             }
         }
-        if !all_indices_valid {
+    }
+    for (c, node) in criteria.enumerate() {
+        if none_decided && errors.closed_from(node.start()) {
+            break;
+        }
+        let criterion = Criterion::new(node);
+        let Some(id) = criterion.id() else { continue };
+        if by_id.get(id.value) != Some(&index(c)) {
             continue;
         }
+        let Some(&(d, decision)) = decided.get(&index(c)) else {
+            errors.push(
+                ErrorCode::MissingDecision,
+                criterion.at,
+                || {
+                    pointer(&[
+                        Key("questions"),
+                        Index(q),
+                        Key("rubric"),
+                        Key("criteria"),
+                        Index(c),
+                    ])
+                },
+                || format!("criterion {:?} has no decision", id.value),
+            );
+            continue;
+        };
+        let decision = DecisionRecord::new(node.at_handle(decision));
+        let (Some(count), Some(checks)) = (criterion.conditions(), decision.checks()) else {
+            continue;
+        };
+        let Some(seen) = condition_checks(q, d as usize, id.value, count, checks.value, errors)
+        else {
+            continue;
+        };
         for (i, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
-            errors.push(ValidationError::new(
+            errors.push(
                 ErrorCode::ConditionCheckMissing,
-                pointer(&[
-                    Key("questions"),
-                    Index(q),
-                    Key("decisions"),
-                    Index(d),
-                    Key("conditionChecks"),
-                ]),
                 checks.at,
-                format!("condition {i} of criterion {:?} has no check", id.value),
-            ));
+                || {
+                    pointer(&[
+                        Key("questions"),
+                        Index(q),
+                        Key("decisions"),
+                        Index(d as usize),
+                        Key("conditionChecks"),
+                    ])
+                },
+                || format!("condition {i} of criterion {:?} has no check", id.value),
+            );
         }
     }
 }
 
+/// The checks of decision `d` on a criterion with `count` conditions: every index names one,
+/// once. Returns which conditions are checked, when every check's index is readable.
+fn condition_checks(
+    q: usize,
+    d: usize,
+    id: &str,
+    count: usize,
+    checks: Items<'_>,
+    errors: &mut Errors,
+) -> Option<Vec<bool>> {
+    let mut seen = vec![false; count];
+    let mut all_indices_valid = true;
+    for (m, check) in checks.enumerate() {
+        let Some(index) = Check::new(check).index() else {
+            all_indices_valid = false;
+            continue;
+        };
+        let path = || {
+            pointer(&[
+                Key("questions"),
+                Index(q),
+                Key("decisions"),
+                Index(d),
+                Key("conditionChecks"),
+                Index(m),
+                Key("index"),
+            ])
+        };
+        // `index` is a non-negative integer; anything not below `count` is out of range.
+        if index.value >= count as f64 {
+            errors.push(ErrorCode::ConditionIndexOutOfRange, index.at, path, || {
+                format!(
+                    "criterion {id:?} has {count} condition{}, so index {} names none (indices start at 0)",
+                    if count == 1 { "" } else { "s" },
+                    index.value
+                )
+            });
+            continue;
+        }
+        let slot = index.value as usize;
+        if seen[slot] {
+            errors.push(ErrorCode::ConditionCheckDuplicate, index.at, path, || {
+                format!("condition {slot} is already checked in this decision")
+            });
+        } else {
+            seen[slot] = true;
+        }
+    }
+    all_indices_valid.then_some(seen)
+}
+
+/// A selection's valid page numbers (sorted), and whether every item was one.
+struct Selected {
+    all_pages_valid: bool,
+    pages: Vec<u16>,
+}
+
 fn pages(
     q: usize,
-    question: &Question<'_>,
+    question: Question<'_>,
     assets: Option<&HashMap<Uuid, &Asset>>,
-    errors: &mut Vec<ValidationError>,
+    errors: &mut Errors,
 ) {
-    let Some(selections) = &question.selections else {
+    let Some(selections) = question.selections() else {
         return;
     };
-    let selection_path = |selection: &Selection<'_>| {
+    let selections_at = selections.at;
+    let selections = || {
+        selections
+            .value
+            .map(|(key, value)| Selection::new(key, value))
+    };
+    let selection_path = |selection: Selection<'_>| {
         pointer(&[
             Key("questions"),
             Index(q),
@@ -337,41 +443,45 @@ fn pages(
     let mut all_keys_known = true;
     if let Some(assets) = assets {
         let mut roles = [false; 2];
-        for selection in &selections.value {
+        for selection in selections() {
             let Some(id) = selection.asset else {
                 all_keys_known = false;
                 continue;
             };
             let Some(asset) = assets.get(&id) else {
                 all_keys_known = false;
-                errors.push(ValidationError::new(
+                errors.push(
                     ErrorCode::UnknownAsset,
-                    selection_path(selection),
                     selection.at,
-                    format!("asset {id} is not one of this import's assets"),
-                ));
+                    || selection_path(selection),
+                    || format!("asset {id} is not one of this import's assets"),
+                );
                 continue;
             };
             roles[usize::from(asset.kind == AssetKind::Scheme)] = true;
-            for page in &selection.pages {
+            for page in selection.pages() {
                 if page.number > asset.page_count {
-                    errors.push(ValidationError::new(
+                    errors.push(
                         ErrorCode::PageOutOfRange,
-                        pointer(&[
-                            Key("questions"),
-                            Index(q),
-                            Key("pageSelections"),
-                            Key(selection.key),
-                            Index(page.index),
-                        ]),
                         page.at,
-                        format!(
-                            "asset {id} has {} page{}; page {} does not exist",
-                            asset.page_count,
-                            if asset.page_count == 1 { "" } else { "s" },
-                            page.number
-                        ),
-                    ));
+                        || {
+                            pointer(&[
+                                Key("questions"),
+                                Index(q),
+                                Key("pageSelections"),
+                                Key(selection.key),
+                                Index(page.index),
+                            ])
+                        },
+                        || {
+                            format!(
+                                "asset {id} has {} page{}; page {} does not exist",
+                                asset.page_count,
+                                if asset.page_count == 1 { "" } else { "s" },
+                                page.number
+                            )
+                        },
+                    );
                 }
             }
         }
@@ -379,37 +489,36 @@ fn pages(
         if all_keys_known {
             for (kind, present) in [(AssetKind::Work, roles[0]), (AssetKind::Scheme, roles[1])] {
                 if !present {
-                    errors.push(ValidationError::new(
+                    errors.push(
                         ErrorCode::MissingPageRole,
-                        pointer(&[Key("questions"), Index(q), Key("pageSelections")]),
-                        selections.at,
-                        format!("the question selects no page of a {} asset", kind.as_str()),
-                    ));
+                        selections_at,
+                        || pointer(&[Key("questions"), Index(q), Key("pageSelections")]),
+                        || format!("the question selects no page of a {} asset", kind.as_str()),
+                    );
                 }
             }
         }
     }
-    let by_asset: HashMap<Uuid, &Selection<'_>> = selections
-        .value
-        .iter()
-        .filter_map(|s| s.asset.map(|id| (id, s)))
+    // Keys are unique and a canonical key names one asset, so each asset has one selection.
+    let by_asset: HashMap<Uuid, Selected> = selections()
+        .filter_map(|s| {
+            s.asset.map(|id| {
+                // Page numbers are at most 10,000.
+                let mut pages: Vec<u16> = s
+                    .pages()
+                    .filter_map(|page| u16::try_from(page.number).ok())
+                    .collect();
+                pages.sort_unstable();
+                let selected = Selected {
+                    all_pages_valid: s.all_pages_valid(),
+                    pages,
+                };
+                (id, selected)
+            })
+        })
         .collect();
-    let any_malformed_key = selections.value.iter().any(|s| s.asset.is_none());
-    let references = question
-        .criteria
-        .iter()
-        .flatten()
-        .flat_map(|c| c.source_pages.iter())
-        .map(|r| (r, AssetKind::Scheme))
-        .chain(
-            question
-                .decisions
-                .iter()
-                .flatten()
-                .flat_map(|d| d.evidence.iter())
-                .map(|r| (r, AssetKind::Work)),
-        );
-    for (reference, role) in references {
+    let any_malformed_key = selections().any(|s| s.asset.is_none());
+    let cite = |reference, role, errors: &mut Errors| {
         cited_page(
             reference,
             role,
@@ -418,21 +527,39 @@ fn pages(
             assets,
             errors,
         );
+    };
+    // Each citation is reported where it stands, within its criterion or decision.
+    for (c, node) in question.criteria().into_iter().flatten().enumerate() {
+        if errors.closed_from(node.start()) {
+            break;
+        }
+        for reference in Criterion::new(node).source_pages(q, c) {
+            cite(reference, AssetKind::Scheme, errors);
+        }
+    }
+    for (d, node) in question.decisions().into_iter().flatten().enumerate() {
+        if errors.closed_from(node.start()) {
+            break;
+        }
+        for reference in DecisionRecord::new(node).evidence(q, d) {
+            cite(reference, AssetKind::Work, errors);
+        }
     }
 }
 
 fn cited_page(
-    reference: &PageRef,
+    reference: PageRef,
     role: AssetKind,
-    by_asset: &HashMap<Uuid, &Selection<'_>>,
+    by_asset: &HashMap<Uuid, Selected>,
     any_malformed_key: bool,
     assets: Option<&HashMap<Uuid, &Asset>>,
-    errors: &mut Vec<ValidationError>,
+    errors: &mut Errors,
 ) {
-    let PageRef { page, at, citation } = *reference;
+    let PageRef { page, at, citation } = reference;
     let selected = match by_asset.get(&page.asset) {
         Some(selection) => {
-            let found = selection.pages.iter().any(|p| p.number == page.page);
+            let found = u16::try_from(page.page)
+                .is_ok_and(|number| selection.pages.binary_search(&number).is_ok());
             if !found && !selection.all_pages_valid {
                 return; // The page may be the selection's malformed item, reported already.
             }
@@ -442,15 +569,17 @@ fn cited_page(
         None => false,
     };
     if !selected {
-        errors.push(ValidationError::new(
+        errors.push(
             ErrorCode::PageNotSelected,
-            citation.pointer(),
             at,
-            format!(
-                "page {} of asset {} is not selected in this question's pageSelections",
-                page.page, page.asset
-            ),
-        ));
+            || citation.pointer(),
+            || {
+                format!(
+                    "page {} of asset {} is not selected in this question's pageSelections",
+                    page.page, page.asset
+                )
+            },
+        );
         return;
     }
     let Some(asset) = assets.and_then(|a| a.get(&page.asset)) else {
@@ -463,69 +592,80 @@ fn cited_page(
                 "evidence must cite completed student work; a mark scheme is never evidence of an answer"
             }
         };
-        errors.push(ValidationError::new(
+        errors.push(
             ErrorCode::AssetRoleMismatch,
-            citation.pointer(),
             at,
-            format!(
-                "{what}, but asset {} is a {} asset",
-                page.asset,
-                asset.kind.as_str()
-            ),
-        ));
+            || citation.pointer(),
+            || {
+                format!(
+                    "{what}, but asset {} is a {} asset",
+                    page.asset,
+                    asset.kind.as_str()
+                )
+            },
+        );
     }
 }
 
-fn coverage(
-    submission: &Submission<'_>,
-    questions: &[Question<'_>],
-    errors: &mut Vec<ValidationError>,
-) {
-    if let Some(declared) = &submission.coverage_labels {
-        let labels: Option<Vec<&str>> =
-            questions.iter().map(|q| q.label.map(|l| l.value)).collect();
-        if let Some(labels) = labels {
-            if labels != declared.value {
-                errors.push(ValidationError::new(
-                    ErrorCode::CoverageMismatch,
-                    pointer(&[Key("coverage"), Key("questionLabels")]),
-                    declared.at,
+fn coverage(submission: Submission<'_>, questions: Items<'_>, errors: &mut Errors) {
+    let labels = || questions.map(|q| Question::new(q).label().map(|l| l.value));
+    if let Some(declared) = submission
+        .coverage_labels()
+        .filter(|declared| !errors.closed_from(declared.at))
+    {
+        let declared_labels = || declared.value.map(|item| text(item).unwrap_or_default());
+        if labels().all(|label| label.is_some()) && !labels().flatten().eq(declared_labels()) {
+            errors.push(
+                ErrorCode::CoverageMismatch,
+                declared.at,
+                || pointer(&[Key("coverage"), Key("questionLabels")]),
+                || {
                     format!(
                         "coverage.questionLabels is {} but the questions are labelled {}, in that order",
-                        list(&declared.value),
-                        list(&labels)
-                    ),
-                ));
-            }
+                        list(declared_labels()),
+                        list(labels().flatten())
+                    )
+                },
+            );
         }
     }
-    if let Some(total) = submission.coverage_total {
-        let counts: Option<Vec<usize>> = questions
-            .iter()
-            .map(|q| q.criteria.as_ref().map(Vec::len))
-            .collect();
-        if let Some(counts) = counts {
-            let criteria: usize = counts.iter().sum();
+    if let Some(total) = submission
+        .coverage_total()
+        .filter(|total| !errors.closed_from(total.at))
+    {
+        let counts: Option<usize> = questions
+            .map(|q| Question::new(q).criteria().map(Items::len))
+            .sum();
+        if let Some(criteria) = counts {
             if criteria as f64 != total.value {
-                errors.push(ValidationError::new(
+                errors.push(
                     ErrorCode::CoverageMismatch,
-                    pointer(&[Key("coverage"), Key("totalMarks")]),
                     total.at,
-                    format!(
-                        "coverage.totalMarks is {} but the questions hold {criteria} one-mark criteria",
-                        total.value
-                    ),
-                ));
+                    || pointer(&[Key("coverage"), Key("totalMarks")]),
+                    || {
+                        format!(
+                            "coverage.totalMarks is {} but the questions hold {criteria} one-mark criteria",
+                            total.value
+                        )
+                    },
+                );
             }
         }
     }
 }
 
 /// `["1a", "1b"]`, shortened past 12 items.
-fn list(labels: &[&str]) -> String {
-    let shown: Vec<String> = labels.iter().take(12).map(|l| format!("{l:?}")).collect();
-    let more = if labels.len() > 12 {
-        format!(", … ({} in all)", labels.len())
+fn list<'a>(labels: impl Iterator<Item = &'a str>) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    let mut count = 0usize;
+    for label in labels {
+        if count < 12 {
+            shown.push(format!("{label:?}"));
+        }
+        count += 1;
+    }
+    let more = if count > 12 {
+        format!(", … ({count} in all)")
     } else {
         String::new()
     };

@@ -2,29 +2,32 @@
 //! review flags, and score ranges per part, per question and in total. It runs on valid documents
 //! only, so every field it reads is present.
 
-use crate::fasthash::HashMap;
-
 use crate::error::FlagCode;
+use crate::hash::HashMap;
 use crate::outcome::{
     CriterionReport, Decision, PartReport, QuestionReport, Report, ReviewFlag, Score, Status,
 };
 use crate::pointer::{Seg, pointer};
-use crate::submission::{
-    CheckResult, ConditionMode, Criterion, DecisionRecord, Question, Submission,
-};
+use crate::rules::{CheckResult, ConditionMode};
+use crate::submission::{Check, Criterion, DecisionRecord, Part, Question, Submission};
 
 /// Scores a valid submission; `orders` holds each question's criteria in dependency order.
 pub(crate) fn score(
-    submission: &Submission<'_>,
+    submission: Submission<'_>,
     orders: &[Vec<usize>],
     assets_checked: bool,
 ) -> Report {
-    let questions = submission.questions.as_deref().unwrap_or_default();
-    let reports = questions
-        .iter()
+    let reports = submission
+        .questions()
+        .into_iter()
+        .flatten()
         .enumerate()
-        .map(|(q, question)| {
-            score_question(q, question, orders.get(q).map_or(&[][..], Vec::as_slice))
+        .map(|(q, node)| {
+            score_question(
+                q,
+                Question::new(node),
+                orders.get(q).map_or(&[][..], Vec::as_slice),
+            )
         })
         .collect();
     Report::new(assets_checked, reports)
@@ -37,20 +40,34 @@ struct Raised {
     message: String,
 }
 
-fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> QuestionReport {
-    let criteria = question.criteria.as_deref().unwrap_or_default();
-    let decisions = question.decisions.as_deref().unwrap_or_default();
+fn score_question(q: usize, question: Question<'_>, order: &[usize]) -> QuestionReport {
+    // A valid document has at most 100 criteria per question: plain lists are fine here.
+    let criteria: Vec<Criterion<'_>> = question
+        .criteria()
+        .into_iter()
+        .flatten()
+        .map(Criterion::new)
+        .collect();
+    let decisions: Vec<DecisionRecord<'_>> = question
+        .decisions()
+        .into_iter()
+        .flatten()
+        .map(DecisionRecord::new)
+        .collect();
     let mut index_of: HashMap<&str, usize> =
         HashMap::with_capacity_and_hasher(criteria.len(), Default::default());
     for (c, criterion) in criteria.iter().enumerate() {
-        if let Some(id) = criterion.id {
+        if let Some(id) = criterion.id() {
             index_of.entry(id.value).or_insert(c);
         }
     }
-    let mut decision_of: Vec<Option<(usize, &DecisionRecord<'_>)>> = vec![None; criteria.len()];
+    let mut decision_of: Vec<Option<(usize, DecisionRecord<'_>)>> = vec![None; criteria.len()];
     for (d, decision) in decisions.iter().enumerate() {
-        if let Some(&c) = decision.criterion_id.and_then(|id| index_of.get(id.value)) {
-            decision_of[c].get_or_insert((d, decision));
+        if let Some(&c) = decision
+            .criterion_id()
+            .and_then(|id| index_of.get(id.value))
+        {
+            decision_of[c].get_or_insert((d, *decision));
         }
     }
 
@@ -60,11 +77,11 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
         let Some((d, decision)) = decision_of[c] else {
             continue;
         };
-        let submitted = decision.outcome.unwrap_or(Decision::Uncertain);
+        let submitted = decision.outcome().unwrap_or(Decision::Uncertain);
         let (outcome, flags) = effective_outcome(
             q,
             c,
-            &criteria[c],
+            criteria[c],
             d,
             decision,
             submitted,
@@ -84,7 +101,7 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
     let mut reports = Vec::with_capacity(criteria.len());
     let mut review_flags = Vec::new();
     for (c, criterion) in criteria.iter().enumerate() {
-        let id = criterion.id.map_or("", |id| id.value);
+        let id = criterion.id().map_or("", |id| id.value);
         let outcome = effective[c];
         let add = |s: &mut Score| {
             s.max += 1;
@@ -92,15 +109,15 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
             s.possible += u32::from(outcome != Decision::Withheld);
         };
         add(&mut score);
-        if let Some(part) = criterion.part_id {
+        if let Some(part) = criterion.part_id() {
             add(part_scores.entry(part.value).or_default());
         }
         let submitted = decision_of[c]
-            .and_then(|(_, d)| d.outcome)
+            .and_then(|(_, d)| d.outcome())
             .unwrap_or(Decision::Uncertain);
         reports.push(CriterionReport {
             id: id.to_owned(),
-            code: criterion.code.unwrap_or_default().to_owned(),
+            code: criterion.code().unwrap_or_default().to_owned(),
             submitted,
             effective: outcome,
             flags: raised[c].iter().map(|r| r.code).collect(),
@@ -115,7 +132,7 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
         }
     }
 
-    if let Some(reported) = question.reported_awarded {
+    if let Some(reported) = question.reported_awarded() {
         if reported != f64::from(score.awarded) {
             review_flags.push(ReviewFlag {
                 code: FlagCode::ReportedScoreMismatch,
@@ -128,7 +145,7 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
             });
         }
     }
-    if question.complete == Some(true) && !review_flags.is_empty() {
+    if question.complete() == Some(true) && !review_flags.is_empty() {
         review_flags.push(ReviewFlag {
             code: FlagCode::CompletionClaimOverridden,
             criterion_id: None,
@@ -142,17 +159,17 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
     }
 
     let parts = question
-        .parts
-        .iter()
+        .parts()
+        .into_iter()
         .flatten()
-        .filter_map(|part| part.id)
+        .filter_map(|part| Part::new(part).id())
         .map(|id| PartReport {
             id: id.value.to_owned(),
             score: part_scores.get(id.value).copied().unwrap_or_default(),
         })
         .collect();
     QuestionReport {
-        label: question.label.map_or("", |l| l.value).to_owned(),
+        label: question.label().map_or("", |l| l.value).to_owned(),
         status: if review_flags.is_empty() {
             Status::Completed
         } else {
@@ -170,9 +187,9 @@ fn score_question(q: usize, question: &Question<'_>, order: &[usize]) -> Questio
 fn effective_outcome(
     q: usize,
     c: usize,
-    criterion: &Criterion<'_>,
+    criterion: Criterion<'_>,
     d: usize,
-    decision: &DecisionRecord<'_>,
+    decision: DecisionRecord<'_>,
     submitted: Decision,
     index_of: &HashMap<&str, usize>,
     effective: &[Decision],
@@ -190,10 +207,10 @@ fn effective_outcome(
     // 1. The submitted outcome.
     let mut outcome = submitted;
     // 2. Conditions.
-    if let (Some(count), Some(checks)) = (criterion.conditions, &decision.checks) {
+    if let (Some(count), Some(checks)) = (criterion.conditions(), decision.checks()) {
         if count > 0 {
-            let results = checks.value.iter().filter_map(|check| check.result);
-            let mode = criterion.condition_mode.unwrap_or(ConditionMode::All);
+            let results = checks.value.filter_map(|check| Check::new(check).result());
+            let mode = criterion.condition_mode().unwrap_or(ConditionMode::All);
             let verdict = verdict(mode, results);
             let mode_name = if mode == ConditionMode::All {
                 "all"
@@ -234,7 +251,7 @@ fn effective_outcome(
     // 3. Dependencies.
     let mut withheld = Vec::new();
     let mut uncertain = Vec::new();
-    for (_, dependency) in &criterion.depends_on {
+    for (_, dependency) in criterion.depends_on() {
         let Some(&target) = index_of.get(dependency.value) else {
             continue;
         };

@@ -1,231 +1,230 @@
 //! The structure stage: every field, type, constant, enum, pattern, format and limit of the schema,
-//! checked while the JSON tree is read into the typed [`Submission`].
+//! checked over the parsed document. The later stages read the same document through the views of
+//! [`crate::submission`], which give a field only when it passed its check here.
 //!
 //! A value that fails its own check is reported once and nothing inside it is checked further.
 
 use crate::SCHEMA_VERSION;
-use crate::error::{ErrorCode, ValidationError};
+use crate::collect::Errors;
+use crate::error::ErrorCode;
 use crate::formats::is_date_time;
 use crate::geometry::{self, BoxDefect};
-use crate::json::{Node, Value};
+use crate::json::{Items, Node};
 use crate::limits::{
     MAX_CRITERIA, MAX_CRITERION_ID_CHARS, MAX_LABEL_CHARS, MAX_PAGE_NUMBER, MAX_QUESTIONS,
 };
-use crate::outcome::Decision;
 use crate::pages::{canonical_uuid, parse_page_id};
 use crate::pointer::Path;
-use crate::submission::{
-    At, Check, CheckResult, Citation, ConditionMode, Criterion, DecisionRecord, PageRef, Part,
-    Question, SelectedPage, Selection, Submission,
-};
+use crate::repeats::{PageSet, Seen};
+use crate::rules::{CHECK_RESULTS, CONDITION_MODES, DECISIONS, is_criterion_id, is_mark_code};
 
-/// Reads the document into a [`Submission`], reporting every structural defect.
-pub(crate) fn read<'n>(root: &'n Node<'_>, errors: &mut Vec<ValidationError>) -> Submission<'n> {
+/// Checks the document, reporting every structural defect.
+pub(crate) fn check(root: Node<'_>, errors: &mut Errors) {
     let mut reader = Reader { errors };
-    reader.submission(root)
+    reader.submission(root);
 }
 
 struct Reader<'e> {
-    errors: &'e mut Vec<ValidationError>,
+    errors: &'e mut Errors,
 }
 
 /// The members of an object, looked up by the schema's field names.
-struct Fields<'n, 'a, const N: usize> {
-    values: [Option<&'n Node<'a>>; N],
+struct Fields<'d, const N: usize> {
+    values: [Option<Node<'d>>; N],
     /// Offset of the closing brace, where a missing field is placed in document order.
     end: u32,
 }
 
-impl<'n, 'a, const N: usize> Fields<'n, 'a, N> {
-    fn get(&self, i: usize) -> Option<&'n Node<'a>> {
+impl<'d, const N: usize> Fields<'d, N> {
+    fn get(&self, i: usize) -> Option<Node<'d>> {
         self.values[i]
     }
 }
 
 impl Reader<'_> {
-    fn error(&mut self, code: ErrorCode, path: &Path<'_>, at: u32, message: impl Into<String>) {
-        self.errors
-            .push(ValidationError::new(code, path.render(), at, message));
-    }
-
-    fn type_error(&mut self, node: &Node<'_>, path: &Path<'_>, expected: &str) {
-        let message = format!("expected {expected}, found {}", node.value.type_name());
-        self.error(ErrorCode::Type, path, node.start, message);
-    }
-
-    fn object<'n, 'a, const N: usize>(
+    /// Reports an error; the path and message are built only if it can still be reported.
+    fn error(
         &mut self,
-        node: &'n Node<'a>,
+        code: ErrorCode,
+        path: &Path<'_>,
+        at: u32,
+        message: impl FnOnce() -> String,
+    ) {
+        self.errors.push(code, at, || path.render(), message);
+    }
+
+    /// Whether the checks of a list item (or a later one) can be skipped: every error an item
+    /// raises stands within it, and none from `node` on can still be reported.
+    fn past_reporting(&self, node: Node<'_>) -> bool {
+        self.errors.closed_from(node.start())
+    }
+
+    fn type_error(&mut self, node: Node<'_>, path: &Path<'_>, expected: &str) {
+        self.error(ErrorCode::Type, path, node.start(), || {
+            format!("expected {expected}, found {}", node.type_name())
+        });
+    }
+
+    fn object<'d, const N: usize>(
+        &mut self,
+        node: Node<'d>,
         path: &Path<'_>,
         names: [&'static str; N],
-    ) -> Option<Fields<'n, 'a, N>> {
-        let Value::Object(members) = &node.value else {
+    ) -> Option<Fields<'d, N>> {
+        let Some(members) = node.as_object() else {
             self.type_error(node, path, "an object");
             return None;
         };
         let mut values = [None; N];
         for (key, value) in members {
-            match names.iter().position(|name| name == key) {
+            match names.iter().position(|name| *name == key) {
                 Some(i) => values[i] = Some(value),
                 None => {
-                    let message = format!(
-                        "unknown field {:?}; expected one of: {}",
-                        key.as_ref(),
-                        names.join(", ")
-                    );
                     self.error(
                         ErrorCode::UnknownField,
                         &path.key(key),
-                        value.start,
-                        message,
+                        value.start(),
+                        || {
+                            format!(
+                                "unknown field {key:?}; expected one of: {}",
+                                names.join(", ")
+                            )
+                        },
                     );
                 }
             }
         }
         Some(Fields {
             values,
-            end: node.end.saturating_sub(1),
+            end: node.end().saturating_sub(1),
         })
     }
 
-    fn required<'n, 'a, const N: usize>(
+    fn required<'d, const N: usize>(
         &mut self,
-        fields: &Fields<'n, 'a, N>,
+        fields: &Fields<'d, N>,
         i: usize,
         path: &Path<'_>,
         name: &str,
-    ) -> Option<&'n Node<'a>> {
+    ) -> Option<Node<'d>> {
         let node = fields.get(i);
         if node.is_none() {
-            self.error(
-                ErrorCode::Required,
-                &path.key(name),
-                fields.end,
-                format!("{name} is required"),
-            );
+            self.error(ErrorCode::Required, &path.key(name), fields.end, || {
+                format!("{name} is required")
+            });
         }
         node
     }
 
     /// A non-empty string.
-    fn string<'n>(&mut self, node: &'n Node<'_>, path: &Path<'_>) -> Option<&'n str> {
-        let Value::String(text) = &node.value else {
+    fn string<'d>(&mut self, node: Node<'d>, path: &Path<'_>) -> Option<&'d str> {
+        let Some(text) = node.as_str() else {
             self.type_error(node, path, "a string");
             return None;
         };
         if text.is_empty() {
-            self.error(ErrorCode::MinLength, path, node.start, "must not be empty");
+            self.error(ErrorCode::MinLength, path, node.start(), || {
+                String::from("must not be empty")
+            });
             return None;
         }
         Some(text)
     }
 
-    fn number(&mut self, node: &Node<'_>, path: &Path<'_>) -> Option<f64> {
-        match node.value {
-            Value::Number(n) => Some(n),
-            _ => {
-                self.type_error(node, path, "a number");
-                None
-            }
+    fn number(&mut self, node: Node<'_>, path: &Path<'_>) -> Option<f64> {
+        let number = node.as_number();
+        if number.is_none() {
+            self.type_error(node, path, "a number");
         }
+        number
     }
 
     /// An integer: a number with no fractional part (`10` and `10.0`).
-    fn integer(&mut self, node: &Node<'_>, path: &Path<'_>, minimum: f64) -> Option<f64> {
-        let n = match node.value {
-            Value::Number(n) if n.fract() == 0.0 => n,
-            _ => {
-                self.type_error(node, path, "an integer");
-                return None;
-            }
+    fn integer(&mut self, node: Node<'_>, path: &Path<'_>, minimum: f64) -> Option<f64> {
+        let Some(n) = node.as_number().filter(|n| n.fract() == 0.0) else {
+            self.type_error(node, path, "an integer");
+            return None;
         };
         if n < minimum {
-            self.error(
-                ErrorCode::Minimum,
-                path,
-                node.start,
-                format!("must be at least {minimum}"),
-            );
+            self.error(ErrorCode::Minimum, path, node.start(), || {
+                format!("must be at least {minimum}")
+            });
             return None;
         }
         Some(n)
     }
 
-    fn boolean(&mut self, node: &Node<'_>, path: &Path<'_>) -> Option<bool> {
-        match node.value {
-            Value::Bool(b) => Some(b),
-            _ => {
-                self.type_error(node, path, "a boolean");
-                None
-            }
+    fn boolean(&mut self, node: Node<'_>, path: &Path<'_>) {
+        if node.as_bool().is_none() {
+            self.type_error(node, path, "a boolean");
         }
     }
 
-    fn constant(&mut self, node: &Node<'_>, path: &Path<'_>, expected: &str) {
-        match &node.value {
-            Value::String(text) if text == expected => {}
-            Value::String(text) => {
-                let message = format!("must be {expected:?}, found {:?}", text.as_ref());
-                self.error(ErrorCode::Const, path, node.start, message);
-            }
-            _ => self.type_error(node, path, "a string"),
+    fn constant(&mut self, node: Node<'_>, path: &Path<'_>, expected: &str) {
+        match node.as_str() {
+            Some(text) if text == expected => {}
+            Some(text) => self.error(ErrorCode::Const, path, node.start(), || {
+                format!("must be {expected:?}, found {text:?}")
+            }),
+            None => self.type_error(node, path, "a string"),
         }
     }
 
     fn choice<T: Copy>(
         &mut self,
-        node: &Node<'_>,
+        node: Node<'_>,
         path: &Path<'_>,
         options: &[(&str, T)],
     ) -> Option<T> {
-        let Value::String(text) = &node.value else {
+        let Some(text) = node.as_str() else {
             self.type_error(node, path, "a string");
             return None;
         };
-        if let Some((_, value)) = options.iter().find(|(name, _)| name == text) {
+        if let Some((_, value)) = options.iter().find(|(name, _)| *name == text) {
             return Some(*value);
         }
-        let names: Vec<String> = options
-            .iter()
-            .map(|(name, _)| format!("{name:?}"))
-            .collect();
-        let message = format!(
-            "must be one of {}, found {:?}",
-            names.join(", "),
-            text.as_ref()
-        );
-        self.error(ErrorCode::Enum, path, node.start, message);
+        self.error(ErrorCode::Enum, path, node.start(), || {
+            let names: Vec<String> = options
+                .iter()
+                .map(|(name, _)| format!("{name:?}"))
+                .collect();
+            format!("must be one of {}, found {text:?}", names.join(", "))
+        });
         None
     }
 
     /// An array; a count outside `min..=max` is reported but the items are still returned.
-    fn array<'n, 'a>(
+    fn array<'d>(
         &mut self,
-        node: &'n Node<'a>,
+        node: Node<'d>,
         path: &Path<'_>,
         min: usize,
         max: usize,
-    ) -> Option<&'n [Node<'a>]> {
-        let Value::Array(items) = &node.value else {
+    ) -> Option<Items<'d>> {
+        let Some(items) = node.as_array() else {
             self.type_error(node, path, "an array");
             return None;
         };
-        if items.len() < min {
-            let message = format!(
-                "must hold at least {min} item{}",
-                if min == 1 { "" } else { "s" }
-            );
-            self.error(ErrorCode::MinItems, path, node.start, message);
-        } else if items.len() > max {
-            let message = format!("holds {} items; at most {max} are allowed", items.len());
-            self.error(ErrorCode::MaxItems, path, node.start, message);
+        // Counting walks the list, so only as far as the limits need.
+        let limit = if max == usize::MAX { min } else { max + 1 };
+        let counted = items.take(limit).count();
+        if counted < min {
+            self.error(ErrorCode::MinItems, path, node.start(), || {
+                format!(
+                    "must hold at least {min} item{}",
+                    if min == 1 { "" } else { "s" }
+                )
+            });
+        } else if counted > max {
+            self.error(ErrorCode::MaxItems, path, node.start(), || {
+                format!("holds {} items; at most {max} are allowed", items.len())
+            });
         }
         Some(items)
     }
 
-    fn submission<'n>(&mut self, root: &'n Node<'_>) -> Submission<'n> {
+    fn submission(&mut self, root: Node<'_>) {
         let path = Path::Root;
-        let mut submission = Submission::default();
         let Some(f) = self.object(
             root,
             &path,
@@ -238,7 +237,7 @@ impl Reader<'_> {
                 "questions",
             ],
         ) else {
-            return submission;
+            return;
         };
         let constants = [SCHEMA_VERSION, "normalized-top-left", "displayed-page"];
         for (i, (name, expected)) in ["schemaVersion", "coordinateSystem", "pageBasis"]
@@ -254,23 +253,22 @@ impl Reader<'_> {
             self.source(node, &path.key("source"));
         }
         if let Some(node) = self.required(&f, 4, &path, "coverage") {
-            self.coverage(node, &path.key("coverage"), &mut submission);
+            self.coverage(node, &path.key("coverage"));
         }
         if let Some(node) = self.required(&f, 5, &path, "questions") {
             let path = path.key("questions");
             if let Some(items) = self.array(node, &path, 1, MAX_QUESTIONS) {
-                let questions = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, q)| self.question(q, &path.index(i), i))
-                    .collect();
-                submission.questions = Some(questions);
+                for (i, q) in items.enumerate() {
+                    if self.past_reporting(q) {
+                        break;
+                    }
+                    self.question(q, &path.index(i));
+                }
             }
         }
-        submission
     }
 
-    fn source(&mut self, node: &Node<'_>, path: &Path<'_>) {
+    fn source(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(node, path, ["kind", "name", "markedAt", "model"]) else {
             return;
         };
@@ -284,10 +282,11 @@ impl Reader<'_> {
             let path = path.key("markedAt");
             if let Some(text) = self.string(n, &path) {
                 if !is_date_time(text) {
-                    let message = format!(
-                        "{text:?} is not an RFC 3339 date-time with a time-zone offset, such as 2026-06-11T09:30:00Z"
-                    );
-                    self.error(ErrorCode::Format, &path, n.start, message);
+                    self.error(ErrorCode::Format, &path, n.start(), || {
+                        format!(
+                            "{text:?} is not an RFC 3339 date-time with a time-zone offset, such as 2026-06-11T09:30:00Z"
+                        )
+                    });
                 }
             }
         }
@@ -295,17 +294,18 @@ impl Reader<'_> {
             Some(n) => {
                 self.string(n, &path.key("model"));
             }
-            None if kind == Some(true) => self.error(
-                ErrorCode::ModelRequired,
-                &path.key("model"),
-                f.end,
-                "model is required when source.kind is \"ai\": name the model that marked the work",
-            ),
+            None if kind == Some(true) => {
+                self.error(ErrorCode::ModelRequired, &path.key("model"), f.end, || {
+                    String::from(
+                        "model is required when source.kind is \"ai\": name the model that marked the work",
+                    )
+                })
+            }
             None => {}
         }
     }
 
-    fn coverage<'n>(&mut self, node: &'n Node<'_>, path: &Path<'_>, out: &mut Submission<'n>) {
+    fn coverage(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(node, path, ["kind", "questionLabels", "totalMarks"]) else {
             return;
         };
@@ -319,31 +319,20 @@ impl Reader<'_> {
         if let Some(n) = self.required(&f, 1, path, "questionLabels") {
             let path = path.key("questionLabels");
             if let Some(items) = self.array(n, &path, 0, usize::MAX) {
-                let labels: Vec<Option<&'n str>> = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| self.string(item, &path.index(i)))
-                    .collect();
-                if let Some(labels) = labels.into_iter().collect::<Option<Vec<_>>>() {
-                    out.coverage_labels = Some(At {
-                        value: labels,
-                        at: n.start,
-                    });
+                for (i, item) in items.enumerate() {
+                    if self.past_reporting(item) {
+                        break;
+                    }
+                    self.string(item, &path.index(i));
                 }
             }
         }
         if let Some(n) = self.required(&f, 2, path, "totalMarks") {
-            if let Some(total) = self.integer(n, &path.key("totalMarks"), 0.0) {
-                out.coverage_total = Some(At {
-                    value: total,
-                    at: n.start,
-                });
-            }
+            self.integer(n, &path.key("totalMarks"), 0.0);
         }
     }
 
-    fn question<'n>(&mut self, node: &'n Node<'_>, path: &Path<'_>, q: usize) -> Question<'n> {
-        let mut question = Question::default();
+    fn question(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(
             node,
             path,
@@ -356,198 +345,139 @@ impl Reader<'_> {
                 "complete",
             ],
         ) else {
-            return question;
+            return;
         };
         if let Some(n) = self.required(&f, 0, path, "label") {
             let label_path = path.key("label");
             if let Some(label) = self.string(n, &label_path) {
                 let chars = label.chars().count();
                 if chars > MAX_LABEL_CHARS {
-                    let message = format!(
-                        "is {chars} characters long; at most {MAX_LABEL_CHARS} are allowed"
-                    );
-                    self.error(ErrorCode::MaxLength, &label_path, n.start, message);
-                } else {
-                    question.label = Some(At {
-                        value: label,
-                        at: n.start,
+                    self.error(ErrorCode::MaxLength, &label_path, n.start(), || {
+                        format!("is {chars} characters long; at most {MAX_LABEL_CHARS} are allowed")
                     });
                 }
             }
         }
         if let Some(n) = self.required(&f, 1, path, "pageSelections") {
-            question.selections = self.selections(n, &path.key("pageSelections"));
+            self.selections(n, &path.key("pageSelections"));
         }
         if let Some(n) = self.required(&f, 2, path, "rubric") {
-            self.rubric(n, &path.key("rubric"), q, &mut question);
+            self.rubric(n, &path.key("rubric"));
         }
         if let Some(n) = self.required(&f, 3, path, "decisions") {
             let path = path.key("decisions");
             if let Some(items) = self.array(n, &path, 0, usize::MAX) {
-                let decisions = items
-                    .iter()
-                    .enumerate()
-                    .map(|(d, item)| self.decision(item, &path.index(d), q, d));
-                question.decisions = Some(decisions.collect());
+                for (d, item) in items.enumerate() {
+                    if self.past_reporting(item) {
+                        break;
+                    }
+                    self.decision(item, &path.index(d));
+                }
             }
         }
         if let Some(n) = f.get(4) {
             let path = path.key("reportedScore");
             if let Some(score) = self.object(n, &path, ["awarded"]) {
                 if let Some(awarded) = self.required(&score, 0, &path, "awarded") {
-                    question.reported_awarded = self.integer(awarded, &path.key("awarded"), 0.0);
+                    self.integer(awarded, &path.key("awarded"), 0.0);
                 }
             }
         }
         if let Some(n) = f.get(5) {
-            question.complete = self.boolean(n, &path.key("complete"));
+            self.boolean(n, &path.key("complete"));
         }
-        question
     }
 
-    fn selections<'n>(
-        &mut self,
-        node: &'n Node<'_>,
-        path: &Path<'_>,
-    ) -> Option<At<Vec<Selection<'n>>>> {
-        let Value::Object(members) = &node.value else {
+    fn selections(&mut self, node: Node<'_>, path: &Path<'_>) {
+        let Some(members) = node.as_object() else {
             self.type_error(node, path, "an object mapping asset ids to page numbers");
-            return None;
+            return;
         };
-        let mut selections = Vec::with_capacity(members.len());
         for (key, value) in members {
-            let path = path.key(key);
-            let asset = canonical_uuid(key);
-            if asset.is_none() {
-                let message = format!(
-                    "{:?} is not a canonical lowercase asset UUID, such as 0f8fad5b-d9cb-469f-a165-70867728950e",
-                    key.as_ref()
-                );
-                self.error(ErrorCode::Format, &path, value.start, message);
+            if self.past_reporting(value) {
+                break;
             }
-            let mut pages = Vec::new();
-            let mut all_pages_valid = false;
-            if let Some(items) = self.array(value, &path, 1, usize::MAX) {
-                all_pages_valid = true;
-                for (index, item) in items.iter().enumerate() {
-                    let path = path.index(index);
-                    let Some(number) = self.integer(item, &path, 1.0) else {
-                        all_pages_valid = false;
-                        continue;
-                    };
-                    if number > f64::from(MAX_PAGE_NUMBER) {
-                        let message = format!(
-                            "page {number} is above the highest page number, {MAX_PAGE_NUMBER}"
-                        );
-                        self.error(ErrorCode::Maximum, &path, item.start, message);
-                        all_pages_valid = false;
-                        continue;
-                    }
-                    // In range 1..=10,000, so the conversion is exact.
-                    let number = number as u32;
-                    if pages.iter().any(|p: &SelectedPage| p.number == number) {
-                        let message = format!("page {number} is selected twice");
-                        self.error(ErrorCode::UniqueItems, &path, item.start, message);
-                        continue;
-                    }
-                    pages.push(SelectedPage {
-                        number,
-                        index,
-                        at: item.start,
+            let path = path.key(key);
+            if canonical_uuid(key).is_none() {
+                self.error(ErrorCode::Format, &path, value.start(), || {
+                    format!(
+                        "{key:?} is not a canonical lowercase asset UUID, such as 0f8fad5b-d9cb-469f-a165-70867728950e"
+                    )
+                });
+            }
+            let Some(items) = self.array(value, &path, 1, usize::MAX) else {
+                continue;
+            };
+            let mut pages = PageSet::new();
+            for (index, item) in items.enumerate() {
+                if self.past_reporting(item) {
+                    break;
+                }
+                let path = path.index(index);
+                let Some(number) = self.integer(item, &path, 1.0) else {
+                    continue;
+                };
+                if number > f64::from(MAX_PAGE_NUMBER) {
+                    self.error(ErrorCode::Maximum, &path, item.start(), || {
+                        format!("page {number} is above the highest page number, {MAX_PAGE_NUMBER}")
+                    });
+                    continue;
+                }
+                // In range 1..=10,000, so the conversion is exact.
+                let number = number as u32;
+                if !pages.insert(number) {
+                    self.error(ErrorCode::UniqueItems, &path, item.start(), || {
+                        format!("page {number} is selected twice")
                     });
                 }
             }
-            selections.push(Selection {
-                key,
-                asset,
-                at: value.start,
-                pages,
-                all_pages_valid,
-            });
         }
-        Some(At {
-            value: selections,
-            at: node.start,
-        })
     }
 
-    fn rubric<'n>(
-        &mut self,
-        node: &'n Node<'_>,
-        path: &Path<'_>,
-        q: usize,
-        question: &mut Question<'n>,
-    ) {
+    fn rubric(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(node, path, ["parts", "criteria"]) else {
             return;
         };
         if let Some(n) = self.required(&f, 0, path, "parts") {
             let path = path.key("parts");
             if let Some(items) = self.array(n, &path, 1, usize::MAX) {
-                let parts = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| self.part(item, &path.index(i)));
-                question.parts = Some(parts.collect());
+                for (i, item) in items.enumerate() {
+                    if self.past_reporting(item) {
+                        break;
+                    }
+                    self.part(item, &path.index(i));
+                }
             }
         }
         if let Some(n) = self.required(&f, 1, path, "criteria") {
             let path = path.key("criteria");
             if let Some(items) = self.array(n, &path, 1, MAX_CRITERIA) {
-                let criteria = items
-                    .iter()
-                    .enumerate()
-                    .map(|(c, item)| self.criterion(item, &path.index(c), q, c));
-                question.criteria = Some(criteria.collect());
+                for (c, item) in items.enumerate() {
+                    if self.past_reporting(item) {
+                        break;
+                    }
+                    self.criterion(item, &path.index(c));
+                }
             }
         }
     }
 
-    fn part<'n>(&mut self, node: &'n Node<'_>, path: &Path<'_>) -> Part<'n> {
-        let mut part = Part {
-            id: None,
-            max_marks: None,
-        };
+    fn part(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(node, path, ["id", "label", "maxMarks"]) else {
-            return part;
+            return;
         };
         if let Some(n) = self.required(&f, 0, path, "id") {
-            part.id = self.string(n, &path.key("id")).map(|id| At {
-                value: id,
-                at: n.start,
-            });
+            self.string(n, &path.key("id"));
         }
         if let Some(n) = f.get(1) {
             self.string(n, &path.key("label"));
         }
         if let Some(n) = self.required(&f, 2, path, "maxMarks") {
-            part.max_marks = self.integer(n, &path.key("maxMarks"), 1.0).map(|m| At {
-                value: m,
-                at: n.start,
-            });
+            self.integer(n, &path.key("maxMarks"), 1.0);
         }
-        part
     }
 
-    fn criterion<'n>(
-        &mut self,
-        node: &'n Node<'_>,
-        path: &Path<'_>,
-        q: usize,
-        c: usize,
-    ) -> Criterion<'n> {
-        let mut criterion = Criterion {
-            at: node.start,
-            id: None,
-            written_id: None,
-            part_id: None,
-            code: None,
-            conditions: None,
-            condition_mode: None,
-            depends_on: Vec::new(),
-            depends_on_present: false,
-            source_pages: Vec::new(),
-        };
+    fn criterion(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(
             node,
             path,
@@ -563,104 +493,95 @@ impl Reader<'_> {
                 "sourcePageIds",
             ],
         ) else {
-            return criterion;
+            return;
         };
         if let Some(n) = self.required(&f, 0, path, "id") {
             let path = path.key("id");
             if let Some(id) = self.string(n, &path) {
-                criterion.written_id = Some(id);
-                if is_criterion_id(id) {
-                    criterion.id = Some(At {
-                        value: id,
-                        at: n.start,
+                if !is_criterion_id(id) {
+                    self.error(ErrorCode::Pattern, &path, n.start(), || {
+                        format!(
+                            "{id:?} does not match ^[A-Za-z0-9._:-]{{1,{MAX_CRITERION_ID_CHARS}}}$"
+                        )
                     });
-                } else {
-                    let message = format!(
-                        "{id:?} does not match ^[A-Za-z0-9._:-]{{1,{MAX_CRITERION_ID_CHARS}}}$"
-                    );
-                    self.error(ErrorCode::Pattern, &path, n.start, message);
                 }
             }
         }
         if let Some(n) = self.required(&f, 1, path, "partId") {
-            criterion.part_id = self.string(n, &path.key("partId")).map(|id| At {
-                value: id,
-                at: n.start,
-            });
+            self.string(n, &path.key("partId"));
         }
+        let mut code = None;
         if let Some(n) = self.required(&f, 2, path, "code") {
             let path = path.key("code");
-            if let Some(code) = self.string(n, &path) {
-                if is_mark_code(code) {
-                    criterion.code = Some(code);
+            if let Some(text) = self.string(n, &path) {
+                if is_mark_code(text) {
+                    code = Some(text);
                 } else {
-                    let message = format!(
-                        "{code:?} is not a mark code: M1, A1 or B1, optionally with a d prefix and an ft or * suffix (^d?[MAB]1(ft|\\*)?$)"
-                    );
-                    self.error(ErrorCode::Pattern, &path, n.start, message);
+                    self.error(ErrorCode::Pattern, &path, n.start(), || {
+                        format!(
+                            "{text:?} is not a mark code: M1, A1 or B1, optionally with a d prefix and an ft or * suffix (^d?[MAB]1(ft|\\*)?$)"
+                        )
+                    });
                 }
             }
         }
         if let Some(n) = self.required(&f, 3, path, "requirement") {
             self.string(n, &path.key("requirement"));
         }
+        let mut conditions = None;
         if let Some(n) = self.required(&f, 4, path, "conditions") {
             let path = path.key("conditions");
             if let Some(items) = self.array(n, &path, 0, usize::MAX) {
-                for (i, item) in items.iter().enumerate() {
+                for (i, item) in items.enumerate() {
+                    if self.past_reporting(item) {
+                        break;
+                    }
                     self.string(item, &path.index(i));
                 }
-                criterion.conditions = Some(items.len());
+                conditions = Some(!items.is_empty());
             }
         }
         match f.get(5) {
             Some(n) => {
-                criterion.condition_mode = self.choice(
-                    n,
-                    &path.key("conditionMode"),
-                    &[("all", ConditionMode::All), ("any", ConditionMode::Any)],
-                );
+                self.choice(n, &path.key("conditionMode"), &CONDITION_MODES);
             }
-            None if criterion.conditions.is_some_and(|count| count > 0) => self.error(
-                ErrorCode::ConditionModeRequired,
-                path,
-                node.start,
-                "conditionMode (\"all\" or \"any\") is required when conditions is not empty",
-            ),
+            None if conditions == Some(true) => {
+                self.error(ErrorCode::ConditionModeRequired, path, node.start(), || {
+                    String::from(
+                        "conditionMode (\"all\" or \"any\") is required when conditions is not empty",
+                    )
+                })
+            }
             None => {}
         }
         if let Some(n) = self.required(&f, 6, path, "dependsOn") {
             let deps_path = path.key("dependsOn");
             if let Some(items) = self.array(n, &deps_path, 0, usize::MAX) {
-                criterion.depends_on_present = true;
-                for (i, item) in items.iter().enumerate() {
+                let mut seen = Seen::new(items);
+                for (i, item) in items.enumerate() {
+                    if self.past_reporting(item) {
+                        break;
+                    }
                     let item_path = deps_path.index(i);
                     let Some(id) = self.string(item, &item_path) else {
                         continue;
                     };
-                    if criterion.depends_on.iter().any(|(_, d)| d.value == id) {
-                        let message = format!("{id:?} is listed twice");
-                        self.error(ErrorCode::UniqueItems, &item_path, item.start, message);
-                        continue;
+                    if seen.repeat(i, id) {
+                        self.error(ErrorCode::UniqueItems, &item_path, item.start(), || {
+                            format!("{id:?} is listed twice")
+                        });
                     }
-                    criterion.depends_on.push((
-                        i,
-                        At {
-                            value: id,
-                            at: item.start,
-                        },
-                    ));
                 }
-                if items.is_empty() && criterion.code.is_some_and(|code| code.starts_with('d')) {
-                    let message = format!(
-                        "the dependent code {} must list the criteria it depends on; dependencies are never inferred from a code",
-                        criterion.code.unwrap_or_default()
-                    );
+                if let Some(code) = code.filter(|code| items.is_empty() && code.starts_with('d')) {
                     self.error(
                         ErrorCode::DependentCodeWithoutDependencies,
                         &deps_path,
-                        n.start,
-                        message,
+                        n.start(),
+                        || {
+                            format!(
+                                "the dependent code {code} must list the criteria it depends on; dependencies are never inferred from a code"
+                            )
+                        },
                     );
                 }
             }
@@ -669,62 +590,41 @@ impl Reader<'_> {
             let path = path.key("maxMarks");
             if let Some(max) = self.number(n, &path) {
                 if max != 1.0 {
-                    let message = format!(
-                        "must be 1: every criterion is worth one mark (a withheld mark keeps maxMarks 1; the decision carries the zero), found {max}"
-                    );
-                    self.error(ErrorCode::Const, &path, n.start, message);
+                    self.error(ErrorCode::Const, &path, n.start(), || {
+                        format!(
+                            "must be 1: every criterion is worth one mark (a withheld mark keeps maxMarks 1; the decision carries the zero), found {max}"
+                        )
+                    });
                 }
             }
         }
         if let Some(n) = self.required(&f, 8, path, "sourcePageIds") {
             let path = path.key("sourcePageIds");
             if let Some(items) = self.array(n, &path, 1, usize::MAX) {
-                for (item, page_node) in items.iter().enumerate() {
-                    let citation = Citation::Source {
-                        question: q,
-                        criterion: c,
-                        item,
-                    };
-                    if let Some(page) = self.page_id(page_node, &path.index(item), citation) {
-                        criterion.source_pages.push(page);
+                for (item, page_node) in items.enumerate() {
+                    if self.past_reporting(page_node) {
+                        break;
                     }
+                    self.page_id(page_node, &path.index(item));
                 }
             }
         }
-        criterion
     }
 
-    fn page_id(&mut self, node: &Node<'_>, path: &Path<'_>, citation: Citation) -> Option<PageRef> {
-        let text = self.string(node, path)?;
-        match parse_page_id(text) {
-            Some(page) => Some(PageRef {
-                page,
-                at: node.start,
-                citation,
-            }),
-            None => {
-                let message = format!(
+    fn page_id(&mut self, node: Node<'_>, path: &Path<'_>) {
+        let Some(text) = self.string(node, path) else {
+            return;
+        };
+        if parse_page_id(text).is_none() {
+            self.error(ErrorCode::InvalidPageId, path, node.start(), || {
+                format!(
                     "{text:?} is not a page id <asset uuid>:p<n> (canonical lowercase UUID, n from 1 to {MAX_PAGE_NUMBER} without leading zeros)"
-                );
-                self.error(ErrorCode::InvalidPageId, path, node.start, message);
-                None
-            }
+                )
+            });
         }
     }
 
-    fn decision<'n>(
-        &mut self,
-        node: &'n Node<'_>,
-        path: &Path<'_>,
-        q: usize,
-        d: usize,
-    ) -> DecisionRecord<'n> {
-        let mut decision = DecisionRecord {
-            criterion_id: None,
-            outcome: None,
-            evidence: Vec::new(),
-            checks: None,
-        };
+    fn decision(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(
             node,
             path,
@@ -736,24 +636,13 @@ impl Reader<'_> {
                 "conditionChecks",
             ],
         ) else {
-            return decision;
+            return;
         };
         if let Some(n) = self.required(&f, 0, path, "criterionId") {
-            decision.criterion_id = self.string(n, &path.key("criterionId")).map(|id| At {
-                value: id,
-                at: n.start,
-            });
+            self.string(n, &path.key("criterionId"));
         }
         if let Some(n) = self.required(&f, 1, path, "outcome") {
-            decision.outcome = self.choice(
-                n,
-                &path.key("outcome"),
-                &[
-                    ("awarded", Decision::Awarded),
-                    ("withheld", Decision::Withheld),
-                    ("uncertain", Decision::Uncertain),
-                ],
-            );
+            self.choice(n, &path.key("outcome"), &DECISIONS);
         }
         if let Some(n) = self.required(&f, 2, path, "reason") {
             self.string(n, &path.key("reason"));
@@ -761,66 +650,36 @@ impl Reader<'_> {
         if let Some(n) = self.required(&f, 3, path, "evidence") {
             let path = path.key("evidence");
             if let Some(items) = self.array(n, &path, 1, usize::MAX) {
-                for (item, evidence) in items.iter().enumerate() {
-                    let citation = Citation::Evidence {
-                        question: q,
-                        decision: d,
-                        item,
-                    };
-                    if let Some(page) = self.evidence(evidence, &path.index(item), citation) {
-                        decision.evidence.push(page);
+                for (item, evidence) in items.enumerate() {
+                    if self.past_reporting(evidence) {
+                        break;
                     }
+                    self.evidence(evidence, &path.index(item));
                 }
             }
         }
         if let Some(n) = self.required(&f, 4, path, "conditionChecks") {
             let path = path.key("conditionChecks");
             if let Some(items) = self.array(n, &path, 0, usize::MAX) {
-                let mut checks = Vec::with_capacity(items.len());
-                for (c, item) in items.iter().enumerate() {
-                    checks.push(self.check(item, &path.index(c), q, d, c, &mut decision.evidence));
+                for (c, item) in items.enumerate() {
+                    if self.past_reporting(item) {
+                        break;
+                    }
+                    self.check(item, &path.index(c));
                 }
-                decision.checks = Some(At {
-                    value: checks,
-                    at: n.start,
-                });
             }
         }
-        decision
     }
 
-    fn check(
-        &mut self,
-        node: &Node<'_>,
-        path: &Path<'_>,
-        q: usize,
-        d: usize,
-        c: usize,
-        evidence: &mut Vec<PageRef>,
-    ) -> Check {
-        let mut check = Check {
-            index: None,
-            result: None,
-        };
+    fn check(&mut self, node: Node<'_>, path: &Path<'_>) {
         let Some(f) = self.object(node, path, ["index", "result", "note", "evidence"]) else {
-            return check;
+            return;
         };
         if let Some(n) = self.required(&f, 0, path, "index") {
-            check.index = self.integer(n, &path.key("index"), 0.0).map(|i| At {
-                value: i,
-                at: n.start,
-            });
+            self.integer(n, &path.key("index"), 0.0);
         }
         if let Some(n) = self.required(&f, 1, path, "result") {
-            check.result = self.choice(
-                n,
-                &path.key("result"),
-                &[
-                    ("met", CheckResult::Met),
-                    ("not_met", CheckResult::NotMet),
-                    ("uncertain", CheckResult::Uncertain),
-                ],
-            );
+            self.choice(n, &path.key("result"), &CHECK_RESULTS);
         }
         if let Some(n) = f.get(2) {
             self.string(n, &path.key("note"));
@@ -828,42 +687,32 @@ impl Reader<'_> {
         if let Some(n) = f.get(3) {
             let path = path.key("evidence");
             if let Some(items) = self.array(n, &path, 1, usize::MAX) {
-                for (item, node) in items.iter().enumerate() {
-                    let citation = Citation::CheckEvidence {
-                        question: q,
-                        decision: d,
-                        check: c,
-                        item,
-                    };
-                    if let Some(page) = self.evidence(node, &path.index(item), citation) {
-                        evidence.push(page);
+                for (item, node) in items.enumerate() {
+                    if self.past_reporting(node) {
+                        break;
                     }
+                    self.evidence(node, &path.index(item));
                 }
             }
         }
-        check
     }
 
-    fn evidence(
-        &mut self,
-        node: &Node<'_>,
-        path: &Path<'_>,
-        citation: Citation,
-    ) -> Option<PageRef> {
-        let f = self.object(node, path, ["pageId", "quote", "box"])?;
-        let page = self
-            .required(&f, 0, path, "pageId")
-            .and_then(|n| self.page_id(n, &path.key("pageId"), citation));
+    fn evidence(&mut self, node: Node<'_>, path: &Path<'_>) {
+        let Some(f) = self.object(node, path, ["pageId", "quote", "box"]) else {
+            return;
+        };
+        if let Some(n) = self.required(&f, 0, path, "pageId") {
+            self.page_id(n, &path.key("pageId"));
+        }
         if let Some(n) = self.required(&f, 1, path, "quote") {
             self.string(n, &path.key("quote"));
         }
         if let Some(n) = self.required(&f, 2, path, "box") {
             self.evidence_box(n, &path.key("box"));
         }
-        page
     }
 
-    fn evidence_box(&mut self, node: &Node<'_>, path: &Path<'_>) {
+    fn evidence_box(&mut self, node: Node<'_>, path: &Path<'_>) {
         const NAMES: [&str; 4] = ["x", "y", "width", "height"];
         let Some(f) = self.object(node, path, NAMES) else {
             return;
@@ -871,87 +720,35 @@ impl Reader<'_> {
         let mut values = [None; 4];
         for (i, name) in NAMES.iter().enumerate() {
             if let Some(n) = self.required(&f, i, path, name) {
-                values[i] = self.number(n, &path.key(name)).map(|v| (v, n.start));
+                values[i] = self.number(n, &path.key(name)).map(|v| (v, n.start()));
             }
         }
         for defect in geometry::check_box(values.map(|v| v.map(|(value, _)| value))) {
-            let (code, field, message) = match defect {
-                BoxDefect::Outside { field } => (
-                    ErrorCode::BoxOutOfBounds,
-                    field,
-                    format!("{} must lie within the page, from 0 to 1", NAMES[field]),
-                ),
-                BoxDefect::NotPositive { field } => (
-                    ErrorCode::BoxNotPositive,
-                    field,
-                    format!(
-                        "{} must be greater than 0: an evidence box has a positive area",
-                        NAMES[field]
-                    ),
+            let (code, field) = match defect {
+                BoxDefect::Outside { field } | BoxDefect::PastEdge { field, .. } => {
+                    (ErrorCode::BoxOutOfBounds, field)
+                }
+                BoxDefect::NotPositive { field } => (ErrorCode::BoxNotPositive, field),
+            };
+            let message = move || match defect {
+                BoxDefect::Outside { field } => {
+                    format!("{} must lie within the page, from 0 to 1", NAMES[field])
+                }
+                BoxDefect::NotPositive { field } => format!(
+                    "{} must be greater than 0: an evidence box has a positive area",
+                    NAMES[field]
                 ),
                 BoxDefect::PastEdge {
                     field,
                     origin,
                     extent,
-                } => (
-                    ErrorCode::BoxOutOfBounds,
-                    field,
-                    format!(
-                        "{} + {} = {} is past the page edge at 1",
-                        NAMES[origin], NAMES[field], extent
-                    ),
+                } => format!(
+                    "{} + {} = {} is past the page edge at 1",
+                    NAMES[origin], NAMES[field], extent
                 ),
             };
-            let at = values[field].map_or(node.start, |(_, at)| at);
+            let at = values[field].map_or(node.start(), |(_, at)| at);
             self.error(code, &path.key(NAMES[field]), at, message);
         }
-    }
-}
-
-/// `^[A-Za-z0-9._:-]{1,64}$`
-fn is_criterion_id(id: &str) -> bool {
-    (1..=MAX_CRITERION_ID_CHARS).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
-}
-
-/// `^d?[MAB]1(ft|\*)?$`
-fn is_mark_code(code: &str) -> bool {
-    let rest = code.strip_prefix('d').unwrap_or(code);
-    let Some(rest) = rest
-        .strip_prefix(['M', 'A', 'B'])
-        .and_then(|r| r.strip_prefix('1'))
-    else {
-        return false;
-    };
-    matches!(rest, "" | "ft" | "*")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mark_codes() {
-        for good in [
-            "M1", "A1", "B1", "dM1", "dA1", "A1ft", "dA1ft", "B1*", "dM1*",
-        ] {
-            assert!(is_mark_code(good), "{good}");
-        }
-        for bad in [
-            "", "M2", "m1", "D1", "dd1", "M1f", "M1ft*", "A1 ", "dM", "B1**", "ftA1",
-        ] {
-            assert!(!is_mark_code(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn criterion_ids() {
-        assert!(is_criterion_id("q1.a:M1-2_b"));
-        assert!(is_criterion_id(&"x".repeat(64)));
-        assert!(!is_criterion_id(&"x".repeat(65)));
-        assert!(!is_criterion_id("a b"));
-        assert!(!is_criterion_id("é"));
     }
 }
