@@ -1,4 +1,5 @@
-//! Renders a 24-question paper of the sample bank to `question-paper.pdf` and `mark-scheme.pdf`.
+//! Renders a 24-question paper of the sample bank to `question-paper.pdf` and `mark-scheme.pdf`,
+//! with the question paper's recorded layout in `layout.json`.
 //!
 //! ```text
 //! cargo run --release -p examkit-pdf --example render_sample -- OUT_DIR [WRITING_SPACE] [COUNT]
@@ -29,6 +30,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let elapsed = start.elapsed();
     std::fs::write(out.join("question-paper.pdf"), &qp.pdf)?;
     std::fs::write(out.join("mark-scheme.pdf"), &ms.pdf)?;
+    if let Some(layout) = &qp.layout {
+        std::fs::write(
+            out.join("layout.json"),
+            serde_json::to_string_pretty(layout)?,
+        )?;
+    }
     println!(
         "{} questions, writing space {space}: question paper {} pages, mark scheme {} pages, {:.0} ms, written to {}",
         paper.questions.len(),

@@ -9,12 +9,19 @@
 //! document date; the PDF identifier is derived from the paper id, its revision and the kind of
 //! document).
 //!
+//! Every page of both documents carries a page code ([`PageCode`]): a QR code in the top right
+//! corner saying `EXK1:<qp|ms>:<paper id>:<revision>:<page>`, with a short caption beside it.
+//! Each question paper comes with its recorded [`Layout`]: for every part, the page and box of
+//! its text and of its answer space, read from typst's introspection after layout.
+//!
 //! Layout rules (see also `service/pdf/README.md`):
 //! - the time guide on the cover is [`MINUTES_PER_MARK_TENTHS`] tenths of a minute per mark,
 //!   rounded up to a multiple of 5 minutes ([`time_guide_minutes`]);
 //! - [`WritingSpace::Smart`] prints [`LINES_PER_MARK`] ruled answer lines per mark of each part;
 //! - the estimated grade guide uses the percentages of [`GRADE_GUIDE`].
 
+mod code;
+mod layout;
 mod source;
 mod world;
 
@@ -31,6 +38,8 @@ use typst::{Library, LibraryExt};
 use typst_layout::PagedDocument;
 use uuid::Uuid;
 
+pub use code::{DocumentKind, MAX_CODED_PAGES, PAGE_CODE_PREFIX, PAGE_CODE_SIZE_MM, PageCode};
+pub use layout::{Layout, PageGeometry, PartLayout, QuestionLayout, Region};
 pub use source::{
     GRADE_GUIDE, LINES_PER_MARK, MINUTES_PER_MARK_TENTHS, grade_marks, time_guide_minutes,
 };
@@ -122,13 +131,16 @@ impl FromStr for WritingSpace {
     }
 }
 
-/// A rendered PDF and its page count.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A rendered PDF, its page count and, for a question paper, its recorded layout.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
     /// The PDF file.
     pub pdf: Vec<u8>,
     /// Its number of pages.
     pub pages: usize,
+    /// Where each question part's text and answer space are: `Some` for a question paper,
+    /// `None` for a mark scheme.
+    pub layout: Option<Layout>,
 }
 
 /// The page counts of both documents of a paper, as typeset.
@@ -177,19 +189,11 @@ pub enum RenderError {
     Export(String),
 }
 
-/// Which of the two documents of a paper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    QuestionPaper,
-    MarkScheme,
-}
-
-impl Kind {
-    fn ident(self) -> &'static str {
-        match self {
-            Kind::QuestionPaper => "question-paper",
-            Kind::MarkScheme => "mark-scheme",
-        }
+/// The name of a document in the PDF identifier and in warnings.
+fn ident(kind: DocumentKind) -> &'static str {
+    match kind {
+        DocumentKind::QuestionPaper => "question-paper",
+        DocumentKind::MarkScheme => "mark-scheme",
     }
 }
 
@@ -205,6 +209,8 @@ pub(crate) struct Shared {
     pub(crate) library: LazyHash<Library>,
     pub(crate) book: LazyHash<FontBook>,
     pub(crate) fonts: Vec<Font>,
+    /// The QR images of recent page codes (making one takes about half a millisecond).
+    pub(crate) codes: code::CodeCache,
 }
 
 impl fmt::Debug for Renderer {
@@ -233,30 +239,38 @@ impl Renderer {
                 library: LazyHash::new(Library::default()),
                 book: LazyHash::new(book),
                 fonts,
+                codes: code::CodeCache::default(),
             }),
         }
     }
 
-    /// Typesets the question paper.
+    /// Typesets the question paper, with its recorded [`Layout`] in [`Rendered::layout`].
     pub fn question_paper(&self, paper: &PaperDocument) -> Result<Rendered, RenderError> {
-        self.export(paper, Kind::QuestionPaper)
+        self.export(paper, DocumentKind::QuestionPaper)
     }
 
     /// Typesets the mark scheme.
     pub fn mark_scheme(&self, paper: &PaperDocument) -> Result<Rendered, RenderError> {
-        self.export(paper, Kind::MarkScheme)
+        self.export(paper, DocumentKind::MarkScheme)
+    }
+
+    /// Lays out the question paper and returns its recorded [`Layout`], without exporting a PDF
+    /// (the same layout as [`Renderer::question_paper`] gives).
+    pub fn question_paper_layout(&self, paper: &PaperDocument) -> Result<Layout, RenderError> {
+        let (document, _) = self.layout(paper, DocumentKind::QuestionPaper)?;
+        layout::read(&document, paper, source::content_area())
     }
 
     /// Counts the question paper's pages by laying it out, without exporting a PDF.
     pub fn question_paper_pages(&self, paper: &PaperDocument) -> Result<usize, RenderError> {
-        let (document, _) = self.layout(paper, Kind::QuestionPaper)?;
+        let (document, _) = self.layout(paper, DocumentKind::QuestionPaper)?;
         Ok(document.pages().len())
     }
 
     /// Counts both documents' pages by laying them out, without exporting PDFs.
     pub fn page_counts(&self, paper: &PaperDocument) -> Result<PageCounts, RenderError> {
-        let (question_paper, _) = self.layout(paper, Kind::QuestionPaper)?;
-        let (mark_scheme, _) = self.layout(paper, Kind::MarkScheme)?;
+        let (question_paper, _) = self.layout(paper, DocumentKind::QuestionPaper)?;
+        let (mark_scheme, _) = self.layout(paper, DocumentKind::MarkScheme)?;
         Ok(PageCounts {
             question_paper: question_paper.pages().len(),
             mark_scheme: mark_scheme.pages().len(),
@@ -267,25 +281,25 @@ impl Renderer {
     /// font), as `"<document>: <message>"`. An empty list means a clean paper.
     pub fn warnings(&self, paper: &PaperDocument) -> Result<Vec<String>, RenderError> {
         let mut all = Vec::new();
-        for kind in [Kind::QuestionPaper, Kind::MarkScheme] {
+        for kind in [DocumentKind::QuestionPaper, DocumentKind::MarkScheme] {
             let (_, warnings) = self.layout(paper, kind)?;
             all.extend(
                 warnings
                     .into_iter()
-                    .map(|w| format!("{}: {w}", kind.ident())),
+                    .map(|w| format!("{}: {w}", ident(kind))),
             );
         }
         Ok(all)
     }
 
-    fn export(&self, paper: &PaperDocument, kind: Kind) -> Result<Rendered, RenderError> {
+    fn export(&self, paper: &PaperDocument, kind: DocumentKind) -> Result<Rendered, RenderError> {
         let (document, _) = self.layout(paper, kind)?;
         let options = typst_pdf::PdfOptions {
             ident: Smart::Custom(format!(
                 "examkit/{}/{}/{}",
                 paper.paper_id,
                 paper.revision,
-                kind.ident()
+                ident(kind)
             )),
             creator: Smart::Custom(Some("examkit".to_owned())),
             timestamp: None,
@@ -293,22 +307,35 @@ impl Renderer {
         };
         let pdf = typst_pdf::pdf(&document, &options)
             .map_err(|errors| RenderError::Export(describe(&errors)))?;
+        let layout = match kind {
+            DocumentKind::QuestionPaper => {
+                Some(layout::read(&document, paper, source::content_area())?)
+            }
+            DocumentKind::MarkScheme => None,
+        };
         Ok(Rendered {
             pdf,
             pages: document.pages().len(),
+            layout,
         })
     }
 
     fn layout(
         &self,
         paper: &PaperDocument,
-        kind: Kind,
+        kind: DocumentKind,
     ) -> Result<(PagedDocument, Vec<String>), RenderError> {
         let generated = match kind {
-            Kind::QuestionPaper => source::question_paper(paper)?,
-            Kind::MarkScheme => source::mark_scheme(paper)?,
+            DocumentKind::QuestionPaper => source::question_paper(paper)?,
+            DocumentKind::MarkScheme => source::mark_scheme(paper)?,
         };
-        let world = world::PaperWorld::new(&self.shared, generated.text, generated.files);
+        let code = PageCode {
+            kind,
+            paper_id: paper.paper_id,
+            revision: paper.revision,
+            page: 1,
+        };
+        let world = world::PaperWorld::new(&self.shared, generated.text, generated.files, code);
         let Warned { output, warnings } = typst::compile::<PagedDocument>(&world);
         // Keep typst's memoisation caches bounded in a long-running service.
         typst::comemo::evict(10);

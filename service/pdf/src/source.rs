@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use examkit_bank::{Block, ConditionMode, Criterion, Revision};
 use typst::syntax::{SyntaxKind, SyntaxNode};
 
+use crate::code::{self, DocumentKind};
+use crate::layout::ContentArea;
 use crate::{PaperDocument, PaperQuestion, RenderError, WritingSpace};
 
 /// Minutes of the time guide per mark, in tenths of a minute (1.2 minutes per mark).
@@ -319,9 +321,43 @@ fn asset_path(asset: &uuid::Uuid) -> String {
     format!("/assets/{asset}.svg")
 }
 
+/// The page margins, in millimetres: top (below the page code), bottom (with the footer) and
+/// left and right.
+pub(crate) const MARGIN_TOP_MM: f64 = 28.0;
+pub(crate) const MARGIN_BOTTOM_MM: f64 = 24.0;
+const MARGIN_X_MM: f64 = 20.0;
+/// Where the page code's dark modules start: this far below the top edge of the page, and
+/// ending this far from its right edge (aligned with the text).
+const CODE_TOP_MM: f64 = 6.0;
+const CODE_RIGHT_MM: f64 = 20.0;
+/// The gap between the page code's caption and its quiet zone.
+const CAPTION_GAP_MM: f64 = 1.5;
+
+/// The text area's top edge and the bottom margin, in points, for the layout reader.
+pub(crate) fn content_area() -> ContentArea {
+    const PT_PER_MM: f64 = 72.0 / 25.4;
+    ContentArea {
+        top: MARGIN_TOP_MM * PT_PER_MM,
+        bottom_margin: MARGIN_BOTTOM_MM * PT_PER_MM,
+    }
+}
+
 /// The page setup, fonts and layout functions common to both documents.
-fn preamble(paper: &PaperDocument, kind: &str, total: u32, extra: &[(String, String)]) -> String {
+fn preamble(
+    paper: &PaperDocument,
+    document: DocumentKind,
+    total: u32,
+    extra: &[(String, String)],
+) -> String {
+    let kind = match document {
+        DocumentKind::QuestionPaper => "Question paper",
+        DocumentKind::MarkScheme => "Mark scheme",
+    };
     let reference = format!("Paper {} · Revision {}", paper.paper_id, paper.revision);
+    // The caption without its page number, which typst appends per page.
+    let caption_prefix = code::caption_prefix(document, paper.paper_id, paper.revision);
+    let image_mm = code::image_size_mm();
+    let quiet_mm = (image_mm - code::PAGE_CODE_SIZE_MM) / 2.0;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -331,7 +367,17 @@ fn preamble(paper: &PaperDocument, kind: &str, total: u32, extra: &[(String, Str
     );
     let _ = writeln!(
         out,
-        r#"#set page(paper: "a4", margin: (top: 18mm, bottom: 24mm, x: 20mm),
+        r#"// The page code: a QR code naming the document, the paper revision and the page, with a
+// caption for people, in the top right corner of every page up to the page limit.
+#let page-code(p) = if p <= {max_pages} {{
+  place(top + right, dx: {image_dx:.3}mm, dy: {image_dy:.3}mm,
+    image("/codes/" + str(p) + ".svg", width: {image_mm:.3}mm, alt: "page code"))
+  place(top + right, dx: {caption_dx:.3}mm, dy: {caption_dy:.3}mm,
+    text(font: "DejaVu Sans Mono", size: 6.5pt, fill: luma(40), top-edge: "cap-height",
+      bottom-edge: "baseline", {caption} + str(p)))
+}}
+#set page(paper: "a4", margin: (top: {top}mm, bottom: {bottom}mm, x: {x}mm),
+  background: context page-code(here().page()),
   footer: context {{
     set text(size: 8.5pt, fill: luma(60))
     line(length: 100%, stroke: 0.4pt + luma(150))
@@ -344,6 +390,18 @@ fn preamble(paper: &PaperDocument, kind: &str, total: u32, extra: &[(String, Str
 #set par(leading: 0.7em, spacing: 1.1em)
 #set list(indent: 0.6em, body-indent: 0.6em)
 #set table(stroke: 0.5pt + luma(110))"#,
+        max_pages = code::MAX_CODED_PAGES,
+        image_dx = -(CODE_RIGHT_MM - quiet_mm),
+        image_dy = CODE_TOP_MM - quiet_mm,
+        image_mm = image_mm,
+        caption_dx = -(CODE_RIGHT_MM + code::PAGE_CODE_SIZE_MM + quiet_mm + CAPTION_GAP_MM),
+        // The caption's baseline sits on the bottom edge of the code (its cap height is about
+        // 1.6 mm at 6.5 pt).
+        caption_dy = CODE_TOP_MM + code::PAGE_CODE_SIZE_MM - 1.6,
+        caption = lit(&caption_prefix),
+        top = MARGIN_TOP_MM,
+        bottom = MARGIN_BOTTOM_MM,
+        x = MARGIN_X_MM,
         reference = lit(&reference)
     );
     out.push_str(include_str!("template.typ"));
@@ -402,7 +460,7 @@ pub(crate) fn question_paper(paper: &PaperDocument) -> Result<Generated, RenderE
             format_minutes(minutes)
         ),
     )];
-    let mut out = preamble(paper, "Question paper", total, &extra);
+    let mut out = preamble(paper, DocumentKind::QuestionPaper, total, &extra);
     out.push_str("#cover-head(meta)\n#candidate-box\n");
     let space_instruction = match paper.writing_space {
         WritingSpace::None => {
@@ -459,17 +517,21 @@ pub(crate) fn question_paper(paper: &PaperDocument) -> Result<Generated, RenderE
         if q.revision.content.parts.is_empty() {
             return Err(w.invalid("the question has no parts".to_owned()));
         }
-        for part in &q.revision.content.parts {
+        for (i, part) in q.revision.content.parts.iter().enumerate() {
             let label = part.label.as_deref().map_or("none".to_owned(), lit);
-            let mut part_body = w.blocks(&part.body, Some(part.marks))?;
-            if paper.writing_space == WritingSpace::Smart {
+            let text = w.blocks(&part.body, Some(part.marks))?;
+            let part_body = if paper.writing_space == WritingSpace::Smart {
                 let lines = part
                     .marks
                     .saturating_mul(LINES_PER_MARK)
                     .max(LINES_PER_MARK);
-                part_body = format!("{{ {part_body}; answer-lines({lines}) }}");
-            }
-            let _ = writeln!(body, "part({label}, {part_body});");
+                format!(
+                    "{{ {text}; prompt-end({number}, {i}); answer-lines({number}, {i}, {lines}) }}"
+                )
+            } else {
+                format!("{{ {text}; prompt-end({number}, {i}) }}")
+            };
+            let _ = writeln!(body, "part({number}, {i}, {label}, {part_body});");
         }
         let _ = writeln!(body, "question-total({number}, {marks})");
         body.push('}');
@@ -554,7 +616,7 @@ fn ordinal_word(n: usize) -> String {
 /// The typst source of the mark scheme.
 pub(crate) fn mark_scheme(paper: &PaperDocument) -> Result<Generated, RenderError> {
     let total = total_marks(paper);
-    let mut out = preamble(paper, "Mark scheme", total, &[]);
+    let mut out = preamble(paper, DocumentKind::MarkScheme, total, &[]);
     out.push_str("#cover-head(meta)\n");
     out.push_str(
         r#"#boxed("Marking codes", table(columns: (auto, 1fr), stroke: none, inset: (x: 0pt, y: 3pt), column-gutter: 10pt,

@@ -1,5 +1,6 @@
 //! The typst world of one compilation: the generated main source, the diagram files held in
-//! memory, and the renderer's shared library and fonts. Nothing is read from disk.
+//! memory, the page code images (made on request), and the renderer's shared library and fonts.
+//! Nothing is read from disk.
 
 use std::collections::HashMap;
 
@@ -11,15 +12,21 @@ use typst::utils::LazyHash;
 use typst::{Library, World};
 
 use crate::Shared;
+use crate::code::{MAX_CODED_PAGES, PageCode};
 
 /// The virtual path of the main source.
 const MAIN_PATH: &str = "/main.typ";
+
+/// The folder of the page code images: `/codes/<page>.svg`.
+const CODES_DIR: &str = "/codes/";
 
 /// A world with one main source and in-memory files.
 pub(crate) struct PaperWorld<'a> {
     shared: &'a Shared,
     main: Source,
     files: HashMap<FileId, Bytes>,
+    /// The page code of page 1 of the document; other pages differ only in their number.
+    code: PageCode,
 }
 
 /// Interns a virtual path of the project root.
@@ -29,8 +36,14 @@ pub(crate) fn file_id(path: &str) -> Option<FileId> {
 }
 
 impl<'a> PaperWorld<'a> {
-    /// Builds the world; `files` maps virtual paths (`/assets/<uuid>.svg`) to their bytes.
-    pub(crate) fn new(shared: &'a Shared, text: String, files: Vec<(String, Vec<u8>)>) -> Self {
+    /// Builds the world; `files` maps virtual paths (`/assets/<uuid>.svg`) to their bytes, and
+    /// `code` is the page code of the document's first page.
+    pub(crate) fn new(
+        shared: &'a Shared,
+        text: String,
+        files: Vec<(String, Vec<u8>)>,
+        code: PageCode,
+    ) -> Self {
         // MAIN_PATH is a valid constant path, so interning it cannot fail.
         let main_id = file_id(MAIN_PATH).unwrap_or_else(|| unreachable!("valid main path"));
         let files = files
@@ -41,7 +54,32 @@ impl<'a> PaperWorld<'a> {
             shared,
             main: Source::new(main_id, text),
             files,
+            code,
         }
+    }
+
+    /// The page of a page code image path `/codes/<page>.svg`, 1 to [`MAX_CODED_PAGES`].
+    fn code_page(id: FileId) -> Option<u32> {
+        let rooted = id.get();
+        if *rooted.root() != VirtualRoot::Project {
+            return None;
+        }
+        let name = rooted
+            .vpath()
+            .get_with_slash()
+            .strip_prefix(CODES_DIR)?
+            .strip_suffix(".svg")?;
+        if name.starts_with('0') || !name.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let page: u32 = name.parse().ok()?;
+        (1..=MAX_CODED_PAGES).contains(&page).then_some(page)
+    }
+
+    /// The QR image of a page code path, made on request.
+    fn code_image(&self, id: FileId) -> Option<Bytes> {
+        let page = Self::code_page(id)?;
+        self.shared.codes.image(PageCode { page, ..self.code })
     }
 }
 
@@ -61,7 +99,7 @@ impl World for PaperWorld<'_> {
     fn source(&self, id: FileId) -> FileResult<Source> {
         if id == self.main.id() {
             Ok(self.main.clone())
-        } else if self.files.contains_key(&id) {
+        } else if self.files.contains_key(&id) || Self::code_page(id).is_some() {
             Err(FileError::NotSource)
         } else {
             Err(FileError::AccessDenied)
@@ -72,7 +110,10 @@ impl World for PaperWorld<'_> {
         if id == self.main.id() {
             return Ok(Bytes::from_string(self.main.clone()));
         }
-        self.files.get(&id).cloned().ok_or(FileError::AccessDenied)
+        if let Some(bytes) = self.files.get(&id) {
+            return Ok(bytes.clone());
+        }
+        self.code_image(id).ok_or(FileError::AccessDenied)
     }
 
     fn font(&self, index: usize) -> Option<Font> {

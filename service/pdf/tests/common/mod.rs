@@ -146,7 +146,7 @@ pub fn pdf_text(pdf: &[u8], dir: &Path, name: &str) -> String {
 
 /// A greyscale page image.
 pub struct Page {
-    /// File of the PNG rendering of this page.
+    /// File of the rendering of this page (PNG; PGM from `gray_pages`).
     pub png: PathBuf,
     pub width: usize,
     pub height: usize,
@@ -186,6 +186,34 @@ pub fn pdf_pages(pdf: &[u8], dir: &Path, name: &str) -> Vec<Page> {
         let (width, height, pixels) = read_pgm(&std::fs::read(&pgm).expect("read pgm"));
         pages.push(Page {
             png,
+            width,
+            height,
+            pixels,
+        });
+    }
+    pages
+}
+
+/// Renders every page with `pdftoppm -gray` at `dpi` (greyscale pixels only; the PGM files are
+/// kept in `dir`).
+pub fn gray_pages(pdf: &[u8], dir: &Path, name: &str, dpi: u32) -> Vec<Page> {
+    let path = dir.join(format!("{name}.pdf"));
+    std::fs::write(&path, pdf).expect("write pdf");
+    let prefix = dir.join(name);
+    run(std::process::Command::new("pdftoppm")
+        .args(["-r", &dpi.to_string(), "-gray"])
+        .arg(&path)
+        .arg(&prefix));
+    let mut pages = Vec::new();
+    for n in 1.. {
+        let found = (1..=3).find_map(|w| {
+            let pgm = PathBuf::from(format!("{}-{:0w$}.pgm", prefix.display(), n, w = w));
+            pgm.exists().then_some(pgm)
+        });
+        let Some(pgm) = found else { break };
+        let (width, height, pixels) = read_pgm(&std::fs::read(&pgm).expect("read pgm"));
+        pages.push(Page {
+            png: pgm,
             width,
             height,
             pixels,

@@ -1,0 +1,309 @@
+//! Page codes: the QR code printed on every page of both documents, naming the document, the
+//! paper revision and the page, so that a scanned page can be matched to its clean page exactly.
+
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::sync::Mutex;
+
+use qrcode::{Color, EcLevel, QrCode, Version};
+use uuid::Uuid;
+
+/// The highest page number that carries a page code (the service's page limit for one
+/// document). Pages after it, which the service never exports, are printed without a code.
+pub const MAX_CODED_PAGES: u32 = 80;
+
+/// The prefix of every page code payload (format version 1).
+pub const PAGE_CODE_PREFIX: &str = "EXK1";
+
+/// The side of the printed QR code, in millimetres (without its quiet zone).
+pub const PAGE_CODE_SIZE_MM: f64 = 18.0;
+
+/// The QR symbol version of every page code: 33 × 33 modules, enough for the longest payload at
+/// error correction level M, so every page's code has the same module size.
+const QR_VERSION: Version = Version::Normal(4);
+
+/// The blank border of the QR code, in modules, drawn as part of its image (the QR standard's
+/// quiet zone).
+pub(crate) const QUIET_MODULES: usize = 4;
+
+/// Which of the two documents of a paper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DocumentKind {
+    /// The question paper a candidate sits (`qp` in a page code).
+    QuestionPaper,
+    /// The mark scheme (`ms` in a page code).
+    MarkScheme,
+}
+
+impl DocumentKind {
+    /// The kind's spelling in a page code: `"qp"` or `"ms"`.
+    pub fn code(self) -> &'static str {
+        match self {
+            DocumentKind::QuestionPaper => "qp",
+            DocumentKind::MarkScheme => "ms",
+        }
+    }
+
+    /// The kind of a page code spelling (`"qp"` or `"ms"`, exactly).
+    pub fn from_code(code: &str) -> Option<DocumentKind> {
+        match code {
+            "qp" => Some(DocumentKind::QuestionPaper),
+            "ms" => Some(DocumentKind::MarkScheme),
+            _ => None,
+        }
+    }
+}
+
+/// What the QR code of one page says: `EXK1:<kind>:<paper uuid>:<revision>:<page>`, for example
+/// `EXK1:qp:3f2a9c1e-5b7d-4e8a-9c0f-1d2e3f4a5b6c:2:7`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PageCode {
+    /// Question paper or mark scheme.
+    pub kind: DocumentKind,
+    /// The paper's id.
+    pub paper_id: Uuid,
+    /// The paper's revision (at least 1).
+    pub revision: u32,
+    /// The page, 1-based (1 to [`MAX_CODED_PAGES`]).
+    pub page: u32,
+}
+
+impl PageCode {
+    /// The payload encoded in the QR code: `EXK1:<qp|ms>:<lowercase hyphenated uuid>:<revision>:<page>`.
+    pub fn to_payload(&self) -> String {
+        format!(
+            "{PAGE_CODE_PREFIX}:{}:{}:{}:{}",
+            self.kind.code(),
+            self.paper_id.as_hyphenated(),
+            self.revision,
+            self.page
+        )
+    }
+
+    /// Reads a payload, strictly: the exact prefix `EXK1`, the kind `qp` or `ms`, a canonical
+    /// lowercase hyphenated uuid, a revision of at least 1 and a page from 1 to
+    /// [`MAX_CODED_PAGES`], both in decimal without sign or leading zeros, separated by single
+    /// colons with nothing before or after. Anything else is `None`.
+    pub fn parse(payload: &str) -> Option<PageCode> {
+        let mut fields = payload.split(':');
+        let (prefix, kind, id, revision, page) = (
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+        );
+        if fields.next().is_some() || prefix != PAGE_CODE_PREFIX {
+            return None;
+        }
+        let kind = DocumentKind::from_code(kind)?;
+        let paper_id = Uuid::try_parse(id).ok()?;
+        // Only the canonical spelling: lowercase, hyphenated, no braces or urn prefix.
+        if paper_id.as_hyphenated().to_string() != id {
+            return None;
+        }
+        let revision = canonical_number(revision)?;
+        let page = canonical_number(page)?;
+        if revision == 0 || !(1..=MAX_CODED_PAGES).contains(&page) {
+            return None;
+        }
+        Some(PageCode {
+            kind,
+            paper_id,
+            revision,
+            page,
+        })
+    }
+
+    /// The short text printed beside the QR code, for people and for reading by OCR when the
+    /// code cannot be decoded: `examkit qp 3f2a9c1e r2 p7` (the first 8 characters of the id).
+    pub fn caption(&self) -> String {
+        format!(
+            "{}{}",
+            caption_prefix(self.kind, self.paper_id, self.revision),
+            self.page
+        )
+    }
+
+    /// The QR code as an SVG image: black modules on white, with the quiet zone, one user unit
+    /// per module.
+    pub(crate) fn svg(&self) -> Option<String> {
+        let qr = QrCode::with_version(self.to_payload(), QR_VERSION, EcLevel::M).ok()?;
+        Some(qr_svg(&qr))
+    }
+}
+
+impl fmt::Display for PageCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_payload())
+    }
+}
+
+/// The caption of a page code without its page number: `examkit qp 3f2a9c1e r2 p`.
+pub(crate) fn caption_prefix(kind: DocumentKind, paper_id: Uuid, revision: u32) -> String {
+    let id = paper_id.as_hyphenated().to_string();
+    let short = id.get(..8).unwrap_or(&id);
+    format!("examkit {} {short} r{revision} p", kind.code())
+}
+
+/// A decimal `u32` with no sign and no leading zero (`"0"` itself is accepted here and refused by
+/// the range checks of the caller).
+fn canonical_number(s: &str) -> Option<u32> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0'))
+    {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// The SVG of a QR code: a white square with the quiet zone and one path of black runs.
+fn qr_svg(qr: &QrCode) -> String {
+    let width = qr.width();
+    let side = width + 2 * QUIET_MODULES;
+    let colors = qr.to_colors();
+    let mut path = String::new();
+    for y in 0..width {
+        let row = &colors[y * width..(y + 1) * width];
+        let mut x = 0;
+        while x < width {
+            if row[x] == Color::Dark {
+                let start = x;
+                while x < width && row[x] == Color::Dark {
+                    x += 1;
+                }
+                let _ = write!(
+                    path,
+                    "M{} {}h{}v1h-{}z",
+                    start + QUIET_MODULES,
+                    y + QUIET_MODULES,
+                    x - start,
+                    x - start
+                );
+            } else {
+                x += 1;
+            }
+        }
+    }
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{side}" height="{side}" viewBox="0 0 {side} {side}" shape-rendering="crispEdges"><rect width="{side}" height="{side}" fill="#fff"/><path fill="#000" d="{path}"/></svg>"##
+    )
+}
+
+/// The QR images of recently used page codes, shared by the compilations of a renderer. Making
+/// a code is slow (the encoder tries every mask pattern), and typst asks for a file more than
+/// once per compilation.
+#[derive(Default)]
+pub(crate) struct CodeCache {
+    images: Mutex<HashMap<PageCode, typst::foundations::Bytes>>,
+}
+
+/// The most page code images kept: the pages of both documents of several papers.
+const CODE_CACHE_LIMIT: usize = 2048;
+
+impl CodeCache {
+    /// The SVG image of `code`, made once and then kept.
+    pub(crate) fn image(&self, code: PageCode) -> Option<typst::foundations::Bytes> {
+        if let Ok(images) = self.images.lock()
+            && let Some(bytes) = images.get(&code)
+        {
+            return Some(bytes.clone());
+        }
+        let bytes = typst::foundations::Bytes::from_string(code.svg()?);
+        if let Ok(mut images) = self.images.lock() {
+            if images.len() >= CODE_CACHE_LIMIT {
+                images.clear();
+            }
+            images.insert(code, bytes.clone());
+        }
+        Some(bytes)
+    }
+}
+
+/// The side of the QR image with its quiet zone, in millimetres.
+pub(crate) fn image_size_mm() -> f64 {
+    let modules = QR_VERSION.width() as f64;
+    PAGE_CODE_SIZE_MM * (modules + 2.0 * QUIET_MODULES as f64) / modules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> PageCode {
+        PageCode {
+            kind: DocumentKind::QuestionPaper,
+            paper_id: Uuid::parse_str("3f2a9c1e-5b7d-4e8a-9c0f-1d2e3f4a5b6c").expect("uuid"),
+            revision: 2,
+            page: 7,
+        }
+    }
+
+    #[test]
+    fn payloads_round_trip() {
+        let code = sample();
+        let payload = code.to_payload();
+        assert_eq!(payload, "EXK1:qp:3f2a9c1e-5b7d-4e8a-9c0f-1d2e3f4a5b6c:2:7");
+        assert_eq!(PageCode::parse(&payload), Some(code));
+        assert_eq!(code.to_string(), payload);
+        let ms = PageCode {
+            kind: DocumentKind::MarkScheme,
+            revision: u32::MAX,
+            page: MAX_CODED_PAGES,
+            ..code
+        };
+        assert_eq!(PageCode::parse(&ms.to_payload()), Some(ms));
+        assert_eq!(code.caption(), "examkit qp 3f2a9c1e r2 p7");
+    }
+
+    #[test]
+    fn bad_payloads_are_refused() {
+        let id = "3f2a9c1e-5b7d-4e8a-9c0f-1d2e3f4a5b6c";
+        for bad in [
+            String::new(),
+            "EXK1".to_owned(),
+            format!("EXK1:qp:{id}:2"),
+            format!("EXK1:qp:{id}:2:7:"),
+            format!("EXK1:qp:{id}:2:7:1"),
+            format!("exk1:qp:{id}:2:7"),
+            format!("EXK2:qp:{id}:2:7"),
+            format!(" EXK1:qp:{id}:2:7"),
+            format!("EXK1:qp:{id}:2:7 "),
+            format!("EXK1:qp:{id}:2:7\n"),
+            format!("EXK1:QP:{id}:2:7"),
+            format!("EXK1:xx:{id}:2:7"),
+            format!("EXK1::{id}:2:7"),
+            format!("EXK1:qp:{}:2:7", id.to_uppercase()),
+            format!("EXK1:qp:{}:2:7", id.replace('-', "")),
+            format!("EXK1:qp:{{{id}}}:2:7"),
+            format!("EXK1:qp:urn:uuid:{id}:2:7"),
+            "EXK1:qp:3f2a9c1e-5b7d-4e8a-9c0f-1d2e3f4a5b6:2:7".to_owned(),
+            format!("EXK1:qp:{id}:0:7"),
+            format!("EXK1:qp:{id}:02:7"),
+            format!("EXK1:qp:{id}:+2:7"),
+            format!("EXK1:qp:{id}:-2:7"),
+            format!("EXK1:qp:{id}:2:07"),
+            format!("EXK1:qp:{id}:2:0"),
+            format!("EXK1:qp:{id}:2:81"),
+            format!("EXK1:qp:{id}:2:"),
+            format!("EXK1:qp:{id}::7"),
+            format!("EXK1:qp:{id}:4294967296:7"),
+            format!("EXK1:qp:{id}:2.0:7"),
+            format!("EXK1:qp:{id}:2:٧"),
+        ] {
+            assert_eq!(PageCode::parse(&bad), None, "{bad:?} must be refused");
+        }
+    }
+
+    #[test]
+    fn the_longest_payload_fits_the_fixed_symbol_version() {
+        let code = PageCode {
+            kind: DocumentKind::MarkScheme,
+            revision: u32::MAX,
+            page: MAX_CODED_PAGES,
+            ..sample()
+        };
+        let svg = code.svg().expect("fits version 4-M");
+        assert!(svg.starts_with("<svg") && svg.contains("<path"));
+        assert!((image_size_mm() - 18.0 * 41.0 / 33.0).abs() < 1e-9);
+    }
+}
