@@ -3,7 +3,9 @@
 #
 # Self-contained and idempotent (see build.sh): needs only a Rust toolchain and Python >= 3.9,
 # and works unattended (CI=true, no stdin). Runs the native crate's unit tests, then pytest on
-# tests/: every shared vector in tests/vectors/, the API, stubtest, the README and the example.
+# tests/: every shared vector in tests/vectors/, the API, stubtest, the README and the example;
+# then pytest on examples/marker/, the example external marker, against the published marker
+# schemas (jsonschema) and the freshly built wheel.
 #
 # Environment:
 #   CARGO_TARGET_DIR  build directory (default: $HOME/.cache/examkit/target-python, so repeated
@@ -14,6 +16,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/examkit/target-python}"
 
 if [ -n "${EXAMKIT_BIN:-}" ]; then
@@ -34,6 +37,10 @@ if [ -z "${EXAMKIT_BIN:-}" ]; then
 fi
 "$vpy" -m pytest -q -rs tests
 
+echo "== the example external marker (examples/marker)"
+"$vpy" -m pip install -q "jsonschema>=4.18"
+(cd "$root" && "$vpy" -m pytest -q -rs -p no:cacheprovider examples/marker)
+
 # The wheel is abi3 for CPython >= 3.9: run the suite on the oldest interpreter too, when the
 # machine has one (EXAMKIT_EXTRA_PYTHONS lists interpreters; by default pyenv's 3.9, if any).
 # mypy no longer runs on 3.9, so the typing checks stay with the main run above.
@@ -48,9 +55,11 @@ for interpreter in $extra; do
   echo "== pytest on $("$interpreter" -V)"
   other="$CARGO_TARGET_DIR/venv-$("$interpreter" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   [ -x "$other/bin/python" ] || "$interpreter" -m venv "$other"
-  "$other/bin/python" -m pip install -q "pytest>=8"
+  "$other/bin/python" -m pip install -q "pytest>=8" "jsonschema>=4.18"
   "$other/bin/python" -m pip install -q --force-reinstall --no-deps \
     "$CARGO_TARGET_DIR"/wheels/examkit/examkit-*.whl
   "$other/bin/python" -m pytest -q -rs -p no:cacheprovider tests \
     -k "not test_stubs_match_the_runtime and not type_checks_strictly"
+  (cd "$root" && "$other/bin/python" -m pytest -q -rs -p no:cacheprovider examples/marker \
+    -k "not type_checks_strictly")
 done
