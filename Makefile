@@ -3,7 +3,7 @@
 
 # The main job: the service on its embedded SQLite database in ./data, on 127.0.0.1:8080.
 run:
-	cargo run --locked -p examkit -- serve
+	OMP_THREAD_LIMIT=1 cargo run --locked -p examkit -- serve
 
 # Every suite; installs what each needs.
 test:

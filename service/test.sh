@@ -9,6 +9,8 @@ root="$(cd "$here/.." && pwd)"
 cd "$root"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/examkit/target-service}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# Tesseract (OpenMP) reads its thread limit at process start: one thread per OCR engine.
+export OMP_THREAD_LIMIT=1
 
 as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
@@ -29,6 +31,15 @@ need_package() {
 echo "== tools"
 need_package curl curl
 need_package pdftotext poppler-utils
+need_package tesseract tesseract-ocr
+need_package clang clang
+# The page indexer links Tesseract and Leptonica and reads English and orientation data.
+for pkg in libtesseract-dev libleptonica-dev tesseract-ocr-eng tesseract-ocr-osd fonts-dkg-handwriting fonts-comic-neue; do
+    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+        [ "$apt_updated" = 1 ] || { as_root apt-get update -qq; apt_updated=1; }
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$pkg" >/dev/null
+    fi
+done
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     need_package pg_ctlcluster postgresql
     if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
@@ -73,4 +84,6 @@ cargo fmt -p examkit -- --check
 echo "== clippy"
 cargo clippy -p examkit --all-targets -- -D warnings
 echo "== tests (SQLite and PostgreSQL)"
+# The README's marking walkthrough runs the scan maker's command beside examkit's.
+cargo build -p examkit-scanmaker
 cargo test -p examkit

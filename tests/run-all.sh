@@ -14,6 +14,8 @@ native_target="${CARGO_TARGET_DIR:-$cache/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # insta never writes snapshots here: a missing or changed snapshot fails the run.
 export INSTA_UPDATE=no CI="${CI:-true}"
+# Tesseract (OpenMP) reads its thread limit at process start: one thread per OCR engine.
+export OMP_THREAD_LIMIT=1
 
 suites=("$@")
 [ "${#suites[@]}" -eq 0 ] && suites=(rust bank python wasm web postgres fuzz)
@@ -42,16 +44,28 @@ wants() {
   return 1
 }
 
-install_poppler() {
-  # The PDF renderer's tests read their output with poppler's pdftotext and pdftoppm.
-  command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 && return 0
+install_native() {
+  # The PDF renderer's tests read their output with poppler's pdftotext and pdftoppm; the page
+  # indexer links Tesseract and Leptonica (leptess, whose bindings need clang) and reads English
+  # and orientation data; the scan tests write with a handwriting font.
+  local missing=()
+  command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
+  [ -e /usr/include/tesseract/baseapi.h ] || missing+=(libtesseract-dev)
+  [ -e /usr/include/leptonica/allheaders.h ] || missing+=(libleptonica-dev)
+  command -v clang >/dev/null 2>&1 || missing+=(clang)
+  ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata >/dev/null 2>&1 || missing+=(tesseract-ocr-eng)
+  ls /usr/share/tesseract-ocr/*/tessdata/osd.traineddata >/dev/null 2>&1 || missing+=(tesseract-ocr-osd)
+  command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
+  [ -e /usr/share/fonts/truetype/fifthhorseman/dkg.ttf ] || missing+=(fonts-dkg-handwriting)
+  [ -e /usr/share/fonts/opentype/comic-neue/ComicNeue-Regular.otf ] || missing+=(fonts-comic-neue)
+  [ "${#missing[@]}" -eq 0 ] && return 0
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo -n"
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq poppler-utils >/dev/null
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
 rust_suite() {
-  install_poppler &&
+  install_native &&
     CARGO_TARGET_DIR="$native_target" cargo fmt --all --check &&
     CARGO_TARGET_DIR="$native_target" cargo clippy --workspace --all-targets --locked -- -D warnings &&
     CARGO_TARGET_DIR="$native_target" cargo build --locked -p examkit &&
@@ -82,7 +96,7 @@ wants wasm && run "wasm: package, node tests, types" \
   env CARGO_TARGET_DIR="$cache/target-wasm" EXAMKIT_BIN="$examkit_bin" bindings/wasm/test.sh
 wants web && [ -x examples/web/test.sh ] && run "web: in-browser checker in Chromium" \
   env CARGO_TARGET_DIR="$cache/target-wasm" examples/web/test.sh
-wants postgres && [ -x service/test.sh ] && run "service: SQLite and PostgreSQL" \
+wants postgres && [ -x service/test.sh ] && install_native && run "service: SQLite and PostgreSQL" \
   env CARGO_TARGET_DIR="$native_target" service/test.sh
 wants fuzz && run "fuzz: 60-second smoke run" fuzz_suite
 

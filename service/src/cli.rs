@@ -25,8 +25,10 @@ pub enum Command {
     ///
     /// Exit status: 0 when the submission is valid, 1 when it is invalid, 2 for usage or I/O errors.
     Validate(ValidateArgs),
-    /// Run the HTTP service.
+    /// Run the HTTP service (with its automated-marking workers).
     Serve(crate::config::ServeArgs),
+    /// Run automated-marking workers only, on the same database as `examkit serve`, until SIGTERM.
+    Worker(crate::config::WorkerArgs),
     /// Manage accounts.
     #[command(subcommand)]
     Users(crate::admin::UsersCommand),
@@ -64,6 +66,7 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Validate(args) => crate::validate::run(&args),
         Command::Serve(args) => with_runtime(crate::serve::run(args)),
+        Command::Worker(args) => with_runtime(crate::serve::worker(args)),
         Command::Users(command) => with_runtime(crate::admin::users(command)),
         Command::Keys(command) => with_runtime(crate::admin::keys(command)),
         Command::Bank(crate::bank_admin::BankCommand::Check { path }) => {

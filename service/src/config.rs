@@ -78,6 +78,155 @@ pub enum PdfExport {
     Off,
 }
 
+/// A feature switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    /// On (the default).
+    On,
+    /// Off.
+    Off,
+}
+
+/// How automated marking runs: shared by `examkit serve` and `examkit worker`.
+#[derive(Debug, Clone, Args)]
+pub struct MarkingArgs {
+    /// `off` turns automated marking off: its routes answer 503 `automated_marking_disabled`,
+    /// `GET /v1/marking/sessions` says `enabled: false`, and no worker runs. Imports still work.
+    #[arg(
+        long,
+        env = "EXAMKIT_AUTOMATED_MARKING",
+        value_enum,
+        default_value = "on"
+    )]
+    pub automated_marking: Switch,
+    /// Workers this process runs on the job queue (`examkit serve`: 0 serves HTTP only).
+    #[arg(long, env = "EXAMKIT_WORKERS", default_value_t = 1, value_name = "N")]
+    pub workers: usize,
+    /// Pages each account may have indexed per UTC day.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKING_PAGES_PER_DAY",
+        default_value_t = 500,
+        value_name = "N"
+    )]
+    pub marking_pages_per_day: i64,
+    /// Questions each account may have marked per UTC day.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKING_QUESTIONS_PER_DAY",
+        default_value_t = 200,
+        value_name = "N"
+    )]
+    pub marking_questions_per_day: i64,
+    /// A claimed job's lease, in seconds; heartbeats renew it, and a job whose worker died is
+    /// taken over once it expires.
+    #[arg(
+        long,
+        env = "EXAMKIT_JOB_LEASE_SECONDS",
+        default_value_t = 30,
+        value_name = "S"
+    )]
+    pub job_lease_seconds: u64,
+    /// Attempts per job before it fails.
+    #[arg(
+        long,
+        env = "EXAMKIT_JOB_ATTEMPTS",
+        default_value_t = 3,
+        value_name = "N"
+    )]
+    pub job_attempts: i64,
+    /// The first retry's delay in milliseconds; each further retry doubles it.
+    #[arg(
+        long,
+        env = "EXAMKIT_JOB_BACKOFF_MS",
+        default_value_t = 5000,
+        value_name = "MS"
+    )]
+    pub job_backoff_ms: u64,
+    /// `off` indexes pages without OCR (text layers and page codes only).
+    #[arg(long, env = "EXAMKIT_OCR", value_enum, default_value = "on")]
+    pub ocr: Switch,
+    /// Which marker marks questions: `builtin` (structured schemes) or `external` (an HTTP marking
+    /// pipeline at `--marker-url`; contract in schemas/marker-contract.md).
+    #[arg(long, env = "EXAMKIT_MARKER", value_enum, default_value = "builtin")]
+    pub marker: MarkerKind,
+    /// The external marker's URL (http:// or https://).
+    #[arg(long, env = "EXAMKIT_MARKER_URL", value_name = "URL")]
+    pub marker_url: Option<String>,
+    /// The bearer token sent to the external marker.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_TOKEN",
+        value_name = "SECRET",
+        hide_env_values = true
+    )]
+    pub marker_token: Option<String>,
+    /// Each call to the external marker's time limit, in seconds.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_TIMEOUT_SECONDS",
+        default_value_t = 120,
+        value_name = "S"
+    )]
+    pub marker_timeout_seconds: u64,
+}
+
+/// The markers `--marker` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MarkerKind {
+    /// The built-in marker.
+    Builtin,
+    /// An external HTTP marker.
+    External,
+}
+
+impl MarkingArgs {
+    /// The marking configuration these flags describe; an error for an external marker without
+    /// a URL.
+    pub fn config(&self) -> Result<crate::marking::MarkingConfig, String> {
+        let defaults = crate::marking::MarkingConfig::default();
+        let marker = match self.marker {
+            MarkerKind::Builtin => crate::marking::MarkerChoice::BuiltIn,
+            MarkerKind::External => crate::marking::MarkerChoice::External {
+                url: self
+                    .marker_url
+                    .clone()
+                    .ok_or("--marker external needs --marker-url (or EXAMKIT_MARKER_URL)")?,
+                token: self.marker_token.clone(),
+                timeout: std::time::Duration::from_secs(self.marker_timeout_seconds.max(1)),
+            },
+        };
+        Ok(crate::marking::MarkingConfig {
+            marker,
+            enabled: self.automated_marking == Switch::On,
+            workers: self.workers,
+            allowance: crate::store::automated::Allowance {
+                pages_per_day: self.marking_pages_per_day.max(0),
+                questions_per_day: self.marking_questions_per_day.max(0),
+            },
+            lease: std::time::Duration::from_secs(self.job_lease_seconds.max(1)),
+            max_attempts: self.job_attempts.max(1),
+            backoff: std::time::Duration::from_millis(self.job_backoff_ms),
+            ocr: self.ocr == Switch::On,
+            ..defaults
+        })
+    }
+}
+
+/// Arguments of `examkit worker`.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    /// Log line format.
+    #[arg(long, env = "EXAMKIT_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// Automated marking's settings.
+    #[command(flatten)]
+    pub marking: MarkingArgs,
+    /// Where state is kept.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 /// Arguments of `examkit serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -107,6 +256,9 @@ pub struct ServeArgs {
     /// How many papers are typeset at once (default: one per core); further requests wait.
     #[arg(long, env = "EXAMKIT_TYPESET_CONCURRENCY", value_name = "N")]
     pub typeset_concurrency: Option<usize>,
+    /// Automated marking's settings.
+    #[command(flatten)]
+    pub marking: MarkingArgs,
     /// Where state is kept.
     #[command(flatten)]
     pub store: StoreArgs,

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod inspect;
+pub mod marking;
 pub mod serve;
 pub mod store;
 pub mod typeset;

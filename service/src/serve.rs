@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tracing_subscriber::EnvFilter;
 
-use crate::config::{LogFormat, PdfExport, RateLimits, SampleBank, ServeArgs};
+use crate::config::{LogFormat, PdfExport, RateLimits, SampleBank, ServeArgs, WorkerArgs};
 use crate::http::papers::DEFAULT_MAX_PAPERS;
 use crate::http::{self, AppState};
 use crate::store::rate::Limits;
@@ -41,6 +41,20 @@ async fn shutdown_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// Warns when OCR would run with more than one thread per engine: Tesseract's OpenMP reads its
+/// limit only at process start, so it is set in the environment (`OMP_THREAD_LIMIT=1`).
+fn check_ocr_threads(config: &crate::marking::MarkingConfig) {
+    if config.enabled
+        && config.ocr
+        && config.workers > 0
+        && examkit_scan::openmp_thread_limit() != Some(1)
+    {
+        tracing::warn!(
+            "OMP_THREAD_LIMIT is not 1: each OCR engine may use every core, which makes workers slower; start examkit with OMP_THREAD_LIMIT=1"
+        );
+    }
+}
+
 /// Runs the service.
 pub async fn run(args: ServeArgs) -> ExitCode {
     init_logging(args.log_format);
@@ -70,12 +84,50 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         tracing::warn!("PDF export is off: preparing paper PDFs is refused with 503");
     }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let marking = match args.marking.config() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("examkit serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    check_ocr_threads(&marking);
     let state = Arc::new(AppState {
         store: store.clone(),
         limits,
         typesetter: Typesetter::new(export, args.typeset_concurrency.unwrap_or(cores)),
         max_papers: DEFAULT_MAX_PAPERS,
+        marking: marking.clone(),
     });
+    let workers = if marking.enabled {
+        crate::marking::worker::spawn(store.clone(), marking)
+    } else {
+        tracing::warn!("automated marking is off: its routes answer 503");
+        match store
+            .cancel_queued_questions(
+                "automated marking was switched off while the question was queued",
+            )
+            .await
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(questions = n, "queued questions cancelled"),
+            Err(e) => tracing::warn!(error = %e, "cancelling queued questions failed"),
+        }
+        crate::marking::worker::spawn(
+            store.clone(),
+            crate::marking::MarkingConfig {
+                workers: 0,
+                ..marking
+            },
+        )
+    };
+    let workers = match workers {
+        Ok(workers) => workers,
+        Err(e) => {
+            eprintln!("examkit serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if args.rate_limits == RateLimits::Off {
         tracing::warn!("rate limits are off: no request is refused for its rate");
     }
@@ -100,6 +152,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     println!("listening on http://{addr}");
     server.await;
     pruner.abort();
+    workers.shutdown().await;
     tracing::info!("examkit stopped");
     ExitCode::SUCCESS
 }
@@ -110,4 +163,50 @@ fn state_backend(args: &ServeArgs) -> &'static str {
     } else {
         "postgres"
     }
+}
+
+/// Runs automated-marking workers on the database until SIGTERM or Ctrl-C, then stops claiming,
+/// lets running jobs finish (or releases them) and exits.
+pub async fn worker(args: WorkerArgs) -> ExitCode {
+    init_logging(args.log_format);
+    let config = match args.marking.config() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("examkit worker: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !config.enabled {
+        eprintln!("examkit worker: automated marking is off (--automated-marking off)");
+        return ExitCode::from(2);
+    }
+    check_ocr_threads(&config);
+    let store = match Store::open(&args.store.resolved_url()).await {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("examkit worker: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let count = config.workers.max(1);
+    let workers = match crate::marking::worker::spawn(
+        store,
+        crate::marking::MarkingConfig {
+            workers: count,
+            ..config
+        },
+    ) {
+        Ok(workers) => workers,
+        Err(e) => {
+            eprintln!("examkit worker: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    tracing::info!(workers = count, "examkit worker running");
+    println!("{count} worker(s) running");
+    shutdown_signal().await;
+    tracing::info!("stopping: no new jobs are claimed");
+    workers.shutdown().await;
+    tracing::info!("examkit worker stopped");
+    ExitCode::SUCCESS
 }

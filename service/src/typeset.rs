@@ -20,6 +20,8 @@ pub struct PaperPdfs {
     pub question_paper: Vec<u8>,
     /// The mark scheme.
     pub mark_scheme: Vec<u8>,
+    /// The question paper's recorded layout (page sizes, each part's text and answer space), JSON.
+    pub layout_json: String,
 }
 
 /// Why typesetting produced nothing.
@@ -83,9 +85,17 @@ impl Typesetter {
     /// Typesets both PDFs.
     pub async fn render(&self, paper: PaperDocument) -> Result<PaperPdfs, TypesetError> {
         self.run(move |renderer| {
+            let question_paper = renderer.question_paper(&paper)?;
+            let layout = match question_paper.layout {
+                Some(layout) => layout,
+                None => renderer.question_paper_layout(&paper)?,
+            };
+            let layout_json = serde_json::to_string(&layout)
+                .map_err(|e| RenderError::Export(format!("the layout cannot be recorded: {e}")))?;
             Ok(PaperPdfs {
-                question_paper: renderer.question_paper(&paper)?.pdf,
+                question_paper: question_paper.pdf,
                 mark_scheme: renderer.mark_scheme(&paper)?.pdf,
+                layout_json,
             })
         })
         .await

@@ -339,6 +339,18 @@ async fn scope_matrix(db: Db) {
     };
     let _ = completed;
     let pdf = examkit::inspect::blank_pdf(1);
+    let automated = s
+        .post_json(
+            "/v1/marking/sessions",
+            &full,
+            Some("scope-automated-0"),
+            br#"{"title":"automated"}"#,
+        )
+        .await
+        .json()["session"]["id"]
+        .as_str()
+        .expect("session id")
+        .to_owned();
     let routes: Vec<RouteCase> = vec![
         (
             Method::POST,
@@ -396,6 +408,54 @@ async fn scope_matrix(db: Db) {
             None,
         ),
         (
+            Method::POST,
+            "/v1/marking/sessions".into(),
+            Scope::MarkingSubmit,
+            vec![
+                ("content-type", "application/json"),
+                ("idempotency-key", "scope-automated-1"),
+            ],
+            Some(br#"{"title":"t"}"#.to_vec()),
+        ),
+        (
+            Method::POST,
+            format!("/v1/marking/sessions/{automated}/assets?kind=work&name=a.pdf"),
+            Scope::MarkingSubmit,
+            vec![("content-type", "application/pdf")],
+            Some(examkit::inspect::blank_pdf(1)),
+        ),
+        (
+            Method::POST,
+            format!("/v1/marking/sessions/{automated}/start"),
+            Scope::MarkingSubmit,
+            vec![("idempotency-key", "scope-automated-2")],
+            None,
+        ),
+        (
+            Method::POST,
+            format!("/v1/marking/sessions/{automated}/questions"),
+            Scope::MarkingSubmit,
+            vec![
+                ("content-type", "application/json"),
+                ("idempotency-key", "scope-automated-3"),
+            ],
+            Some(br#"{}"#.to_vec()),
+        ),
+        (
+            Method::POST,
+            format!("/v1/marking/questions/{question}/cancel"),
+            Scope::MarkingSubmit,
+            vec![],
+            None,
+        ),
+        (
+            Method::GET,
+            format!("/v1/marking/assets/{work}/pages/1"),
+            Scope::MarkingRead,
+            vec![],
+            None,
+        ),
+        (
             Method::PATCH,
             format!("/v1/marking/questions/{question}"),
             Scope::MarkingReview,
@@ -405,7 +465,8 @@ async fn scope_matrix(db: Db) {
     ];
     for (method, path, needed, headers, body) in routes {
         let others: Vec<Scope> = ALL.iter().copied().filter(|s| *s != needed).collect();
-        let without = s.key(&user, &others).await;
+        let expires = examkit::store::now_ms() + 86_400_000;
+        let (without, without_id) = s.key_expiring(&user, &others, expires).await;
         let resp = s
             .send(
                 method.clone(),
@@ -422,10 +483,14 @@ async fn scope_matrix(db: Db) {
             "{method} {path}"
         );
 
-        let only = s.key(&user, &[needed]).await;
+        let (only, only_id) = s.key_expiring(&user, &[needed], expires).await;
         let resp = s
             .send(method.clone(), &path, Some(&only), &headers, body)
             .await;
+        // An account holds at most 20 active keys: these two have done their part.
+        for id in [&without_id, &only_id] {
+            s.store.revoke_key(id).await.expect("revoke");
+        }
         assert_ne!(
             resp.status,
             403,
@@ -770,7 +835,8 @@ async fn import_flow(db: Db) {
     assert_eq!(read.status, 200);
     assert_eq!(read.json()["session"], completed["session"]);
     let list = s.get("/v1/marking/sessions", &key).await.json();
-    assert_eq!(list["enabled"], false);
+    // Automated marking is on by default; imports are listed with its sessions.
+    assert_eq!(list["enabled"], true);
     let sessions = list["sessions"].as_array().expect("sessions");
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0]["id"], import.as_str());

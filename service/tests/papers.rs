@@ -887,9 +887,22 @@ async fn exports_of_each_revision(db: Db) {
             "{}",
             String::from_utf8_lossy(&ready.body)
         );
+        let mut body = ready.json();
+        let layout = body
+            .as_object_mut()
+            .and_then(|b| b.remove("layout"))
+            .expect("the layout is returned");
         assert_eq!(
-            ready.json(),
+            body,
             json!({"ready": true, "paperId": PAPER, "revision": 1})
+        );
+        assert_eq!(layout["paperId"], PAPER);
+        assert_eq!(layout["revision"], 1);
+        assert!(
+            !layout["questions"]
+                .as_array()
+                .expect("questions")
+                .is_empty()
         );
     }
     assert_eq!(

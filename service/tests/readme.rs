@@ -1,5 +1,5 @@
-//! The root README's curl sections, "Import a marked paper with curl" and "Search the bank and
-//! build a paper with curl", each run as written.
+//! The root README's curl sections, "Import a marked paper with curl", "Search the bank and
+//! build a paper with curl" and "Mark a completed scan with curl", each run as written.
 //!
 //! A section's `sh` code blocks are extracted from `../README.md` and run, in order, as one bash
 //! script with `set -euo pipefail`: the import section from the repository root (it reads the
@@ -10,7 +10,10 @@
 //!   commands' `examkit` is this build;
 //! - `EXAMKIT_LISTEN` and `EXAMKIT_URL` name a free port on 127.0.0.1 instead of 8080, and
 //!   `EXAMKIT_DATA_DIR` a temporary directory instead of `./data`;
-//! - `DATABASE_URL` is removed, and background jobs are killed when the script exits.
+//! - `DATABASE_URL` is removed, and background jobs are killed when the script exits;
+//! - the marking section's `cargo install --path examples/scanmaker` line is left out: the
+//!   `examkit-scanmaker` built beside this test's `examkit` is on `PATH` instead (build it with
+//!   `cargo build -p examkit-scanmaker`; `cargo test` of the workspace does).
 //!
 //! `EXAMKIT_README` points the test at another file (to check a draft of the section).
 
@@ -20,6 +23,8 @@ use std::time::{Duration, Instant};
 
 const IMPORT: &str = "## Import a marked paper with curl";
 const PAPERS: &str = "## Search the bank and build a paper with curl";
+const MARKING: &str = "## Mark a completed scan with curl";
+const INSTALL_SCANMAKER: &str = "cargo install --path examples/scanmaker --locked";
 
 /// The `sh` code blocks of the section under `heading`, up to the next `## ` heading.
 fn section_blocks(readme: &str, heading: &str) -> Result<Vec<String>, String> {
@@ -80,9 +85,14 @@ fn run_section(heading: &str, cwd: &Path) -> String {
     let readme = std::fs::read_to_string(&readme_path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", readme_path.display()));
     let blocks = section_blocks(&readme, heading).unwrap_or_else(|message| panic!("{message}"));
+    let commands: Vec<&str> = blocks
+        .iter()
+        .flat_map(|b| b.lines())
+        .filter(|l| !l.trim_start().starts_with(INSTALL_SCANMAKER))
+        .collect();
     let script = format!(
         "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n{}\n",
-        blocks.join("\n")
+        commands.join("\n")
     );
 
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_examkit"));
@@ -114,7 +124,7 @@ fn run_section(heading: &str, cwd: &Path) -> String {
         "the README sequence failed ({})\nscript:\n{script}\nstdout:\n{out}\nstderr:\n{err}",
         run.status
     );
-    assert!(started.elapsed() < Duration::from_secs(180));
+    assert!(started.elapsed() < Duration::from_secs(600));
     // It ran against this build, on the test's port and data directory.
     assert!(
         out.contains(&format!("listening on http://127.0.0.1:{port}")),
@@ -166,4 +176,32 @@ fn readme_papers_section_runs_as_written() {
             assert!(bytes.starts_with(b"%PDF-"), "{} is a PDF", pdf.display());
         }
     }
+}
+
+#[test]
+fn readme_marking_section_runs_as_written() {
+    let scanmaker = PathBuf::from(env!("CARGO_BIN_EXE_examkit"))
+        .with_file_name(format!("examkit-scanmaker{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        scanmaker.exists(),
+        "{} is missing: build it with `cargo build -p examkit-scanmaker`",
+        scanmaker.display()
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = run_section(MARKING, &root);
+    // The indexing result shows each page's questions, found by the page code.
+    assert!(out.contains("work page 2: work, turned 180"), "{out}");
+    assert!(out.contains("found by ['pageCode']"), "{out}");
+    // Every question reached a terminal status with located results, and one was reviewed.
+    for label in ["1", "2", "3"] {
+        assert!(
+            out.contains(&format!("question {label}: completed"))
+                || out.contains(&format!("question {label}: needs_review")),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains("\"revision\":2"),
+        "the review saved revision 2: {out}"
+    );
 }

@@ -128,6 +128,27 @@ pub enum ApiError {
     RevisionNotExportable(String),
     /// PDF export is turned off in this service's configuration.
     PdfExportDisabled,
+    /// Automated marking is turned off in this service's configuration.
+    AutomatedMarkingDisabled,
+    /// The session was started: it takes no more files, and a new start is a conflict.
+    SessionStarted,
+    /// Starting needs at least one work file.
+    WorkRequired,
+    /// Starting needs a mark scheme: an uploaded scheme file or one attached from a paper.
+    SchemeRequired,
+    /// The session's indexing has not finished: its pages cannot be selected yet.
+    IndexingNotFinished,
+    /// The marking question has already ended (completed, needs_review, failed or cancelled).
+    QuestionFinished(String),
+    /// The marking question has no result to review (queued, running, failed or cancelled).
+    QuestionNotMarked(String),
+    /// The account's automated-marking allowance for today would be exceeded.
+    AllowanceExhausted {
+        /// What is exhausted, for the message.
+        message: String,
+        /// Seconds until the allowance renews (the next UTC day).
+        retry_after: i64,
+    },
 }
 
 impl ApiError {
@@ -324,6 +345,46 @@ impl ApiError {
             503,
             "PDF export is turned off in this service's configuration.",
         ),
+        (
+            "automated_marking_disabled",
+            503,
+            "Automated marking is turned off in this service's configuration; imports still work.",
+        ),
+        (
+            "session_started",
+            409,
+            "The marking session was already started: it takes no more files, and starting it again needs the first start's Idempotency-Key.",
+        ),
+        (
+            "work_required",
+            422,
+            "Starting a marking session needs at least one uploaded work file (a completed student scan).",
+        ),
+        (
+            "scheme_required",
+            422,
+            "Starting a marking session needs a mark scheme: an uploaded scheme file, or the one attached by from-builder.",
+        ),
+        (
+            "indexing_not_finished",
+            409,
+            "The session's pages are still being indexed (or it was not started); wait until the session says indexingFinished, then request the question.",
+        ),
+        (
+            "question_finished",
+            409,
+            "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.",
+        ),
+        (
+            "question_not_marked",
+            409,
+            "The marking question has no result to review: it is queued, running, failed or cancelled.",
+        ),
+        (
+            "marking_allowance_exhausted",
+            429,
+            "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).",
+        ),
     ];
 
     /// The HTTP status.
@@ -367,10 +428,17 @@ impl ApiError {
             | ApiError::TooManyPapers(_)
             | ApiError::PaperTooLong { .. }
             | ApiError::PaperNotTypesettable(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::ServiceUnavailable(_) | ApiError::PdfExportDisabled => {
-                StatusCode::SERVICE_UNAVAILABLE
+            ApiError::RateLimited { .. } | ApiError::AllowanceExhausted { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
             }
+            ApiError::ServiceUnavailable(_)
+            | ApiError::PdfExportDisabled
+            | ApiError::AutomatedMarkingDisabled => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::SessionStarted
+            | ApiError::IndexingNotFinished
+            | ApiError::QuestionFinished(_)
+            | ApiError::QuestionNotMarked(_) => StatusCode::CONFLICT,
+            ApiError::WorkRequired | ApiError::SchemeRequired => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -421,6 +489,14 @@ impl ApiError {
             ApiError::ExportsNotReady => "exports_not_ready",
             ApiError::RevisionNotExportable(_) => "revision_not_exportable",
             ApiError::PdfExportDisabled => "pdf_export_disabled",
+            ApiError::AutomatedMarkingDisabled => "automated_marking_disabled",
+            ApiError::SessionStarted => "session_started",
+            ApiError::WorkRequired => "work_required",
+            ApiError::SchemeRequired => "scheme_required",
+            ApiError::AllowanceExhausted { .. } => "marking_allowance_exhausted",
+            ApiError::IndexingNotFinished => "indexing_not_finished",
+            ApiError::QuestionFinished(_) => "question_finished",
+            ApiError::QuestionNotMarked(_) => "question_not_marked",
         }
     }
 
@@ -509,6 +585,39 @@ impl ApiError {
             ApiError::PdfExportDisabled => {
                 "PDF export is turned off in this service's configuration".into()
             }
+            ApiError::AutomatedMarkingDisabled => {
+                "automated marking is turned off in this service's configuration".into()
+            }
+            ApiError::SessionStarted => {
+                "this marking session was already started; it takes no more files, and a repeated start must reuse the first start's Idempotency-Key".into()
+            }
+            ApiError::WorkRequired => {
+                "upload at least one work file (a completed student scan) before starting".into()
+            }
+            ApiError::SchemeRequired => {
+                "upload a mark scheme (kind=scheme), or create the session from a paper, before starting".into()
+            }
+            ApiError::IndexingNotFinished => {
+                "the session's pages are not indexed yet; wait until the session says indexingFinished".into()
+            }
+            ApiError::QuestionFinished(status) => {
+                format!("the marking question has already ended ({status})")
+            }
+            ApiError::QuestionNotMarked(status) => {
+                format!("the marking question has no result to review ({status})")
+            }
+            ApiError::AllowanceExhausted { message, retry_after } => {
+                format!("{message}; the allowance renews in {retry_after} seconds")
+            }
+        }
+    }
+
+    /// The seconds a client should wait before retrying, sent as `Retry-After`.
+    pub fn retry_after(&self) -> Option<i64> {
+        match self {
+            ApiError::RateLimited { retry_after }
+            | ApiError::AllowanceExhausted { retry_after, .. } => Some(*retry_after),
+            _ => None,
         }
     }
 

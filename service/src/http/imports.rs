@@ -12,7 +12,7 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use examkit_engine::limits::MAX_DOCUMENT_BYTES;
-use examkit_engine::{Asset, AssetKind, Outcome};
+use examkit_engine::{Asset, Outcome};
 
 use super::marking::{asset_view, session_view};
 use super::{
@@ -150,6 +150,21 @@ async fn upload(
     body: Body,
 ) -> Result<Reply, ApiError> {
     let session = owned_import(&ctx, &p, &id).await?;
+    receive_asset(&ctx, &p, &session, &query, body, ApiError::ImportCompleted).await
+}
+
+/// Receives one uploaded file into a draft session (an import or a session for automated
+/// marking): the query's `kind` and `name`, the declared and sniffed content type, the size and
+/// page limits, then the store's per-session limits. `closed` is the error for a session that
+/// takes no more files.
+pub async fn receive_asset(
+    ctx: &Ctx,
+    p: &Principal,
+    session: &SessionRow,
+    query: &str,
+    body: Body,
+    closed: ApiError,
+) -> Result<Reply, ApiError> {
     let mut kind = None;
     let mut name = None;
     for (key, value) in form_urlencoded::parse(query.as_bytes()) {
@@ -204,9 +219,9 @@ async fn upload(
         )));
     };
     if session.status != "draft" {
-        return Err(ApiError::ImportCompleted);
+        return Err(closed);
     }
-    let bytes = read_body(&ctx, body, MAX_FILE_BYTES, ApiError::FileTooLarge).await?;
+    let bytes = read_body(ctx, body, MAX_FILE_BYTES, ApiError::FileTooLarge).await?;
     if bytes.is_empty() {
         return Err(ApiError::EmptyBody);
     }
@@ -246,6 +261,7 @@ async fn upload(
         .add_asset(
             &p.user.id,
             &session.id,
+            &session.origin,
             kind,
             &name,
             declared_type.media_type(),
@@ -256,8 +272,14 @@ async fn upload(
         .await;
     let asset = match added {
         Ok(asset) => asset,
-        Err(AddAssetError::NotFound) => return Err(ApiError::NotFound("import")),
-        Err(AddAssetError::Completed) => return Err(ApiError::ImportCompleted),
+        Err(AddAssetError::NotFound) => {
+            return Err(ApiError::NotFound(if session.origin == "import" {
+                "import"
+            } else {
+                "marking session"
+            }));
+        }
+        Err(AddAssetError::Completed) => return Err(closed),
         Err(AddAssetError::TooManyFiles) => return Err(ApiError::TooManyFiles),
         Err(AddAssetError::SessionTooLarge) => return Err(ApiError::SessionTooLarge),
         Err(AddAssetError::Store(e)) => return Err(e.into()),
@@ -272,20 +294,7 @@ async fn upload(
 pub fn engine_assets(assets: &[AssetRow]) -> Result<Vec<Asset>, ApiError> {
     assets
         .iter()
-        .map(|a| {
-            let id = uuid::Uuid::parse_str(&a.id).map_err(|_| ApiError::Internal)?;
-            let kind = if a.kind == "work" {
-                AssetKind::Work
-            } else {
-                AssetKind::Scheme
-            };
-            let page_count = u32::try_from(a.page_count).map_err(|_| ApiError::Internal)?;
-            Ok(Asset {
-                id,
-                kind,
-                page_count,
-            })
-        })
+        .map(|a| a.to_engine().ok_or(ApiError::Internal))
         .collect()
 }
 

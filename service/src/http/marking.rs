@@ -20,6 +20,7 @@ use super::{
     read_body, require_json,
 };
 use crate::auth::Scope;
+use crate::store::automated::PageRecord;
 use crate::store::marking::{AssetRow, QuestionData, QuestionRow, ReviewError, SessionRow};
 use crate::store::{Store, rfc3339};
 
@@ -156,7 +157,14 @@ pub fn question_view(q: &QuestionRow, kinds: &HashMap<String, String>) -> Result
         "label": q.label,
         "status": q.status,
         "revision": q.revision,
-        "error": null,
+        "error": q
+            .error_json
+            .as_deref()
+            .and_then(|e| serde_json::from_str::<Value>(e).ok()),
+        "markedBy": q
+            .marker_json
+            .as_deref()
+            .and_then(|m| serde_json::from_str::<Value>(m).ok()),
         "score": score(q.awarded, q.possible, q.max_marks),
         "sourceDocuments": {
             "workAssetIds": of_kind("work"),
@@ -194,7 +202,86 @@ pub async fn session_view(store: &Store, s: &SessionRow) -> Result<Value, ApiErr
         total(|q| q.max_marks),
     );
     view["needsReview"] = json!(questions.iter().any(|q| q.status == "needs_review"));
+    if s.origin == crate::store::automated::ORIGIN {
+        let pages = store.session_pages(&s.id).await?;
+        view["indexing"] = if s.indexing_state.is_some() {
+            indexing_view(s, &pages, &assets)
+        } else {
+            Value::Null
+        };
+    }
     Ok(view)
+}
+
+/// Whether a session's indexing has finished, so that its question list is complete.
+fn indexing_finished(s: &SessionRow) -> bool {
+    matches!(s.indexing_state.as_deref(), Some("completed" | "failed"))
+}
+
+/// One indexed page: where it is, which way up, what it is (and whether it can be evidence of a
+/// student's answer), the questions found on it and how, and its page code.
+pub fn page_view(p: &PageRecord, asset_kind: &str, script: bool) -> Value {
+    // A page with nothing added, on an asset that has the student's writing elsewhere, is a blank
+    // page of the script: it locates blank answers, never supports an award.
+    let (role, reason) = if script && p.role == "clean_paper" {
+        (
+            "blank",
+            "nothing was written on this page of the student's script: it locates blank answers and never supports an award".to_owned(),
+        )
+    } else {
+        (p.role.as_str(), p.role_reason.clone())
+    };
+    let parse = |text: &Option<String>| {
+        text.as_deref()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .unwrap_or(Value::Null)
+    };
+    json!({
+        "assetId": p.asset_id,
+        "page": p.page,
+        "pageId": format!("{}:p{}", p.asset_id, p.page),
+        "kind": asset_kind,
+        "state": p.state,
+        "error": p.error,
+        "orientation": p.orientation,
+        "textSource": p.text_source,
+        "widthPx": p.width_px,
+        "heightPx": p.height_px,
+        "role": role,
+        "evidence": p.state == "ok" && p.role == "work",
+        "reason": reason,
+        "questions": serde_json::from_str::<Value>(&p.labels_json).unwrap_or(Value::Null),
+        "pageCode": parse(&p.code_json),
+        "comparison": parse(&p.compare_json),
+        "indexedAt": rfc3339(p.indexed_at),
+    })
+}
+
+/// The `indexing` object: state, progress and, page by page, what indexing found.
+pub fn indexing_view(s: &SessionRow, pages: &[PageRecord], assets: &[AssetRow]) -> Value {
+    let kinds: HashMap<&str, &str> = assets
+        .iter()
+        .map(|a| (a.id.as_str(), a.kind.as_str()))
+        .collect();
+    let scripts = crate::marking::indexing::scripts(pages);
+    json!({
+        "state": s.indexing_state,
+        "finished": indexing_finished(s),
+        "pagesDone": s.pages_done,
+        "pagesTotal": s.pages_total,
+        "startedAt": s.started_at.map(rfc3339),
+        "finishedAt": s.indexed_at.map(rfc3339),
+        "pages": pages
+            .iter()
+            .map(|p| {
+                page_view(
+                    p,
+                    kinds.get(p.asset_id.as_str()).copied().unwrap_or("work"),
+                    scripts.contains(&p.asset_id),
+                )
+            })
+            .collect::<Vec<_>>(),
+    })
 }
 
 fn header_view(s: &SessionRow) -> Value {
@@ -202,7 +289,7 @@ fn header_view(s: &SessionRow) -> Value {
         .source_json
         .as_deref()
         .and_then(|j| serde_json::from_str::<Value>(j).ok());
-    json!({
+    let mut view = json!({
         "id": s.id,
         "title": s.title,
         "kind": s.origin,
@@ -212,7 +299,17 @@ fn header_view(s: &SessionRow) -> Value {
         "completedAt": s.completed_at.map(rfc3339),
         "source": source,
         "coverageKind": s.coverage_kind,
-    })
+    });
+    if s.origin == crate::store::automated::ORIGIN {
+        view["paper"] = json!(
+            s.paper
+                .as_ref()
+                .map(|(id, revision)| json!({ "id": id, "revision": revision }))
+        );
+        view["indexingState"] = json!(s.indexing_state);
+        view["indexingFinished"] = json!(indexing_finished(s));
+    }
+    view
 }
 
 async fn list(ctx: Ctx, p: Principal) -> Result<Reply, ApiError> {
@@ -232,10 +329,9 @@ async fn list(ctx: Ctx, p: Principal) -> Result<Reply, ApiError> {
             view
         })
         .collect();
-    // Automated marking is not offered by this server; imported sessions are listed all the same.
     Reply::json(
         StatusCode::OK,
-        &json!({ "enabled": false, "sessions": sessions }),
+        &json!({ "enabled": ctx.state.marking.enabled, "sessions": sessions }),
     )
 }
 
@@ -286,6 +382,9 @@ async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         return Err(ApiError::InvalidBody(
             "decisions must hold at least one decision".into(),
         ));
+    }
+    if current.status != "completed" && current.status != "needs_review" {
+        return Err(ApiError::QuestionNotMarked(current.status.clone()));
     }
     if request.revision != current.revision {
         return Err(ApiError::StaleRevision(current.revision));
@@ -349,9 +448,11 @@ async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         object.remove("complete");
     }
     let total_marks = criteria.len();
+    // An import's source is the session's; an automated question's is its marker's.
     let source: Value = session
         .source_json
         .as_deref()
+        .or(current.marker_json.as_deref())
         .and_then(|s| serde_json::from_str(s).ok())
         .ok_or(ApiError::Internal)?;
     let document = json!({

@@ -14,6 +14,7 @@ pub mod me;
 pub mod paper_body;
 pub mod papers;
 pub mod questions;
+pub mod sessions;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -50,6 +51,8 @@ pub struct AppState {
     pub typesetter: crate::typeset::Typesetter,
     /// The most papers one account may hold.
     pub max_papers: usize,
+    /// Automated marking: whether it is offered, the allowance, the workers' settings.
+    pub marking: crate::marking::MarkingConfig,
 }
 
 impl AppState {
@@ -61,6 +64,7 @@ impl AppState {
             limits,
             typesetter: crate::typeset::Typesetter::with_default_concurrency(true),
             max_papers: papers::DEFAULT_MAX_PAPERS,
+            marking: crate::marking::MarkingConfig::default(),
         }
     }
 }
@@ -394,7 +398,7 @@ impl Ctx {
                     "application/json",
                     error.body(&self.request_id),
                 );
-                if let ApiError::RateLimited { retry_after } = error {
+                if let Some(retry_after) = error.retry_after() {
                     set_header(&mut response, "retry-after", &retry_after.to_string());
                 }
                 response
@@ -496,7 +500,10 @@ impl Ctx {
         let result = operation().await;
         let stored = match &result {
             Ok(reply) => Some((reply.status.as_u16(), reply.body.clone())),
-            Err(e) if e.status().is_client_error() => Some((e.status().as_u16(), e.body(""))),
+            // A 429 is not an answer to keep: the same request may succeed once the limit renews.
+            Err(e) if e.status().is_client_error() && e.retry_after().is_none() => {
+                Some((e.status().as_u16(), e.body("")))
+            }
             Err(_) => None,
         };
         match stored {
@@ -567,6 +574,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(imports::routes(state.clone()))
         .unify()
         .or(marking::routes(state.clone()))
+        .unify()
+        .or(sessions::routes(state.clone()))
         .unify()
         .or(questions::routes(state.clone()))
         .unify()

@@ -594,45 +594,90 @@ async fn prepare(
     let revision = revision.ok_or(ApiError::Internal)?;
     let value = json_body(&ctx, body).await?;
     paper_body::export(&value).map_err(invalid_fields)?;
-    let paper = stored(&ctx, &p, &id, Some(revision)).await?;
+    stored(&ctx, &p, &id, Some(revision)).await?;
     if !ctx.state.typesetter.export_enabled() {
         return Err(ApiError::PdfExportDisabled);
     }
-    if !paper.exports_ready {
-        let bank = saved_revisions(&ctx, &paper.content.questions).await?;
-        let doc = document(&ctx, &id, revision, &paper.content, &bank).await?;
-        let pdfs = ctx
-            .state
-            .typesetter
-            .render(doc)
-            .await
-            .map_err(|e| match e {
-                TypesetError::Render(e) => ApiError::RevisionNotExportable(e.to_string()),
-                TypesetError::Timeout(limit) => ApiError::ServiceUnavailable(format!(
-                    "the PDFs were not ready within {} seconds; retry the same request",
-                    limit.as_secs()
-                )),
-                TypesetError::Task(e) => {
-                    tracing::error!(error = %e, "typesetting task failed");
-                    ApiError::Internal
-                }
-            })?;
+    ensure_exports(&ctx, &p, &id, revision).await?;
+    // The question paper's recorded layout (each part's text and answer space), for clients that
+    // place or read answers on its pages.
+    let layout = ctx
+        .state
+        .store
+        .export_layout(&p.user.id, &id, revision)
+        .await?
+        .flatten()
+        .and_then(|layout| serde_json::from_str::<Value>(&layout).ok())
+        .unwrap_or(Value::Null);
+    Reply::json(
+        StatusCode::OK,
+        &json!({ "ready": true, "paperId": id, "revision": revision, "layout": layout }),
+    )
+}
+
+/// Prepares a revision's PDFs when they are not prepared yet (typeset once, stored, with the
+/// answer-space layout of the question paper), and returns the revision and its bank revisions.
+/// Exports prepared before layouts were recorded get theirs typeset again (the same bytes).
+pub(crate) async fn ensure_exports(
+    ctx: &Ctx,
+    p: &Principal,
+    id: &str,
+    revision: i64,
+) -> Result<(StoredPaper, Vec<BankRevision>), ApiError> {
+    let paper = stored(ctx, p, id, Some(revision)).await?;
+    let bank = saved_revisions(ctx, &paper.content.questions).await?;
+    let layout_missing = paper.exports_ready
+        && matches!(
+            ctx.state
+                .store
+                .export_layout(&p.user.id, id, revision)
+                .await?,
+            Some(None)
+        );
+    if paper.exports_ready && !layout_missing {
+        return Ok((paper, bank));
+    }
+    if !ctx.state.typesetter.export_enabled() {
+        return Err(ApiError::PdfExportDisabled);
+    }
+    let doc = document(ctx, id, revision, &paper.content, &bank).await?;
+    let pdfs = ctx
+        .state
+        .typesetter
+        .render(doc)
+        .await
+        .map_err(|e| match e {
+            TypesetError::Render(e) => ApiError::RevisionNotExportable(e.to_string()),
+            TypesetError::Timeout(limit) => ApiError::ServiceUnavailable(format!(
+                "the PDFs were not ready within {} seconds; retry the same request",
+                limit.as_secs()
+            )),
+            TypesetError::Task(e) => {
+                tracing::error!(error = %e, "typesetting task failed");
+                ApiError::Internal
+            }
+        })?;
+    if paper.exports_ready {
+        ctx.state
+            .store
+            .save_export_layout(&p.user.id, id, revision, &pdfs.layout_json)
+            .await?;
+    } else {
         ctx.state
             .store
             .save_paper_exports(
                 &p.user.id,
-                &id,
+                id,
                 revision,
                 &pdfs.question_paper,
                 &pdfs.mark_scheme,
+                &pdfs.layout_json,
                 now_ms(),
             )
             .await?;
     }
-    Reply::json(
-        StatusCode::OK,
-        &json!({ "ready": true, "paperId": id, "revision": revision }),
-    )
+    let paper = stored(ctx, p, id, Some(revision)).await?;
+    Ok((paper, bank))
 }
 
 async fn download(

@@ -37,6 +37,18 @@ pub struct SessionRow {
     pub coverage_kind: Option<String>,
     /// The engine's outcome at completion, canonical JSON.
     pub outcome_json: Option<String>,
+    /// The paper a session for automated marking was made from, and its revision.
+    pub paper: Option<(String, i64)>,
+    /// Indexing: `None` before start, then `queued`, `running`, `completed` or `failed`.
+    pub indexing_state: Option<String>,
+    /// Pages to index.
+    pub pages_total: i64,
+    /// Pages indexed (successfully or not).
+    pub pages_done: i64,
+    /// When automated marking was started, Unix milliseconds.
+    pub started_at: Option<i64>,
+    /// When indexing finished, Unix milliseconds.
+    pub indexed_at: Option<i64>,
 }
 
 /// A session with its counts, for lightweight listings.
@@ -104,6 +116,11 @@ pub struct QuestionRow {
     pub created_at: i64,
     /// Last change, Unix milliseconds.
     pub updated_at: i64,
+    /// Why an automated question failed or was cancelled: `{code, message, details?}`, JSON.
+    pub error_json: Option<String>,
+    /// Who marked an automated question: the submission `source` its result was validated with,
+    /// JSON.
+    pub marker_json: Option<String>,
 }
 
 /// A question to save at completion or review.
@@ -180,11 +197,12 @@ pub enum ReviewError {
 }
 
 const SESSION_COLUMNS: &str = "id, user_id, title, origin, status, created_at, updated_at, \
-     completed_at, submission_sha256, source_json, coverage_kind, outcome_json";
+     completed_at, submission_sha256, source_json, coverage_kind, outcome_json, paper_id, \
+     paper_revision, indexing_state, pages_total, pages_done, started_at, indexed_at";
 const ASSET_COLUMNS: &str =
     "id, session_id, kind, name, content_type, size_bytes, page_count, sha256, created_at";
 const QUESTION_COLUMNS: &str = "id, session_id, position, label, status, revision, awarded, \
-     possible, max_marks, question_json, result_json, created_at, updated_at";
+     possible, max_marks, question_json, result_json, created_at, updated_at, error_json, marker";
 
 fn session_from_row(row: &AnyRow) -> Result<SessionRow, sqlx::Error> {
     Ok(SessionRow {
@@ -200,6 +218,18 @@ fn session_from_row(row: &AnyRow) -> Result<SessionRow, sqlx::Error> {
         source_json: row.try_get("source_json")?,
         coverage_kind: row.try_get("coverage_kind")?,
         outcome_json: row.try_get("outcome_json")?,
+        paper: match (
+            row.try_get::<Option<String>, _>("paper_id")?,
+            row.try_get::<Option<i64>, _>("paper_revision")?,
+        ) {
+            (Some(id), Some(revision)) => Some((id, revision)),
+            _ => None,
+        },
+        indexing_state: row.try_get("indexing_state")?,
+        pages_total: row.try_get("pages_total")?,
+        pages_done: row.try_get("pages_done")?,
+        started_at: row.try_get("started_at")?,
+        indexed_at: row.try_get("indexed_at")?,
     })
 }
 
@@ -232,7 +262,24 @@ fn question_from_row(row: &AnyRow) -> Result<QuestionRow, sqlx::Error> {
         result_json: row.try_get("result_json")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
+        error_json: row.try_get("error_json")?,
+        marker_json: row.try_get("marker")?,
     })
+}
+
+impl AssetRow {
+    /// The engine's view of the asset; `None` when a stored value is out of its range.
+    pub fn to_engine(&self) -> Option<examkit_engine::Asset> {
+        Some(examkit_engine::Asset {
+            id: uuid::Uuid::parse_str(&self.id).ok()?,
+            kind: if self.kind == "work" {
+                examkit_engine::AssetKind::Work
+            } else {
+                examkit_engine::AssetKind::Scheme
+            },
+            page_count: u32::try_from(self.page_count).ok()?,
+        })
+    }
 }
 
 impl Store {
@@ -257,6 +304,12 @@ impl Store {
             source_json: None,
             coverage_kind: None,
             outcome_json: None,
+            paper: None,
+            indexing_state: None,
+            pages_total: 0,
+            pages_done: 0,
+            started_at: None,
+            indexed_at: None,
         };
         let statement = sqlx::query(
             "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, updated_at) \
@@ -333,13 +386,14 @@ impl Store {
         Ok(rows.iter().map(asset_from_row).collect::<Result<_, _>>()?)
     }
 
-    /// Adds an asset to a draft import of this account, enforcing the per-session file count and
-    /// total size in the same transaction as the insert.
+    /// Adds an asset to a draft session of this account and `origin` (`import` or `automated`),
+    /// enforcing the per-session file count and total size in the same transaction as the insert.
     #[allow(clippy::too_many_arguments)]
     pub async fn add_asset(
         &self,
         user_id: &str,
         session_id: &str,
+        origin: &str,
         kind: &str,
         name: &str,
         content_type: &str,
@@ -350,11 +404,12 @@ impl Store {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
         let touched = sqlx::query(
-            "UPDATE marking_sessions SET updated_at = $1 WHERE id = $2 AND user_id = $3 AND origin = 'import'",
+            "UPDATE marking_sessions SET updated_at = $1 WHERE id = $2 AND user_id = $3 AND origin = $4",
         )
         .bind(now)
         .bind(session_id)
         .bind(user_id)
+        .bind(origin)
         .execute(&mut *tx)
         .await?;
         if touched.rows_affected() == 0 {

@@ -5,9 +5,12 @@
 //! Each backend has its own migrations (`migrations/sqlite`, `migrations/postgres`), applied at start.
 
 pub mod accounts;
+pub mod automated;
+pub mod automated_questions;
 pub mod bank;
 pub mod favourites;
 pub mod idempotency;
+pub mod jobs;
 pub mod marking;
 pub mod papers;
 pub mod questions;

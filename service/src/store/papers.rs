@@ -367,8 +367,9 @@ impl Store {
             .collect()
     }
 
-    /// Stores a revision's two PDFs; a second preparation of the same revision keeps the first
+    /// Stores a revision's two PDFs and the question paper's answer-space layout (JSON); a second preparation of the same revision keeps the first
     /// (rendering is deterministic, so they are the same bytes).
+    #[allow(clippy::too_many_arguments)]
     pub async fn save_paper_exports(
         &self,
         user_id: &str,
@@ -376,14 +377,15 @@ impl Store {
         revision: i64,
         question_paper: &[u8],
         mark_scheme: &[u8],
+        layout_json: &str,
         now: i64,
     ) -> Result<(), StoreError> {
         self.execute_write(
             Durability::Saved,
             sqlx::query(
                 "INSERT INTO paper_exports \
-             (user_id, paper_id, revision, question_paper, mark_scheme, prepared_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
+             (user_id, paper_id, revision, question_paper, mark_scheme, prepared_at, layout_json) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
              ON CONFLICT (user_id, paper_id, revision) DO NOTHING",
             )
             .bind(user_id)
@@ -391,7 +393,8 @@ impl Store {
             .bind(revision)
             .bind(question_paper)
             .bind(mark_scheme)
-            .bind(now),
+            .bind(now)
+            .bind(layout_json),
         )
         .await?;
         Ok(())

@@ -1,0 +1,355 @@
+//! The built-in marker: for structured schemes, it reads each part's answer space on the
+//! student's pages and compares what is written there with the criterion's accepted answers.
+//!
+//! For each criterion, in the scheme's order:
+//! - an accepted answer found in the part's answer space (see [`crate::marking::answers`]) is
+//!   `awarded`, the evidence box on the found words and the quote their text;
+//! - a blank answer space is `withheld`, the evidence box on the empty answer space, quoted as
+//!   blank;
+//! - anything else is `uncertain` with its reason (a method mark it cannot judge, an answer it
+//!   cannot prove equivalent, an answer space it cannot find), so the question needs review.
+//!
+//! It never invents an award: conditions are checked `uncertain` (it cannot judge them), so an
+//! award that depends on a condition or on an uncertain method mark is reviewed by a person
+//! (the engine applies the contract's scoring rules). With a scheme it cannot read as structured
+//! criteria it says so: one uncertain allocation for the whole question, its reason stated.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde_json::{Value, json};
+
+use super::answers::{self, MatchKind, WordBox};
+use super::marker::{
+    MarkFuture, MarkRequest, Marked, Marker, MarkerError, PageWord, Rect, Scheme, WorkPage,
+};
+use super::questions::turned;
+
+/// The built-in marker.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BuiltIn;
+
+/// The quote of a blank answer space.
+pub const BLANK_QUOTE: &str = "blank: nothing is written in the answer space";
+
+impl Marker for BuiltIn {
+    fn name(&self) -> &'static str {
+        "builtin"
+    }
+
+    fn needs_images(&self) -> bool {
+        false
+    }
+
+    fn mark<'a>(&'a self, request: &'a MarkRequest, _cancelled: Arc<AtomicBool>) -> MarkFuture<'a> {
+        Box::pin(async move { mark(request) })
+    }
+}
+
+/// Where a part's answer is looked for: one region of one evidence page.
+struct Place<'a> {
+    page: &'a WorkPage,
+    rect: Rect,
+}
+
+fn mark(request: &MarkRequest) -> Result<Marked, MarkerError> {
+    // The student's pages: those with writing, and blank pages of the script (where a blank
+    // answer is located; nothing found there can be awarded).
+    let evidence_pages: Vec<&WorkPage> = request
+        .work_pages
+        .iter()
+        .filter(|p| p.evidence || p.blank)
+        .collect();
+    let Some(first_page) = evidence_pages.first() else {
+        return Err(MarkerError {
+            code: "no_evidence_pages",
+            message: "no selected work page can be evidence of the student's answer".into(),
+            retry: false,
+        });
+    };
+    let question = match &request.scheme {
+        Scheme::Structured { parts, criteria } => {
+            structured(request, parts, criteria, &evidence_pages)?
+        }
+        Scheme::Pages => unstructured(request, first_page),
+    };
+    Ok(Marked {
+        question,
+        name: "examkit built-in marker".into(),
+        model: None,
+    })
+}
+
+fn whole_page() -> Rect {
+    Rect {
+        x: 0.0,
+        y: 0.0,
+        width: 1.0,
+        height: 1.0,
+    }
+}
+
+fn evidence(page: &WorkPage, rect: Rect, quote: &str) -> Value {
+    json!({
+        "pageId": page.page_id,
+        "quote": quote,
+        "box": { "x": rect.x, "y": rect.y, "width": rect.width, "height": rect.height },
+    })
+}
+
+fn words_in<'a>(page: &'a WorkPage, rect: &Rect) -> Vec<&'a PageWord> {
+    page.words
+        .iter()
+        .filter(|w| rect.holds_centre_of(&w.bbox))
+        .collect()
+}
+
+/// The words as the answer matcher reads them: in the upright page's coordinates, so that lines
+/// run left to right and top to bottom on a page scanned sideways or upside down too.
+fn word_boxes<'a>(words: &[&'a PageWord], orientation: u32) -> Vec<WordBox<'a>> {
+    let back = (360 - orientation % 360) % 360;
+    words
+        .iter()
+        .map(|w| {
+            let b = turned(w.bbox, back);
+            WordBox {
+                text: &w.text,
+                x: b.x,
+                y: b.y,
+                width: b.width,
+                height: b.height,
+            }
+        })
+        .collect()
+}
+
+fn written_quote(words: &[&PageWord]) -> String {
+    let text: Vec<&str> = words.iter().take(12).map(|w| w.text.as_str()).collect();
+    let mut quote = text.join(" ");
+    if words.len() > 12 {
+        quote.push_str(" …");
+    }
+    if quote.trim().is_empty() {
+        quote = "writing that could not be read".into();
+    }
+    quote
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One decision for one criterion.
+fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value {
+    let part = criterion["partId"].as_str().unwrap_or("");
+    let accepted = strings(&criterion["answers"]);
+    let notes = strings(&criterion["notes"]);
+    let code = criterion["code"].as_str().unwrap_or("");
+    let checks: Vec<Value> = criterion["conditions"]
+        .as_array()
+        .map(|conditions| {
+            (0..conditions.len())
+                .map(|index| {
+                    json!({
+                        "index": index,
+                        "result": "uncertain",
+                        "note": "the built-in marker does not judge conditions; a person checks them",
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let decision = |outcome: &str, reason: String, evidence: Value| {
+        json!({
+            "criterionId": criterion["id"],
+            "outcome": outcome,
+            "reason": reason,
+            "evidence": [evidence],
+            "conditionChecks": checks,
+        })
+    };
+    let Some(first) = places.first() else {
+        return decision(
+            "uncertain",
+            format!(
+                "the answer space of part {part} was not found on the selected pages; a person must find and mark the answer"
+            ),
+            evidence(
+                fallback,
+                whole_page(),
+                "the answer space of this part was not found on this page",
+            ),
+        );
+    };
+    // Every place of the part: is anything written, and is an accepted answer there?
+    let mut written: Vec<(&Place<'_>, Vec<&PageWord>)> = Vec::new();
+    for place in places {
+        let words = words_in(place.page, &place.rect);
+        if !answers::is_blank(&word_boxes(&words, place.page.orientation)) {
+            written.push((place, words));
+        }
+    }
+    if written.is_empty() {
+        return decision(
+            "withheld",
+            format!("the answer space of part {part} is blank"),
+            evidence(first.page, first.rect, BLANK_QUOTE),
+        );
+    }
+    if !accepted.is_empty() {
+        for (place, words) in written.iter().filter(|(place, _)| place.page.evidence) {
+            let boxes = word_boxes(words, place.page.orientation);
+            if let Some(found) = answers::find(&boxes, &accepted, &notes) {
+                let rect = Rect::union(
+                    found
+                        .words
+                        .iter()
+                        .filter_map(|&i| words.get(i).map(|w| w.bbox)),
+                )
+                .unwrap_or(place.rect);
+                let how = match found.how {
+                    MatchKind::Exact => "as written in the scheme",
+                    MatchKind::Equivalent => "in an equal numerical form",
+                    MatchKind::Rounded => "to the accuracy the scheme allows (awrt)",
+                };
+                let answer = accepted.get(found.answer).map(String::as_str).unwrap_or("");
+                return decision(
+                    "awarded",
+                    format!(
+                        "the accepted answer {answer} is written in the answer space of part {part}, {how}"
+                    ),
+                    evidence(place.page, rect, &found.quote),
+                );
+            }
+        }
+        let (place, words) = &written[0];
+        return decision(
+            "uncertain",
+            format!(
+                "no accepted answer of part {part} was found in what is written; it may be an equivalent form (oe) or need reading by a person"
+            ),
+            evidence(place.page, place.rect, &written_quote(words)),
+        );
+    }
+    let (place, words) = &written[0];
+    let what = if code.trim_start_matches('d').starts_with('M') {
+        "a method mark"
+    } else {
+        "a mark without a single final answer"
+    };
+    decision(
+        "uncertain",
+        format!(
+            "{what}: the built-in marker does not judge working; a person checks what is written in part {part}"
+        ),
+        evidence(place.page, place.rect, &written_quote(words)),
+    )
+}
+
+fn structured(
+    request: &MarkRequest,
+    parts: &Value,
+    criteria: &Value,
+    evidence_pages: &[&WorkPage],
+) -> Result<Value, MarkerError> {
+    let unreadable = |what: &str| MarkerError {
+        code: "scheme_unreadable",
+        message: format!("the structured scheme is malformed: {what}"),
+        retry: false,
+    };
+    let parts = parts
+        .as_array()
+        .ok_or_else(|| unreadable("parts is not a list"))?;
+    let criteria = criteria
+        .as_array()
+        .ok_or_else(|| unreadable("criteria is not a list"))?;
+    let fallback = evidence_pages[0];
+    let mut decisions = Vec::with_capacity(criteria.len());
+    let mut rubric = Vec::with_capacity(criteria.len());
+    for criterion in criteria {
+        let part = criterion["partId"].as_str().unwrap_or("");
+        let places: Vec<Place<'_>> = evidence_pages
+            .iter()
+            .flat_map(|page| {
+                page.answer_regions
+                    .iter()
+                    .filter(|r| r.part_id == part)
+                    .map(move |r| Place { page, rect: r.rect })
+            })
+            .collect();
+        decisions.push(decide(criterion, &places, fallback));
+        let mut entry = json!({
+            "id": criterion["id"],
+            "partId": criterion["partId"],
+            "code": criterion["code"],
+            "requirement": criterion["requirement"],
+            "conditions": criterion["conditions"],
+            "dependsOn": criterion["dependsOn"],
+            "maxMarks": 1,
+            "sourcePageIds": criterion["sourcePageIds"],
+        });
+        if let Some(mode) = criterion.get("conditionMode") {
+            entry["conditionMode"] = mode.clone();
+        }
+        rubric.push(entry);
+    }
+    let parts: Vec<Value> = parts
+        .iter()
+        .map(|p| {
+            let mut part = json!({ "id": p["id"], "maxMarks": p["maxMarks"] });
+            if let Some(label) = p.get("label").filter(|l| l.is_string()) {
+                part["label"] = label.clone();
+            }
+            part
+        })
+        .collect();
+    Ok(json!({
+        "label": request.label,
+        "pageSelections": request.page_selections,
+        "rubric": { "parts": parts, "criteria": rubric },
+        "decisions": decisions,
+    }))
+}
+
+/// The id of the one criterion of a question marked against a scheme that could not be read.
+pub const WHOLE_QUESTION: &str = "whole-question";
+
+fn unstructured(request: &MarkRequest, page: &WorkPage) -> Value {
+    let source: Vec<&str> = request
+        .scheme_pages
+        .first()
+        .map(|p| vec![p.page_id.as_str()])
+        .unwrap_or_default();
+    json!({
+        "label": request.label,
+        "pageSelections": request.page_selections,
+        "rubric": {
+            "parts": [{ "id": "whole", "maxMarks": 1 }],
+            "criteria": [{
+                "id": WHOLE_QUESTION,
+                "partId": "whole",
+                "code": "B1",
+                "requirement": "The whole question, against the uploaded mark scheme",
+                "conditions": [],
+                "dependsOn": [],
+                "maxMarks": 1,
+                "sourcePageIds": source,
+            }],
+        },
+        "decisions": [{
+            "criterionId": WHOLE_QUESTION,
+            "outcome": "uncertain",
+            "reason": "the mark scheme could not be read as structured criteria (it is not a mark scheme exported by examkit), so the built-in marker cannot mark against it: a person marks this question",
+            "evidence": [evidence(page, whole_page(), "the student's page, not marked automatically")],
+            "conditionChecks": [],
+        }],
+    })
+}

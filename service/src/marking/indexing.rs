@@ -1,0 +1,396 @@
+//! The indexing job: one page of one uploaded asset → its record (orientation, words with boxes,
+//! page code, the questions on it, and whether it can be evidence of a student's answer).
+//!
+//! Only a completed student scan is work evidence. A work page is flagged, and can never support
+//! an award, when
+//! - it carries the page code of a mark scheme, or its text reads as one (`scheme_as_work`);
+//! - it is a page of the session's question paper to which nothing was added: the page is
+//!   aligned with the same page rendered clean from the export and compared (`clean_paper`).
+//!
+//! Where no clean page can be compared (a session made without a paper, or a page without a
+//! code), the record says so.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::json;
+
+use examkit_pdf::{DocumentKind, Layout, PageCode};
+use examkit_scan::{Comparison, Format, IndexOptions, Indexer, PageIndex};
+
+use super::jobs::{JobContext, JobFailure};
+use super::placement::{self, FoundLabel};
+use crate::store::automated::PageRecord;
+use crate::store::jobs::Job;
+use crate::store::papers::ExportKind;
+use crate::store::{StoreError, now_ms};
+
+/// A page of the question paper whose added writing covers less than this fraction of the page
+/// (after alignment; see [`written_fraction`]) is the clean paper.
+pub const CLEAN_INK_FRACTION: f32 = 0.002;
+/// A page whose text holds at least this many mark codes (`M1`, `A1`…) reads as a mark scheme.
+pub const SCHEME_MARK_CODES: usize = 6;
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Payload {
+    asset_id: String,
+    page: i64,
+}
+
+/// The session's paper, when it was made from one: the clean question paper and its layout.
+struct Reference {
+    paper_id: uuid::Uuid,
+    revision: u32,
+    question_paper: Vec<u8>,
+    layout: Option<Layout>,
+}
+
+/// What the blocking part found.
+struct Found {
+    index: PageIndex,
+    code: Option<PageCode>,
+    comparison: Option<Comparison>,
+    compare_note: Option<String>,
+    /// The page renders to exactly the clean page's pixels.
+    identical: bool,
+}
+
+fn format_of(content_type: &str) -> Option<Format> {
+    match content_type {
+        "application/pdf" => Some(Format::Pdf),
+        "image/png" => Some(Format::Png),
+        "image/jpeg" => Some(Format::Jpeg),
+        "image/webp" => Some(Format::Webp),
+        _ => None,
+    }
+}
+
+/// Runs one indexing job.
+pub async fn run(
+    context: &Arc<JobContext>,
+    job: &Job,
+    lost: &Arc<AtomicBool>,
+) -> Result<bool, JobFailure> {
+    let store = &context.store;
+    let payload: Payload = serde_json::from_str(&job.payload)
+        .map_err(|e| JobFailure::permanent(format!("malformed job: {e}")))?;
+    store.mark_indexing_running(&job.session_id).await?;
+    let session = store
+        .session(&job.user_id, &job.session_id)
+        .await?
+        .ok_or_else(|| JobFailure::permanent("the session no longer exists"))?;
+    let (asset, bytes) = store
+        .asset_bytes(&job.user_id, &payload.asset_id)
+        .await?
+        .ok_or_else(|| JobFailure::permanent("the asset no longer exists"))?;
+    let format = format_of(&asset.content_type).ok_or_else(|| {
+        JobFailure::permanent(format!("cannot index {} files", asset.content_type))
+    })?;
+    let page = u32::try_from(payload.page)
+        .map_err(|_| JobFailure::permanent("the page number is out of range"))?;
+    let reference = match &session.paper {
+        Some((paper_id, revision)) => reference(context, &job.user_id, paper_id, *revision).await?,
+        None => None,
+    };
+    let options = IndexOptions {
+        dpi: context.config.dpi,
+        ocr: context.config.ocr,
+        ..IndexOptions::default()
+    };
+    let work = asset.kind == "work";
+    let found = tokio::task::spawn_blocking(move || {
+        index_blocking(&bytes, format, page, &options, work, reference.as_ref())
+            .map(|found| (found, reference))
+    })
+    .await
+    .map_err(|e| JobFailure::transient(format!("the indexing task failed: {e}")))??;
+    let (found, reference) = found;
+    if lost.load(Ordering::SeqCst) {
+        return Ok(false);
+    }
+    let record = record(
+        &asset.id,
+        payload.page,
+        &asset.kind,
+        &found,
+        reference.as_ref(),
+    )?;
+    Ok(store
+        .save_page_index(job, &job.session_id, &record, None)
+        .await?)
+}
+
+/// The session's clean question paper and its recorded layout.
+async fn reference(
+    context: &JobContext,
+    user_id: &str,
+    paper_id: &str,
+    revision: i64,
+) -> Result<Option<Reference>, JobFailure> {
+    let store = &context.store;
+    let Some(question_paper) = store
+        .paper_export(user_id, paper_id, revision, ExportKind::QuestionPaper)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let layout = store
+        .export_layout(user_id, paper_id, revision)
+        .await?
+        .flatten()
+        .and_then(|json| serde_json::from_str::<Layout>(&json).ok());
+    let (Ok(paper_id), Ok(revision)) = (uuid::Uuid::parse_str(paper_id), u32::try_from(revision))
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Reference {
+        paper_id,
+        revision,
+        question_paper,
+        layout,
+    }))
+}
+
+fn index_blocking(
+    bytes: &[u8],
+    format: Format,
+    page: u32,
+    options: &IndexOptions,
+    work: bool,
+    reference: Option<&Reference>,
+) -> Result<Found, JobFailure> {
+    let mut indexer = Indexer::new(options)
+        .map_err(|e| JobFailure::transient(format!("the page reader cannot start: {e}")))?;
+    let index = indexer
+        .index_page(bytes, format, page)
+        .map_err(|e| JobFailure::permanent(format!("page {page} cannot be read: {e}")))?;
+    let code = index.codes.iter().find_map(|c| PageCode::parse(&c.payload));
+    let mut comparison = None;
+    let mut compare_note = None;
+    let mut identical = false;
+    if work {
+        match (reference, &code) {
+            (None, _) => {
+                compare_note = Some(
+                    "the session was not made from a paper: there is no clean page to compare with"
+                        .to_owned(),
+                );
+            }
+            (Some(_), None) => {
+                compare_note = Some(
+                    "the page carries no page code: it cannot be matched to a clean page".into(),
+                );
+            }
+            (Some(r), Some(c))
+                if c.kind == DocumentKind::QuestionPaper
+                    && c.paper_id == r.paper_id
+                    && c.revision == r.revision =>
+            {
+                let clean =
+                    examkit_scan::render_page(&r.question_paper, Format::Pdf, c.page, options.dpi)
+                        .map_err(|e| {
+                            JobFailure::transient(format!("the clean page cannot be rendered: {e}"))
+                        })?;
+                let scanned =
+                    examkit_scan::render_page(bytes, format, page, options.dpi).map_err(|e| {
+                        JobFailure::permanent(format!("page {page} cannot be read: {e}"))
+                    })?;
+                // The same pixels are the clean page, whatever alignment makes of them (a page
+                // with too little ink to align, say).
+                identical = scanned.dimensions() == clean.dimensions()
+                    && scanned.as_raw() == clean.as_raw();
+                comparison = Some(examkit_scan::compare(&scanned, &clean));
+            }
+            (Some(_), Some(_)) => {
+                compare_note = Some(
+                    "the page code names another document: there is no clean page to compare with"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    Ok(Found {
+        index,
+        code,
+        comparison,
+        compare_note,
+        identical,
+    })
+}
+
+/// The smallest height and width, as fractions of the page, of a region of added ink that counts
+/// as writing: thinner differences are the printed page's own lines and edges, shifted by a pixel
+/// or blurred in scanning.
+pub const WRITING_MIN_EXTENT: f64 = 0.004;
+
+/// The part of the page covered by added ink that looks like writing: the area of the added
+/// regions at least [`WRITING_MIN_EXTENT`] high and wide.
+fn written_fraction(comparison: &Comparison) -> f32 {
+    let area: f64 = comparison
+        .added_regions
+        .iter()
+        .filter(|r| r.height >= WRITING_MIN_EXTENT && r.width >= WRITING_MIN_EXTENT)
+        .map(|r| r.width * r.height)
+        .sum();
+    area as f32
+}
+
+/// The page's role and the reason for it.
+fn role(kind: &str, found: &Found) -> (&'static str, String) {
+    if kind != "work" {
+        return ("scheme", "uploaded as a mark scheme".into());
+    }
+    if let Some(code) = &found.code
+        && code.kind == DocumentKind::MarkScheme
+    {
+        return (
+            "scheme_as_work",
+            format!(
+                "this page carries the page code of page {} of a mark scheme: a mark scheme is never evidence of a student's answer",
+                code.page
+            ),
+        );
+    }
+    let codes = placement::mark_codes(&found.index.words);
+    if found.code.is_none() && codes >= SCHEME_MARK_CODES {
+        return (
+            "scheme_as_work",
+            format!(
+                "the page's text reads as a mark scheme ({codes} mark codes such as M1 and A1): a mark scheme is never evidence of a student's answer"
+            ),
+        );
+    }
+    if let (Some(comparison), Some(code)) = (&found.comparison, &found.code)
+        && (found.identical
+            || (comparison.aligned && written_fraction(comparison) < CLEAN_INK_FRACTION))
+    {
+        return (
+            "clean_paper",
+            format!(
+                "nothing was added to page {} of the clean question paper: a clean question paper is never evidence of a student's answer",
+                code.page
+            ),
+        );
+    }
+    ("work", "student work".into())
+}
+
+fn record(
+    asset_id: &str,
+    page: i64,
+    kind: &str,
+    found: &Found,
+    reference: Option<&Reference>,
+) -> Result<PageRecord, JobFailure> {
+    let to_json = |v: &serde_json::Value| v.to_string();
+    let labels: Vec<FoundLabel> = match (&found.code, reference.and_then(|r| r.layout.as_ref())) {
+        (Some(code), Some(layout))
+            if code.kind == DocumentKind::QuestionPaper
+                && reference.is_some_and(|r| {
+                    r.paper_id == code.paper_id && r.revision == code.revision
+                }) =>
+        {
+            placement::from_layout(layout, code.page)
+        }
+        _ => placement::from_text(&found.index.words),
+    };
+    let (role, reason) = role(kind, found);
+    let words = serde_json::to_string(&found.index.words)
+        .map_err(|e| JobFailure::permanent(format!("the words cannot be stored: {e}")))?;
+    let compare = match (&found.comparison, &found.compare_note) {
+        (Some(c), _) => Some(to_json(&json!({
+            "available": true,
+            "aligned": c.aligned,
+            "addedFraction": c.added_fraction,
+            "addedRegions": c.added_regions,
+            "note": c.note,
+        }))),
+        (None, Some(note)) => Some(to_json(&json!({ "available": false, "note": note }))),
+        (None, None) => None,
+    };
+    Ok(PageRecord {
+        asset_id: asset_id.to_owned(),
+        page,
+        state: "ok".into(),
+        error: None,
+        orientation: i64::from(found.index.orientation.degrees()),
+        text_source: text_source(&found.index),
+        width_px: i64::from(found.index.width_px),
+        height_px: i64::from(found.index.height_px),
+        role: role.into(),
+        role_reason: reason,
+        code_json: found.code.as_ref().map(|c| {
+            to_json(&json!({
+                "kind": match c.kind { DocumentKind::QuestionPaper => "question-paper", DocumentKind::MarkScheme => "mark-scheme" },
+                "paperId": c.paper_id,
+                "revision": c.revision,
+                "page": c.page,
+            }))
+        }),
+        labels_json: serde_json::to_string(&labels)
+            .map_err(|e| JobFailure::permanent(format!("the labels cannot be stored: {e}")))?,
+        words_json: words,
+        compare_json: compare,
+        indexed_at: now_ms(),
+    })
+}
+
+fn text_source(index: &PageIndex) -> String {
+    match index.text_source {
+        examkit_scan::TextSource::TextLayer => "textLayer",
+        examkit_scan::TextSource::Ocr => "ocr",
+        examkit_scan::TextSource::None => "none",
+    }
+    .to_owned()
+}
+
+/// The work assets that are a student's script: those with at least one page of student work.
+/// On such an asset, a page to which nothing was added is a blank page of the script (it can
+/// locate a blank answer, never support an award); an asset with no such page is the clean
+/// question paper, and none of its pages is evidence of anything.
+pub fn scripts(pages: &[PageRecord]) -> std::collections::HashSet<String> {
+    pages
+        .iter()
+        .filter(|p| p.state == "ok" && p.role == "work")
+        .map(|p| p.asset_id.clone())
+        .collect()
+}
+
+/// Records a page whose job failed for good: the page is listed with its error, the session's
+/// progress counts it, and indexing ends `failed`.
+pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), StoreError> {
+    let store = &context.store;
+    let Ok(Payload { asset_id, page }) = serde_json::from_str(&job.payload) else {
+        // A malformed job names no page to record.
+        let mut tx = store.begin_write().await?;
+        crate::store::Store::fail_job_in(&mut tx, job, error, now_ms()).await?;
+        tx.commit().await?;
+        return Ok(());
+    };
+    let kind = match store.asset_bytes(&job.user_id, &asset_id).await? {
+        Some((asset, _)) => asset.kind,
+        None => "work".into(),
+    };
+    let record = PageRecord {
+        asset_id,
+        page,
+        state: "failed".into(),
+        error: Some(error.to_owned()),
+        orientation: 0,
+        text_source: "none".into(),
+        width_px: 0,
+        height_px: 0,
+        role: if kind == "work" { "work" } else { "scheme" }.into(),
+        role_reason: "the page could not be indexed".into(),
+        code_json: None,
+        labels_json: "[]".into(),
+        words_json: "[]".into(),
+        compare_json: None,
+        indexed_at: now_ms(),
+    };
+    store
+        .save_page_index(job, &job.session_id, &record, Some(error))
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! Markers: what marks one question of a session, behind one trait.
+//!
+//! A marker gets a [`MarkRequest`] (the question's label, its scheme, the selected work pages with
+//! their indexed words and answer regions, the selected scheme pages) and answers one question in
+//! the import contract's shape (`service-marking-import-v1`'s Question: rubric, decisions with
+//! located evidence, condition checks). What it answers is never trusted: the caller checks the
+//! rubric against the scheme and the evidence against the pages, then runs the engine, exactly as
+//! for imported work, and saves nothing unless everything passes.
+//!
+//! Implementations: [`crate::marking::builtin::BuiltIn`] (structured schemes, no network) and
+//! [`crate::marking::external::External`] (an HTTP marking pipeline; contract in
+//! `schemas/marker-contract.md`). A marker that calls a vision-language model fits the same trait:
+//! the request carries the page images it needs ([`WorkPage::image`]).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A box in normalized displayed-page coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rect {
+    /// Left edge, 0..1 of the page width.
+    pub x: f64,
+    /// Top edge, 0..1 of the page height.
+    pub y: f64,
+    /// Width, a fraction of the page width.
+    pub width: f64,
+    /// Height, a fraction of the page height.
+    pub height: f64,
+}
+
+impl Rect {
+    /// Whether the centre of `other` lies inside this box.
+    pub fn holds_centre_of(&self, other: &Rect) -> bool {
+        let cx = other.x + other.width / 2.0;
+        let cy = other.y + other.height / 2.0;
+        cx >= self.x && cx <= self.x + self.width && cy >= self.y && cy <= self.y + self.height
+    }
+
+    /// The smallest box holding every box of `boxes`, clamped to the page; `None` for none.
+    pub fn union(boxes: impl IntoIterator<Item = Rect>) -> Option<Rect> {
+        let mut iter = boxes.into_iter();
+        let first = iter.next()?;
+        let (mut x0, mut y0, mut x1, mut y1) = (
+            first.x,
+            first.y,
+            first.x + first.width,
+            first.y + first.height,
+        );
+        for b in iter {
+            x0 = x0.min(b.x);
+            y0 = y0.min(b.y);
+            x1 = x1.max(b.x + b.width);
+            y1 = y1.max(b.y + b.height);
+        }
+        let (x0, y0) = (x0.clamp(0.0, 1.0), y0.clamp(0.0, 1.0));
+        let (x1, y1) = (x1.clamp(0.0, 1.0), y1.clamp(0.0, 1.0));
+        (x1 > x0 && y1 > y0).then_some(Rect {
+            x: x0,
+            y: y0,
+            width: x1 - x0,
+            height: y1 - y0,
+        })
+    }
+}
+
+/// A word indexed on a page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageWord {
+    /// The text.
+    pub text: String,
+    /// Its box.
+    pub bbox: Rect,
+    /// The reader's confidence, 0..1.
+    pub confidence: f32,
+}
+
+/// Where the paper's layout puts one part's answer space on a page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerRegion {
+    /// The part's id in the scheme.
+    pub part_id: String,
+    /// The region.
+    #[serde(flatten)]
+    pub rect: Rect,
+}
+
+/// A selected work page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkPage {
+    /// `<asset uuid>:p<n>`.
+    pub page_id: String,
+    /// The asset.
+    pub asset_id: String,
+    /// The page, from 1.
+    pub page: u32,
+    /// Raster size as displayed.
+    pub width_px: u32,
+    /// Raster size as displayed.
+    pub height_px: u32,
+    /// Degrees the content is turned clockwise.
+    pub orientation: u32,
+    /// Whether indexing found it usable as evidence of an answer (a student's page, not the clean
+    /// question paper or a mark scheme).
+    pub evidence: bool,
+    /// A page of the student's script to which nothing was added (the rest of the script has
+    /// writing): it locates blank answers, and never supports an award.
+    pub blank: bool,
+    /// Why not, when it is not.
+    pub flagged: Option<String>,
+    /// The page's words.
+    pub words: Vec<PageWord>,
+    /// The answer regions of this question's parts on this page (from the paper's layout).
+    pub answer_regions: Vec<AnswerRegion>,
+    /// The page as a PNG, for markers that read images (filled on request).
+    pub image: Option<Vec<u8>>,
+}
+
+/// A selected scheme page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemePage {
+    /// `<asset uuid>:p<n>`.
+    pub page_id: String,
+    /// The asset.
+    pub asset_id: String,
+    /// The page, from 1.
+    pub page: u32,
+    /// Raster size as displayed.
+    pub width_px: u32,
+    /// Raster size as displayed.
+    pub height_px: u32,
+    /// The page as a PNG, for markers that read images (filled on request).
+    pub image: Option<Vec<u8>>,
+}
+
+/// The scheme a question is marked against.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scheme {
+    /// Parts and criteria, as the bank holds them (`parts`, `criteria` with `answers` and
+    /// `notes`), JSON; criteria already carry `sourcePageIds`.
+    Structured {
+        /// The parts: `[{id, label?, maxMarks}]`.
+        parts: Value,
+        /// The criteria.
+        criteria: Value,
+    },
+    /// Only scheme pages that could not be read as a structured scheme.
+    Pages,
+}
+
+/// One question to mark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkRequest {
+    /// The marking question's id.
+    pub question_id: String,
+    /// The session's id.
+    pub session_id: String,
+    /// The question's label.
+    pub label: String,
+    /// Its scheme.
+    pub scheme: Scheme,
+    /// The selected work pages, in selection order.
+    pub work_pages: Vec<WorkPage>,
+    /// The selected scheme pages.
+    pub scheme_pages: Vec<SchemePage>,
+    /// The selection: asset id → page numbers.
+    pub page_selections: serde_json::Map<String, Value>,
+    /// The session's assets: `[{id, kind, pageCount}]`.
+    pub assets: Value,
+}
+
+/// Why a marker gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkerError {
+    /// A stable code: `marker_timeout`, `marker_unreachable`, `marker_http_status`,
+    /// `marker_invalid_json`, `marker_refused`, `scheme_unreadable`…
+    pub code: &'static str,
+    /// What happened.
+    pub message: String,
+    /// Whether another attempt may succeed (timeouts, connection errors, 5xx).
+    pub retry: bool,
+}
+
+/// What a marker answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marked {
+    /// The question, in the import contract's shape.
+    pub question: Value,
+    /// The marker's name, for the submission's `source.name`.
+    pub name: String,
+    /// The model, when the marker names one (`source.model`).
+    pub model: Option<String>,
+}
+
+/// A boxed future, so markers can be chosen at run time.
+pub type MarkFuture<'a> = Pin<Box<dyn Future<Output = Result<Marked, MarkerError>> + Send + 'a>>;
+
+/// A marker.
+pub trait Marker: Send + Sync + std::fmt::Debug {
+    /// Its name in configuration and in saved results (`builtin`, `external`).
+    fn name(&self) -> &'static str;
+
+    /// Whether it needs page images in the request.
+    fn needs_images(&self) -> bool;
+
+    /// Marks one question. `cancelled` turns true when the job's lease is lost or the question
+    /// is cancelled; a marker may stop early then (its answer would not be saved anyway).
+    fn mark<'a>(&'a self, request: &'a MarkRequest, cancelled: Arc<AtomicBool>) -> MarkFuture<'a>;
+}

@@ -1,0 +1,110 @@
+//! Automated marking: the configuration, the workers that run the job queue, and the jobs:
+//! indexing of uploaded pages ([`indexing`]), placing a paper's questions and marking each
+//! question ([`questions`]) with a [`marker::Marker`].
+//!
+//! The data path: an upload is stored with its session; `start` reserves the account's allowance
+//! and enqueues one indexing job per page (`crate::store::automated`); workers claim jobs from the
+//! database ([`crate::store::jobs`]), index each page with `examkit-scan` (raster, orientation,
+//! words with boxes, page codes, comparison with the clean question paper) and save the page's
+//! record in the transaction that finishes the job. The HTTP layer (`crate::http::sessions`) only
+//! parses requests and calls the store and this module.
+
+pub mod answers;
+pub mod builtin;
+pub mod external;
+pub mod indexing;
+pub mod jobs;
+pub mod marker;
+pub mod placement;
+pub mod questions;
+pub mod worker;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::store::automated::Allowance;
+
+/// Which marker marks questions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MarkerChoice {
+    /// The built-in marker (structured schemes; no network).
+    BuiltIn,
+    /// An HTTP marking pipeline.
+    External {
+        /// Where to POST each question.
+        url: String,
+        /// The bearer token sent with each call.
+        token: Option<String>,
+        /// Each call's time limit.
+        timeout: Duration,
+    },
+}
+
+impl MarkerChoice {
+    /// The marker this choice names.
+    pub fn build(&self) -> Result<Arc<dyn marker::Marker>, String> {
+        Ok(match self {
+            MarkerChoice::BuiltIn => Arc::new(builtin::BuiltIn),
+            MarkerChoice::External {
+                url,
+                token,
+                timeout,
+            } => Arc::new(external::External::new(url, token.clone(), *timeout)?),
+        })
+    }
+}
+
+/// How automated marking runs in this process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkingConfig {
+    /// Whether automated marking is offered: off, its routes answer 503
+    /// `automated_marking_disabled` and `GET /v1/marking/sessions` says `enabled: false`.
+    pub enabled: bool,
+    /// Workers this process runs (0: this instance only serves HTTP and enqueues).
+    pub workers: usize,
+    /// Each account's daily allowance.
+    pub allowance: Allowance,
+    /// A claimed job's lease; heartbeats renew it every third of it.
+    pub lease: Duration,
+    /// Attempts per job before it fails.
+    pub max_attempts: i64,
+    /// The first retry's delay; each further retry doubles it.
+    pub backoff: Duration,
+    /// How long an idle worker waits before looking for due jobs again.
+    pub poll: Duration,
+    /// Dots per inch at which pages are rasterised for indexing.
+    pub dpi: u32,
+    /// Whether pages without a text layer are read with OCR (Tesseract).
+    pub ocr: bool,
+    /// The marker.
+    pub marker: MarkerChoice,
+}
+
+impl Default for MarkingConfig {
+    fn default() -> Self {
+        MarkingConfig {
+            enabled: true,
+            workers: 1,
+            allowance: Allowance::default(),
+            lease: Duration::from_secs(30),
+            max_attempts: 3,
+            backoff: Duration::from_secs(5),
+            poll: Duration::from_millis(500),
+            dpi: 150,
+            ocr: true,
+            marker: MarkerChoice::BuiltIn,
+        }
+    }
+}
+
+impl MarkingConfig {
+    /// The lease in milliseconds.
+    pub fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// The first retry's delay in milliseconds.
+    pub fn backoff_ms(&self) -> i64 {
+        i64::try_from(self.backoff.as_millis()).unwrap_or(i64::MAX)
+    }
+}

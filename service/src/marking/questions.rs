@@ -1,0 +1,800 @@
+//! Marking questions: placing a paper's questions on a session's indexed pages, and marking one
+//! question with the configured marker, through the engine.
+//!
+//! A marker's answer is an import question like any other: the rubric must be the scheme's (for a
+//! structured scheme), its evidence must cite selected work pages that indexing did not flag as the
+//! clean question paper or a mark scheme, and the engine validates it against the session's
+//! assets before anything is saved. The question, the engine's result and the job's end are saved
+//! in one transaction; a failure saves only the failure.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Map, Value, json};
+
+use examkit_engine::Outcome;
+use examkit_pdf::{DocumentKind, Layout};
+
+use super::jobs::{JobContext, JobFailure, MARK_QUESTION};
+use super::marker::{AnswerRegion, MarkRequest, PageWord, Rect, Scheme, SchemePage, WorkPage};
+use crate::store::automated::PageRecord;
+use crate::store::automated_questions::{NewQuestion, QueueOutcome, error_json};
+use crate::store::jobs::Job;
+use crate::store::marking::{AssetRow, QuestionData, SessionRow};
+use crate::store::{Store, StoreError, now_ms};
+
+/// Work pages one question may select.
+pub const MAX_WORK_PAGES: usize = 12;
+/// Scheme pages one question may select.
+pub const MAX_SCHEME_PAGES: usize = 12;
+
+/// A question's request as stored: the files and pages it is marked from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionRequest {
+    /// The work assets.
+    pub work_asset_ids: Vec<String>,
+    /// The scheme assets.
+    pub scheme_asset_ids: Vec<String>,
+    /// Asset id → selected page numbers.
+    pub page_selections: BTreeMap<String, Vec<u32>>,
+}
+
+fn labels_of(page: &PageRecord) -> Vec<String> {
+    serde_json::from_str::<Vec<Value>>(&page.labels_json)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|l| l["label"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn code_of(page: &PageRecord) -> Option<(DocumentKind, String, u32, u32)> {
+    let code: Value = serde_json::from_str(page.code_json.as_deref()?).ok()?;
+    let kind = match code["kind"].as_str()? {
+        "question-paper" => DocumentKind::QuestionPaper,
+        "mark-scheme" => DocumentKind::MarkScheme,
+        _ => return None,
+    };
+    Some((
+        kind,
+        code["paperId"].as_str()?.to_owned(),
+        u32::try_from(code["revision"].as_u64()?).ok()?,
+        u32::try_from(code["page"].as_u64()?).ok()?,
+    ))
+}
+
+async fn session_of(context: &JobContext, job: &Job) -> Result<SessionRow, JobFailure> {
+    context
+        .store
+        .session(&job.user_id, &job.session_id)
+        .await?
+        .ok_or_else(|| JobFailure::permanent("the session no longer exists"))
+}
+
+/// The questions of a session made from a paper, placed on its indexed pages: one marking
+/// question per question of the paper, selecting the work pages on which indexing found it (at
+/// most [`MAX_WORK_PAGES`]) and the scheme pages that name it (else the scheme's first pages). A
+/// question found on no page is saved `failed`, saying so.
+pub async fn plan(
+    context: &Arc<JobContext>,
+    job: &Job,
+    lost: &Arc<AtomicBool>,
+) -> Result<bool, JobFailure> {
+    let store = &context.store;
+    let session = session_of(context, job).await?;
+    let scheme: Value = store
+        .session_scheme(&session.id)
+        .await?
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .ok_or_else(|| JobFailure::permanent("the session has no structured scheme"))?;
+    let assets = store.session_assets(&session.id).await?;
+    let pages = store.session_pages(&session.id).await?;
+    let kind_of: HashMap<&str, &str> = assets
+        .iter()
+        .map(|a| (a.id.as_str(), a.kind.as_str()))
+        .collect();
+    let empty = Vec::new();
+    let mut questions = Vec::new();
+    for q in scheme["questions"].as_array().unwrap_or(&empty) {
+        let Some(label) = q["label"].as_str() else {
+            continue;
+        };
+        let mut request = QuestionRequest {
+            work_asset_ids: Vec::new(),
+            scheme_asset_ids: Vec::new(),
+            page_selections: BTreeMap::new(),
+        };
+        let mut work_pages = 0;
+        for page in pages.iter().filter(|p| p.state == "ok") {
+            let kind = kind_of
+                .get(page.asset_id.as_str())
+                .copied()
+                .unwrap_or("work");
+            if kind == "work"
+                && work_pages < MAX_WORK_PAGES
+                && labels_of(page).iter().any(|l| l == label)
+            {
+                select(&mut request, page, "work");
+                work_pages += 1;
+            }
+        }
+        let mut scheme_pages: Vec<&PageRecord> = pages
+            .iter()
+            .filter(|p| kind_of.get(p.asset_id.as_str()) == Some(&"scheme"))
+            .filter(|p| labels_of(p).iter().any(|l| l == label))
+            .take(MAX_SCHEME_PAGES)
+            .collect();
+        if scheme_pages.is_empty() {
+            scheme_pages = pages
+                .iter()
+                .filter(|p| kind_of.get(p.asset_id.as_str()) == Some(&"scheme"))
+                .take(1)
+                .collect();
+        }
+        for page in scheme_pages {
+            select(&mut request, page, "scheme");
+        }
+        let failed = if work_pages == 0 {
+            Some(error_json(
+                "question_not_found",
+                &format!("no page of the uploaded work shows question {label}"),
+                None,
+            ))
+        } else if request.scheme_asset_ids.is_empty() {
+            Some(error_json(
+                "scheme_required",
+                "the session has no indexed scheme page to cite",
+                None,
+            ))
+        } else {
+            None
+        };
+        questions.push(NewQuestion {
+            label: label.to_owned(),
+            request_json: serde_json::to_string(&request)
+                .map_err(|e| JobFailure::permanent(format!("the request cannot be stored: {e}")))?,
+            failed,
+        });
+    }
+    if lost.load(Ordering::SeqCst) {
+        return Ok(false);
+    }
+    let config = &context.config;
+    let mut tx = store.begin_write().await?;
+    if !Store::finish_job(&mut tx, job, now_ms()).await? {
+        tx.rollback().await.map_err(StoreError::from)?;
+        return Ok(false);
+    }
+    let mut outcome = store
+        .queue_questions(
+            &mut tx,
+            &job.user_id,
+            &session.id,
+            &questions,
+            MARK_QUESTION,
+            config.allowance.questions_per_day,
+            config.max_attempts,
+        )
+        .await?;
+    if let QueueOutcome::AllowanceExceeded { used, .. } = outcome {
+        let error = error_json(
+            "marking_allowance_exhausted",
+            &format!(
+                "the account's daily allowance of {} questions is used ({used}); start a new session tomorrow",
+                config.allowance.questions_per_day
+            ),
+            None,
+        );
+        for q in &mut questions {
+            q.failed.get_or_insert_with(|| error.clone());
+        }
+        outcome = store
+            .queue_questions(
+                &mut tx,
+                &job.user_id,
+                &session.id,
+                &questions,
+                MARK_QUESTION,
+                config.allowance.questions_per_day,
+                config.max_attempts,
+            )
+            .await?;
+    }
+    match outcome {
+        QueueOutcome::Queued(_) => {
+            tx.commit().await.map_err(StoreError::from)?;
+            Ok(true)
+        }
+        other => {
+            tx.rollback().await.map_err(StoreError::from)?;
+            Err(JobFailure::permanent(format!(
+                "the paper's questions cannot be queued: {other:?}"
+            )))
+        }
+    }
+}
+
+fn select(request: &mut QuestionRequest, page: &PageRecord, kind: &str) {
+    let ids = if kind == "work" {
+        &mut request.work_asset_ids
+    } else {
+        &mut request.scheme_asset_ids
+    };
+    if !ids.contains(&page.asset_id) {
+        ids.push(page.asset_id.clone());
+    }
+    let pages = request
+        .page_selections
+        .entry(page.asset_id.clone())
+        .or_default();
+    if let Ok(n) = u32::try_from(page.page)
+        && !pages.contains(&n)
+    {
+        pages.push(n);
+    }
+}
+
+/// The session's paper layout, when it was made from a paper with a recorded layout.
+async fn layout_of(store: &Store, session: &SessionRow) -> Result<Option<Layout>, StoreError> {
+    let Some((paper_id, revision)) = &session.paper else {
+        return Ok(None);
+    };
+    Ok(store
+        .export_layout(&session.user_id, paper_id, *revision)
+        .await?
+        .flatten()
+        .and_then(|json| serde_json::from_str(&json).ok()))
+}
+
+/// A box of the upright page as it is displayed when the page's content is turned `degrees`
+/// clockwise (a page scanned sideways or upside down).
+pub fn turned(r: Rect, degrees: u32) -> Rect {
+    match degrees {
+        90 => Rect {
+            x: 1.0 - r.y - r.height,
+            y: r.x,
+            width: r.height,
+            height: r.width,
+        },
+        180 => Rect {
+            x: 1.0 - r.x - r.width,
+            y: 1.0 - r.y - r.height,
+            width: r.width,
+            height: r.height,
+        },
+        270 => Rect {
+            x: r.y,
+            y: 1.0 - r.x - r.width,
+            width: r.height,
+            height: r.width,
+        },
+        _ => r,
+    }
+}
+
+/// Where the layout puts the answer spaces of question `label` on paper page `page`, on a scan
+/// of it whose content is turned `degrees` clockwise.
+fn answer_regions(layout: &Layout, label: &str, page: u32, degrees: u32) -> Vec<AnswerRegion> {
+    let Some(question) = layout
+        .questions
+        .iter()
+        .find(|q| q.number.to_string() == label)
+    else {
+        return Vec::new();
+    };
+    let mut regions = Vec::new();
+    for part in &question.parts {
+        for r in part.answer_space.iter().filter(|r| r.page == page) {
+            let upright = Rect {
+                x: r.x,
+                y: r.y,
+                width: r.width,
+                height: r.height,
+            };
+            regions.push(AnswerRegion {
+                part_id: part.part_id.clone(),
+                rect: turned(upright, degrees),
+            });
+        }
+    }
+    regions
+}
+
+fn words_of(record: &PageRecord) -> Vec<PageWord> {
+    let words: Vec<Value> = serde_json::from_str(&record.words_json).unwrap_or_default();
+    words
+        .iter()
+        .filter_map(|w| {
+            let b = &w["bbox"];
+            Some(PageWord {
+                text: w["text"].as_str()?.to_owned(),
+                bbox: Rect {
+                    x: b["x"].as_f64()?,
+                    y: b["y"].as_f64()?,
+                    width: b["width"].as_f64()?,
+                    height: b["height"].as_f64()?,
+                },
+                confidence: w["confidence"].as_f64().unwrap_or(0.0) as f32,
+            })
+        })
+        .collect()
+}
+
+/// The structured scheme of question `label`, its criteria citing `source_pages`.
+fn structured_scheme(scheme_json: Option<&str>, label: &str, source_pages: &[String]) -> Scheme {
+    let scheme: Option<Value> = scheme_json.and_then(|s| serde_json::from_str(s).ok());
+    let question = scheme.as_ref().and_then(|s| {
+        s["questions"]
+            .as_array()?
+            .iter()
+            .find(|q| q["label"].as_str() == Some(label))
+            .cloned()
+    });
+    match question {
+        Some(q) if !source_pages.is_empty() => {
+            let mut criteria = q["criteria"].clone();
+            if let Some(list) = criteria.as_array_mut() {
+                for c in list {
+                    c["sourcePageIds"] = json!(source_pages);
+                }
+            }
+            Scheme::Structured {
+                parts: q["parts"].clone(),
+                criteria,
+            }
+        }
+        _ => Scheme::Pages,
+    }
+}
+
+fn assets_json(assets: &[AssetRow]) -> Value {
+    Value::Array(
+        assets
+            .iter()
+            .map(|a| json!({ "id": a.id, "kind": a.kind, "pageCount": a.page_count }))
+            .collect(),
+    )
+}
+
+/// Marks one question.
+pub async fn mark(
+    context: &Arc<JobContext>,
+    job: &Job,
+    lost: &Arc<AtomicBool>,
+) -> Result<bool, JobFailure> {
+    let store = &context.store;
+    let question_id = serde_json::from_str::<Value>(&job.payload)
+        .ok()
+        .and_then(|p| p["questionId"].as_str().map(str::to_owned))
+        .ok_or_else(|| JobFailure::permanent("malformed job"))?;
+    let Some(work) = store.question_work(&question_id).await? else {
+        return Err(JobFailure::permanent("the question no longer exists"));
+    };
+    store.question_running(&work.id).await?;
+    let session = session_of(context, job).await?;
+    let request: QuestionRequest = serde_json::from_str(&work.request_json)
+        .map_err(|e| JobFailure::permanent(format!("the question's request is malformed: {e}")))?;
+    let assets = store.session_assets(&session.id).await?;
+    let layout = layout_of(store, &session).await?;
+    let paper = session.paper.clone();
+    let scripts = super::indexing::scripts(&store.session_pages(&session.id).await?);
+    let mut work_pages = Vec::new();
+    let mut scheme_pages = Vec::new();
+    for (asset_id, pages) in &request.page_selections {
+        let Some(asset) = assets.iter().find(|a| &a.id == asset_id) else {
+            return Err(JobFailure::permanent(format!(
+                "asset {asset_id} is no longer in the session"
+            )));
+        };
+        for &page in pages {
+            let record = store
+                .page_record(&job.user_id, asset_id, i64::from(page))
+                .await?
+                .ok_or_else(|| {
+                    JobFailure::permanent(format!(
+                        "page {page} of asset {asset_id} was not indexed"
+                    ))
+                    .with_code("page_not_indexed")
+                })?;
+            let page_id = format!("{asset_id}:p{page}");
+            let width_px = u32::try_from(record.width_px).unwrap_or(0);
+            let height_px = u32::try_from(record.height_px).unwrap_or(0);
+            if asset.kind == "work" {
+                let regions = match (&layout, code_of(&record), &paper) {
+                    (
+                        Some(layout),
+                        Some((DocumentKind::QuestionPaper, id, revision, on)),
+                        Some((paper_id, paper_revision)),
+                    ) if &id == paper_id && i64::from(revision) == *paper_revision => {
+                        answer_regions(
+                            layout,
+                            &work.label,
+                            on,
+                            u32::try_from(record.orientation).unwrap_or(0),
+                        )
+                    }
+                    _ => Vec::new(),
+                };
+                let evidence = record.state == "ok" && record.role == "work";
+                let blank = record.state == "ok"
+                    && record.role == "clean_paper"
+                    && scripts.contains(asset_id);
+                work_pages.push(WorkPage {
+                    page_id,
+                    asset_id: asset_id.clone(),
+                    page,
+                    width_px,
+                    height_px,
+                    orientation: u32::try_from(record.orientation).unwrap_or(0),
+                    evidence,
+                    blank,
+                    flagged: (!evidence).then(|| record.role_reason.clone()),
+                    words: words_of(&record),
+                    answer_regions: regions,
+                    image: None,
+                });
+            } else {
+                scheme_pages.push(SchemePage {
+                    page_id,
+                    asset_id: asset_id.clone(),
+                    page,
+                    width_px,
+                    height_px,
+                    image: None,
+                });
+            }
+        }
+    }
+    if !work_pages.iter().any(|p| p.evidence || p.blank) {
+        let reasons: Vec<String> = work_pages
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}: {}",
+                    p.page_id,
+                    p.flagged.as_deref().unwrap_or("not evidence")
+                )
+            })
+            .collect();
+        return Err(JobFailure::permanent(format!(
+            "no selected page is a student's work, so nothing can support an award ({})",
+            reasons.join("; ")
+        ))
+        .with_code("no_student_work"));
+    }
+    let source_pages: Vec<String> = scheme_pages.iter().map(|p| p.page_id.clone()).collect();
+    let scheme_json = store.session_scheme(&session.id).await?;
+    let scheme = structured_scheme(scheme_json.as_deref(), &work.label, &source_pages);
+    let mut selections = Map::new();
+    for (asset, pages) in &request.page_selections {
+        selections.insert(asset.clone(), json!(pages));
+    }
+    let mut mark_request = MarkRequest {
+        question_id: work.id.clone(),
+        session_id: session.id.clone(),
+        label: work.label.clone(),
+        scheme,
+        work_pages,
+        scheme_pages,
+        page_selections: selections,
+        assets: assets_json(&assets),
+    };
+    if context.marker.needs_images() {
+        attach_images(store, &mut mark_request, context.config.dpi).await?;
+    }
+    let marked = context
+        .marker
+        .mark(&mark_request, lost.clone())
+        .await
+        .map_err(|e| {
+            let failure = if e.retry {
+                JobFailure::transient(e.message)
+            } else {
+                JobFailure::permanent(e.message)
+            };
+            failure.with_code(e.code)
+        })?;
+    check_answer(&mark_request, &marked.question)?;
+    let source = {
+        let mut source = json!({
+            "kind": "ai",
+            "name": marked.name,
+            "markedAt": crate::store::rfc3339(now_ms()),
+            "model": marked.model.clone().unwrap_or_else(|| context.marker.name().to_owned()),
+        });
+        if context.marker.name() == "builtin" {
+            source["model"] = json!("examkit built-in marker (answer matching)");
+        }
+        source
+    };
+    let max_marks = marked.question["rubric"]["criteria"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let document = json!({
+        "schemaVersion": examkit_engine::SCHEMA_VERSION,
+        "coordinateSystem": "normalized-top-left",
+        "pageBasis": "displayed-page",
+        "source": source,
+        "coverage": { "kind": "partial", "questionLabels": [work.label], "totalMarks": max_marks },
+        "questions": [marked.question],
+    });
+    let bytes = serde_json::to_vec(&document).map_err(|e| {
+        JobFailure::permanent(format!("the marked question cannot be written: {e}"))
+    })?;
+    let engine_assets: Vec<examkit_engine::Asset> =
+        assets.iter().filter_map(AssetRow::to_engine).collect();
+    let outcome =
+        tokio::task::spawn_blocking(move || examkit_engine::validate(&bytes, Some(&engine_assets)))
+            .await
+            .map_err(|e| JobFailure::transient(format!("the engine task failed: {e}")))?;
+    let report = match &outcome {
+        Outcome::Valid(report) => report,
+        Outcome::Invalid(_) => {
+            let errors = serde_json::to_value(outcome.errors()).unwrap_or(Value::Null);
+            let codes: Vec<String> = outcome
+                .errors()
+                .iter()
+                .take(5)
+                .map(|e| format!("{} at {}", e.code().as_str(), e.path))
+                .collect();
+            return Err(JobFailure::permanent(format!(
+                "the marker's answer is not a valid question: {}",
+                codes.join(", ")
+            ))
+            .with_code("marker_answer_invalid")
+            .with_details(json!({ "errors": errors })));
+        }
+    };
+    let result = report
+        .questions
+        .first()
+        .ok_or_else(|| JobFailure::permanent("the engine returned no question"))?;
+    let data = QuestionData {
+        label: result.label.clone(),
+        status: match result.status {
+            examkit_engine::Status::Completed => "completed",
+            examkit_engine::Status::NeedsReview => "needs_review",
+        }
+        .to_owned(),
+        awarded: i64::from(result.score.awarded),
+        possible: i64::from(result.score.possible),
+        max_marks: i64::from(result.score.max),
+        question_json: document["questions"][0].to_string(),
+        result_json: serde_json::to_string(result)
+            .map_err(|e| JobFailure::permanent(format!("the result cannot be written: {e}")))?,
+    };
+    if lost.load(Ordering::SeqCst) {
+        return Ok(false);
+    }
+    Ok(store
+        .save_marked_question(job, &work.id, &data, &document["source"].to_string())
+        .await?)
+}
+
+/// Renders each selected page to PNG for markers that read images.
+async fn attach_images(
+    store: &Store,
+    request: &mut MarkRequest,
+    dpi: u32,
+) -> Result<(), JobFailure> {
+    let mut wanted: Vec<(String, u32)> = request
+        .work_pages
+        .iter()
+        .filter(|p| p.evidence || p.blank)
+        .map(|p| (p.asset_id.clone(), p.page))
+        .collect();
+    wanted.extend(
+        request
+            .scheme_pages
+            .iter()
+            .map(|p| (p.asset_id.clone(), p.page)),
+    );
+    let mut images: HashMap<(String, u32), Vec<u8>> = HashMap::new();
+    for (asset_id, page) in wanted {
+        let bytes = store
+            .asset_blob(&asset_id)
+            .await?
+            .ok_or_else(|| JobFailure::permanent("an asset's file is missing"))?;
+        let content_type: Option<String> =
+            sqlx::query_scalar("SELECT content_type FROM assets WHERE id = $1")
+                .bind(&asset_id)
+                .fetch_optional(store.pool())
+                .await
+                .map_err(StoreError::from)?;
+        let format = match content_type.as_deref() {
+            Some("application/pdf") => examkit_scan::Format::Pdf,
+            Some("image/png") => examkit_scan::Format::Png,
+            Some("image/jpeg") => examkit_scan::Format::Jpeg,
+            _ => examkit_scan::Format::Webp,
+        };
+        let png = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+            let image =
+                examkit_scan::render_page(&bytes, format, page, dpi).map_err(|e| e.to_string())?;
+            let mut out = std::io::Cursor::new(Vec::new());
+            image
+                .write_to(&mut out, image::ImageFormat::Png)
+                .map_err(|e| e.to_string())?;
+            Ok(out.into_inner())
+        })
+        .await
+        .map_err(|e| JobFailure::transient(format!("rendering a page failed: {e}")))?
+        .map_err(|e| JobFailure::permanent(format!("a page cannot be rendered: {e}")))?;
+        images.insert((asset_id, page), png);
+    }
+    for page in &mut request.work_pages {
+        page.image = images.remove(&(page.asset_id.clone(), page.page));
+    }
+    for page in &mut request.scheme_pages {
+        page.image = images.remove(&(page.asset_id.clone(), page.page));
+    }
+    Ok(())
+}
+
+/// What the service checks of every marker's answer before the engine sees it: the label, the
+/// rubric against a structured scheme, and evidence only on pages that can be evidence.
+pub fn check_answer(request: &MarkRequest, question: &Value) -> Result<(), JobFailure> {
+    let refuse =
+        |code: &'static str, message: String| Err(JobFailure::permanent(message).with_code(code));
+    if question["label"].as_str() != Some(request.label.as_str()) {
+        return refuse(
+            "marker_answer_invalid",
+            format!(
+                "the marker answered for label {}, not {}",
+                question["label"], request.label
+            ),
+        );
+    }
+    if question["pageSelections"] != Value::Object(request.page_selections.clone()) {
+        return refuse(
+            "marker_answer_invalid",
+            "the marker's pageSelections are not the question's: a marker cites only the pages it was given".into(),
+        );
+    }
+    if let Scheme::Structured { criteria, .. } = &request.scheme {
+        let expected: HashSet<(String, String, String)> = criteria
+            .as_array()
+            .map(|cs| cs.iter().map(criterion_key).collect())
+            .unwrap_or_default();
+        let answered: HashSet<(String, String, String)> = question["rubric"]["criteria"]
+            .as_array()
+            .map(|cs| cs.iter().map(criterion_key).collect())
+            .unwrap_or_default();
+        if expected != answered {
+            return refuse(
+                "marker_rubric_mismatch",
+                "the marker's rubric is not the scheme's: its criteria (ids, parts, codes) must be exactly the scheme's".into(),
+            );
+        }
+    }
+    // Pages that can be evidence of nothing, and blank pages that cannot support an award.
+    let flagged: HashMap<&str, &str> = request
+        .work_pages
+        .iter()
+        .filter(|p| !p.evidence)
+        .map(|p| {
+            (
+                p.page_id.as_str(),
+                p.flagged.as_deref().unwrap_or("not a student's work"),
+            )
+        })
+        .collect();
+    let blank: HashSet<&str> = request
+        .work_pages
+        .iter()
+        .filter(|p| p.blank)
+        .map(|p| p.page_id.as_str())
+        .collect();
+    let empty = Vec::new();
+    for decision in question["decisions"].as_array().unwrap_or(&empty) {
+        let awarded = decision["outcome"] == "awarded";
+        let checks = decision["conditionChecks"].as_array().unwrap_or(&empty);
+        let cited = decision["evidence"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .chain(
+                checks
+                    .iter()
+                    .flat_map(|c| c["evidence"].as_array().unwrap_or(&empty)),
+            );
+        for evidence in cited {
+            let page = evidence["pageId"].as_str().unwrap_or("");
+            if blank.contains(page) && !awarded {
+                continue;
+            }
+            if let Some(reason) = flagged.get(page) {
+                return refuse(
+                    "evidence_not_student_work",
+                    format!(
+                        "the marker cites page {} as evidence, but {reason}",
+                        evidence["pageId"].as_str().unwrap_or("")
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn criterion_key(c: &Value) -> (String, String, String) {
+    let text = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+    (text("id"), text("partId"), text("code"))
+}
+
+/// Records a question whose marking failed for good.
+pub async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Result<(), StoreError> {
+    let question_id = serde_json::from_str::<Value>(&job.payload)
+        .ok()
+        .and_then(|p| p["questionId"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let error = error_json(failure.code, &failure.message, failure.details.clone());
+    context
+        .store
+        .fail_marked_question(job, &question_id, &error, &failure.message)
+        .await?;
+    Ok(())
+}
+
+/// Which kind of file each asset of a session is.
+pub fn asset_kinds(assets: &[AssetRow]) -> HashMap<String, String> {
+    assets
+        .iter()
+        .map(|a| (a.id.clone(), a.kind.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: Rect, b: Rect) -> bool {
+        (a.x - b.x).abs() < 1e-12
+            && (a.y - b.y).abs() < 1e-12
+            && (a.width - b.width).abs() < 1e-12
+            && (a.height - b.height).abs() < 1e-12
+    }
+
+    #[test]
+    fn boxes_turn_with_the_page() {
+        // A box in the top-left corner of the upright page.
+        let r = Rect {
+            x: 0.1,
+            y: 0.2,
+            width: 0.3,
+            height: 0.1,
+        };
+        assert!(close(turned(r, 0), r));
+        // Turned clockwise, the top-left corner goes to the top right.
+        assert!(close(
+            turned(r, 90),
+            Rect {
+                x: 0.7,
+                y: 0.1,
+                width: 0.1,
+                height: 0.3
+            }
+        ));
+        assert!(close(
+            turned(r, 180),
+            Rect {
+                x: 0.6,
+                y: 0.7,
+                width: 0.3,
+                height: 0.1
+            }
+        ));
+        assert!(close(
+            turned(r, 270),
+            Rect {
+                x: 0.2,
+                y: 0.6,
+                width: 0.1,
+                height: 0.3
+            }
+        ));
+        // Four quarter turns are none.
+        assert!(close(turned(turned(turned(turned(r, 90), 90), 90), 90), r));
+        assert!(close(turned(turned(r, 90), 270), r));
+    }
+}

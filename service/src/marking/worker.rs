@@ -1,0 +1,196 @@
+//! Workers: tasks that claim jobs from the database queue and run them.
+//!
+//! A worker claims one job at a time, keeps its lease alive with heartbeats while it runs, and
+//! stops claiming when told to stop (SIGTERM). A job still running then has a grace period
+//! ([`SHUTDOWN_GRACE`] or the lease, whichever is longer) to finish; past that it is released (queued again, the attempt not counted) and its result, if it
+//! still comes, is not saved: saving needs the lease token that the release cleared.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::MarkingConfig;
+use super::jobs::{self, JobContext, JobFailure};
+use crate::store::jobs::{Job, Retry};
+use crate::store::{Store, now_ms};
+
+/// The least time a running job is given to finish at shutdown (the lease, if longer).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Running workers and the switch that stops them.
+#[derive(Debug)]
+pub struct Workers {
+    handles: Vec<JoinHandle<()>>,
+    stop: watch::Sender<bool>,
+}
+
+impl Workers {
+    /// How many workers run.
+    pub fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Whether no worker runs.
+    pub fn is_empty(&self) -> bool {
+        self.handles.is_empty()
+    }
+
+    /// Stops claiming, lets running jobs finish or releases them (see the module docs), and waits
+    /// for every worker to end.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for handle in self.handles {
+            let _ = handle.await;
+        }
+    }
+}
+
+/// A name for this process's workers in lease records: the process id and a random suffix.
+fn worker_name(n: usize) -> String {
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!(
+        "pid{}-{}-w{n}",
+        std::process::id(),
+        suffix.get(..8).unwrap_or("")
+    )
+}
+
+/// Starts `config.workers` workers on `store`; an error when the configured marker cannot be
+/// built.
+pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
+    let (stop, stopped) = watch::channel(false);
+    let context = Arc::new(JobContext::new(store, config.clone())?);
+    let handles = (0..config.workers)
+        .map(|n| {
+            let context = context.clone();
+            let stopped = stopped.clone();
+            tokio::spawn(async move { work(context, worker_name(n), stopped).await })
+        })
+        .collect();
+    Ok(Workers { handles, stop })
+}
+
+async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiver<bool>) {
+    tracing::info!(worker = %name, "worker started");
+    let config = &context.config;
+    while !*stopped.borrow() {
+        let claimed = context
+            .store
+            .claim_job(&name, now_ms(), config.lease_ms())
+            .await;
+        match claimed {
+            Ok(Some(job)) => run_one(&context, &name, job, &mut stopped).await,
+            Ok(None) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(config.poll) => {}
+                    _ = stopped.changed() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(worker = %name, error = %e, "claiming a job failed");
+                tokio::select! {
+                    _ = tokio::time::sleep(config.poll * 4) => {}
+                    _ = stopped.changed() => {}
+                }
+            }
+        }
+    }
+    tracing::info!(worker = %name, "worker stopped");
+}
+
+async fn run_one(
+    context: &Arc<JobContext>,
+    name: &str,
+    job: Job,
+    stopped: &mut watch::Receiver<bool>,
+) {
+    let store = &context.store;
+    let config = &context.config;
+    tracing::info!(worker = %name, job = %job.id, kind = %job.kind, attempt = job.attempts, "job claimed");
+    if job.attempts > job.max_attempts {
+        // Its workers died with it, attempt after attempt.
+        let failure = JobFailure::permanent(format!(
+            "the job's worker stopped before finishing it {} times",
+            job.max_attempts
+        ))
+        .with_code("worker_lost");
+        give_up(context, &job, &failure).await;
+        return;
+    }
+    let lost = Arc::new(AtomicBool::new(false));
+    let heartbeat = {
+        let store = store.clone();
+        let lost = lost.clone();
+        let job = job.clone();
+        let lease_ms = config.lease_ms();
+        let every = (config.lease / 3).max(Duration::from_millis(50));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                match store
+                    .heartbeat_job(&job.id, &job.lease_token, now_ms(), lease_ms)
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        lost.store(true, Ordering::SeqCst);
+                        break;
+                    }
+                    Err(e) => tracing::warn!(job = %job.id, error = %e, "heartbeat failed"),
+                }
+            }
+        })
+    };
+    let run = jobs::run(context.clone(), job.clone(), lost.clone());
+    tokio::pin!(run);
+    let result = tokio::select! {
+        result = &mut run => Some(result),
+        _ = stopped.changed() => {
+            // Shutting down: the job has a grace period to finish.
+            tokio::time::timeout(config.lease.max(SHUTDOWN_GRACE), &mut run)
+                .await
+                .ok()
+        }
+    };
+    heartbeat.abort();
+    let Some(result) = result else {
+        lost.store(true, Ordering::SeqCst);
+        match store.release_job(&job, now_ms()).await {
+            Ok(_) => tracing::info!(job = %job.id, "job released at shutdown"),
+            Err(e) => tracing::warn!(job = %job.id, error = %e, "releasing a job failed"),
+        }
+        return;
+    };
+    match result {
+        Ok(true) => tracing::info!(worker = %name, job = %job.id, "job done"),
+        Ok(false) => {
+            tracing::warn!(worker = %name, job = %job.id, "lease lost: the result was not saved");
+        }
+        Err(failure) if failure.permanent => give_up(context, &job, &failure).await,
+        Err(failure) => {
+            match store
+                .retry_job(&job, &failure.message, now_ms(), config.backoff_ms())
+                .await
+            {
+                Ok(Retry::Queued) => {
+                    tracing::warn!(job = %job.id, error = %failure.message, "job attempt failed; queued again");
+                }
+                Ok(Retry::Failed) => give_up(context, &job, &failure).await,
+                Ok(Retry::LeaseLost) => {
+                    tracing::warn!(job = %job.id, "lease lost before the failure was recorded");
+                }
+                Err(e) => tracing::warn!(job = %job.id, error = %e, "recording a failure failed"),
+            }
+        }
+    }
+}
+
+async fn give_up(context: &Arc<JobContext>, job: &Job, failure: &JobFailure) {
+    tracing::warn!(job = %job.id, error = %failure.message, "job failed");
+    if let Err(e) = jobs::fail(context, job, failure).await {
+        tracing::warn!(job = %job.id, error = %e, "recording a failed job failed");
+    }
+}

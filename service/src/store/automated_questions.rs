@@ -1,0 +1,384 @@
+//! Marking questions of automated sessions: queued with their request, marked by a worker (the
+//! result saved in the transaction that finishes the job), failed with an error, or cancelled.
+//!
+//! Statuses: `queued` → `running` → `completed` | `needs_review` | `failed` | `cancelled`.
+
+use sqlx::Row;
+
+use super::automated::seconds_to_next_utc_day;
+use super::jobs::{Job, NewJob};
+use super::marking::QuestionData;
+use super::{Store, StoreError, WriteTx, now_ms, utc_date};
+
+/// The most questions one session may hold (not counting failed or cancelled ones).
+pub const MAX_QUESTIONS_PER_SESSION: i64 = 24;
+
+/// A question to queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewQuestion {
+    /// Its label.
+    pub label: String,
+    /// The request (`workAssetIds`, `schemeAssetIds`, `pageSelections`), JSON.
+    pub request_json: String,
+    /// A failure known before marking (the question is saved `failed` with it, and not queued).
+    pub failed: Option<String>,
+}
+
+/// What queueing did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueOutcome {
+    /// Queued: the new questions' ids, in order.
+    Queued(Vec<String>),
+    /// A label is already queued, running or marked in the session.
+    DuplicateLabel(String),
+    /// The session would hold more than [`MAX_QUESTIONS_PER_SESSION`] questions.
+    TooManyQuestions,
+    /// Today's allowance of questions would be exceeded.
+    AllowanceExceeded {
+        /// Questions used today.
+        used: i64,
+        /// Seconds until it renews.
+        retry_after: i64,
+    },
+}
+
+/// What cancelling did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// The question is cancelled now.
+    Cancelled,
+    /// It had already ended with this status.
+    Finished(String),
+    /// No such question of this account.
+    NotFound,
+}
+
+/// A question being marked: what its job needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionWork {
+    /// The question's id.
+    pub id: String,
+    /// The session's id.
+    pub session_id: String,
+    /// The label.
+    pub label: String,
+    /// Its status.
+    pub status: String,
+    /// The request, JSON.
+    pub request_json: String,
+}
+
+/// The JSON of a question's error.
+pub fn error_json(code: &str, message: &str, details: Option<serde_json::Value>) -> String {
+    let mut error = serde_json::json!({ "code": code, "message": message });
+    if let Some(details) = details {
+        error["details"] = details;
+    }
+    error.to_string()
+}
+
+impl Store {
+    /// Queues questions of an automated session in one transaction: the allowance, the label and
+    /// count rules, the rows and their jobs. `job_kind` is the marking job's kind. Questions
+    /// given a known failure are saved `failed` and use no allowance.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn queue_questions(
+        &self,
+        tx: &mut WriteTx,
+        user_id: &str,
+        session_id: &str,
+        questions: &[NewQuestion],
+        job_kind: &str,
+        questions_per_day: i64,
+        max_attempts: i64,
+    ) -> Result<QueueOutcome, StoreError> {
+        let now = now_ms();
+        let live: Vec<String> = sqlx::query_scalar(
+            "SELECT label FROM marking_questions WHERE session_id = $1 \
+             AND status NOT IN ('failed', 'cancelled')",
+        )
+        .bind(session_id)
+        .fetch_all(&mut **tx)
+        .await?;
+        for q in questions {
+            if live.contains(&q.label) {
+                return Ok(QueueOutcome::DuplicateLabel(q.label.clone()));
+            }
+        }
+        let live_count = i64::try_from(live.len()).unwrap_or(i64::MAX);
+        let new_live = i64::try_from(questions.iter().filter(|q| q.failed.is_none()).count())
+            .unwrap_or(i64::MAX);
+        if live_count + new_live > MAX_QUESTIONS_PER_SESSION {
+            return Ok(QueueOutcome::TooManyQuestions);
+        }
+        let day = utc_date(now);
+        if new_live > 0 {
+            sqlx::query(
+                "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
+                 ON CONFLICT (user_id, day) DO NOTHING",
+            )
+            .bind(user_id)
+            .bind(&day)
+            .execute(&mut **tx)
+            .await?;
+            let reserved = sqlx::query(
+                "UPDATE marking_allowance SET questions = questions + $1 \
+                 WHERE user_id = $2 AND day = $3 AND questions + $1 <= $4",
+            )
+            .bind(new_live)
+            .bind(user_id)
+            .bind(&day)
+            .bind(questions_per_day)
+            .execute(&mut **tx)
+            .await?;
+            if reserved.rows_affected() == 0 {
+                let used: i64 = sqlx::query_scalar(
+                    "SELECT questions FROM marking_allowance WHERE user_id = $1 AND day = $2",
+                )
+                .bind(user_id)
+                .bind(&day)
+                .fetch_one(&mut **tx)
+                .await?;
+                return Ok(QueueOutcome::AllowanceExceeded {
+                    used,
+                    retry_after: seconds_to_next_utc_day(now),
+                });
+            }
+        }
+        let mut position: i64 = sqlx::query_scalar(
+            "SELECT CAST(COALESCE(MAX(position), -1) AS BIGINT) FROM marking_questions WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_one(&mut **tx)
+        .await?;
+        let mut ids = Vec::with_capacity(questions.len());
+        for q in questions {
+            position += 1;
+            let id = uuid::Uuid::new_v4().to_string();
+            let (status, error) = match &q.failed {
+                Some(error) => ("failed", Some(error.as_str())),
+                None => ("queued", None),
+            };
+            sqlx::query(
+                "INSERT INTO marking_questions (id, session_id, user_id, position, label, status, \
+                 revision, awarded, possible, max_marks, question_json, result_json, created_at, \
+                 updated_at, request_json, error_json) \
+                 VALUES ($1, $2, $3, $4, $5, $6, 1, 0, 0, 0, '{}', '{}', $7, $7, $8, $9)",
+            )
+            .bind(&id)
+            .bind(session_id)
+            .bind(user_id)
+            .bind(position)
+            .bind(&q.label)
+            .bind(status)
+            .bind(now)
+            .bind(&q.request_json)
+            .bind(error)
+            .execute(&mut **tx)
+            .await?;
+            if q.failed.is_none() {
+                let job = NewJob {
+                    kind: job_kind.to_owned(),
+                    payload: serde_json::json!({ "questionId": id }).to_string(),
+                };
+                let jobs =
+                    Store::enqueue_jobs(tx, session_id, user_id, &[job], max_attempts, now).await?;
+                sqlx::query("UPDATE marking_questions SET job_id = $1 WHERE id = $2")
+                    .bind(jobs.first())
+                    .bind(&id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            ids.push(id);
+        }
+        Ok(QueueOutcome::Queued(ids))
+    }
+
+    /// A question's work, by id alone (for workers).
+    pub async fn question_work(&self, id: &str) -> Result<Option<QuestionWork>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, session_id, label, status, request_json FROM marking_questions WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(match row {
+            Some(row) => Some(QuestionWork {
+                id: row.try_get("id")?,
+                session_id: row.try_get("session_id")?,
+                label: row.try_get("label")?,
+                status: row.try_get("status")?,
+                request_json: row
+                    .try_get::<Option<String>, _>("request_json")?
+                    .unwrap_or_else(|| "{}".into()),
+            }),
+            None => None,
+        })
+    }
+
+    /// Marks a queued question `running` (a worker began on it).
+    pub async fn question_running(&self, id: &str) -> Result<(), StoreError> {
+        let statement = sqlx::query(
+            "UPDATE marking_questions SET status = 'running', updated_at = $1 \
+             WHERE id = $2 AND status IN ('queued', 'running')",
+        )
+        .bind(now_ms())
+        .bind(id);
+        self.execute_write(super::Durability::Saved, statement)
+            .await?;
+        Ok(())
+    }
+
+    /// Saves a marked question and finishes its job in one transaction; `false` (nothing saved)
+    /// when the lease was lost or the question was cancelled meanwhile.
+    pub async fn save_marked_question(
+        &self,
+        job: &Job,
+        id: &str,
+        data: &QuestionData,
+        marker_json: &str,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        if !Store::finish_job(&mut tx, job, now).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let updated = sqlx::query(
+            "UPDATE marking_questions SET status = $1, awarded = $2, possible = $3, max_marks = $4, \
+             question_json = $5, result_json = $6, original_json = $5, marker = $7, \
+             error_json = NULL, updated_at = $8 \
+             WHERE id = $9 AND status IN ('queued', 'running')",
+        )
+        .bind(&data.status)
+        .bind(data.awarded)
+        .bind(data.possible)
+        .bind(data.max_marks)
+        .bind(&data.question_json)
+        .bind(&data.result_json)
+        .bind(marker_json)
+        .bind(now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Fails a question and its job in one transaction; `false` when the lease was lost.
+    pub async fn fail_marked_question(
+        &self,
+        job: &Job,
+        id: &str,
+        error_json: &str,
+        message: &str,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        if !Store::fail_job_in(&mut tx, job, message, now).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(
+            "UPDATE marking_questions SET status = 'failed', error_json = $1, updated_at = $2 \
+             WHERE id = $3 AND status IN ('queued', 'running')",
+        )
+        .bind(error_json)
+        .bind(now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Cancels a queued or running question of this account, and its job, in one transaction.
+    /// A running job notices at its next heartbeat, and its result cannot be saved.
+    pub async fn cancel_question(
+        &self,
+        user_id: &str,
+        id: &str,
+        reason: &str,
+    ) -> Result<CancelOutcome, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query(
+            "SELECT status, job_id FROM marking_questions WHERE id = $1 AND user_id = $2",
+        )
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            tx.rollback().await?;
+            return Ok(CancelOutcome::NotFound);
+        };
+        let status: String = row.try_get("status")?;
+        if status != "queued" && status != "running" {
+            tx.rollback().await?;
+            return Ok(CancelOutcome::Finished(status));
+        }
+        let job: Option<String> = row.try_get("job_id")?;
+        sqlx::query(
+            "UPDATE marking_questions SET status = 'cancelled', cancel_requested = 1, \
+             error_json = $1, updated_at = $2 WHERE id = $3",
+        )
+        .bind(error_json("cancelled", reason, None))
+        .bind(now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if let Some(job) = job {
+            sqlx::query(
+                "UPDATE marking_jobs SET state = 'cancelled', lease_token = NULL, \
+                 lease_expires = NULL, updated_at = $1, finished_at = $1 \
+                 WHERE id = $2 AND state IN ('queued', 'running')",
+            )
+            .bind(now)
+            .bind(&job)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(CancelOutcome::Cancelled)
+    }
+
+    /// Cancels every question still queued, on any account (automated marking switched off):
+    /// returns how many.
+    pub async fn cancel_queued_questions(&self, reason: &str) -> Result<u64, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        sqlx::query(
+            "UPDATE marking_jobs SET state = 'cancelled', updated_at = $1, finished_at = $1 \
+             WHERE state = 'queued' AND kind = 'mark_question'",
+        )
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let done = sqlx::query(
+            "UPDATE marking_questions SET status = 'cancelled', error_json = $1, updated_at = $2 \
+             WHERE status = 'queued'",
+        )
+        .bind(error_json("cancelled", reason, None))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+
+    /// The session's labels not failed or cancelled.
+    pub async fn live_labels(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT label FROM marking_questions WHERE session_id = $1 \
+             AND status NOT IN ('failed', 'cancelled') ORDER BY position",
+        )
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await?)
+    }
+}

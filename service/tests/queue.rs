@@ -1,0 +1,280 @@
+//! The job queue on SQLite and PostgreSQL, driven through the store: claims, leases, heartbeats,
+//! at most one saved result per job, retries with backoff, and concurrent claimers.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::Db;
+use examkit::store::Store;
+use examkit::store::jobs::{NewJob, Retry};
+use examkit::store::now_ms;
+
+/// A store on a fresh database, with one account and one session to hang jobs on.
+async fn fixture(db: Db) -> Option<(Store, String, String, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = common::fresh_database(db, dir.path()).await?;
+    let store = Store::open(&url).await.expect("open");
+    let user = store
+        .create_user("queue", true, false)
+        .await
+        .expect("user")
+        .id;
+    let session = store
+        .create_automated_session(&user, "queue test", None)
+        .await
+        .expect("session")
+        .id;
+    Some((store, user, session, dir))
+}
+
+async fn enqueue(
+    store: &Store,
+    user: &str,
+    session: &str,
+    n: usize,
+    max_attempts: i64,
+) -> Vec<String> {
+    let jobs: Vec<NewJob> = (0..n)
+        .map(|i| NewJob {
+            kind: "test".into(),
+            payload: format!("{{\"n\":{i}}}"),
+        })
+        .collect();
+    let mut tx = store.begin_write().await.expect("tx");
+    let ids = Store::enqueue_jobs(&mut tx, session, user, &jobs, max_attempts, now_ms())
+        .await
+        .expect("enqueue");
+    tx.commit().await.expect("commit");
+    ids
+}
+
+async fn state_of(store: &Store, session: &str, id: &str) -> (String, i64, Option<String>) {
+    let job = store
+        .session_jobs(session)
+        .await
+        .expect("jobs")
+        .into_iter()
+        .find(|j| j.id == id)
+        .expect("job exists");
+    (job.state, job.attempts, job.last_error)
+}
+
+async fn a_job_is_claimed_once_and_finished_under_its_lease(db: Db) {
+    let Some((store, user, session, _dir)) = fixture(db).await else {
+        return;
+    };
+    let ids = enqueue(&store, &user, &session, 1, 3).await;
+    let now = now_ms();
+    let job = store
+        .claim_job("w1", now, 60_000)
+        .await
+        .expect("claim")
+        .expect("a due job");
+    assert_eq!(job.id, ids[0]);
+    assert_eq!(job.attempts, 1);
+    // Nothing else is due while the lease holds.
+    assert!(
+        store
+            .claim_job("w2", now, 60_000)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+    assert!(
+        store
+            .heartbeat_job(&job.id, &job.lease_token, now, 60_000)
+            .await
+            .expect("heartbeat")
+    );
+    let mut tx = store.begin_write().await.expect("tx");
+    assert!(Store::finish_job(&mut tx, &job, now).await.expect("finish"));
+    tx.commit().await.expect("commit");
+    assert_eq!(state_of(&store, &session, &job.id).await.0, "done");
+    // A finished job is never claimed again, and its lease no longer beats.
+    assert!(
+        store
+            .claim_job("w2", now + 120_000, 60_000)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+    assert!(
+        !store
+            .heartbeat_job(&job.id, &job.lease_token, now, 60_000)
+            .await
+            .expect("heartbeat")
+    );
+}
+
+async fn an_expired_lease_is_taken_over_and_the_late_worker_saves_nothing(db: Db) {
+    let Some((store, user, session, _dir)) = fixture(db).await else {
+        return;
+    };
+    enqueue(&store, &user, &session, 1, 3).await;
+    let now = now_ms();
+    let first = store
+        .claim_job("dead", now, 1_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    // Before expiry nobody else gets it; after, another worker does.
+    assert!(
+        store
+            .claim_job("w2", now + 500, 1_000)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+    let second = store
+        .claim_job("w2", now + 1_001, 60_000)
+        .await
+        .expect("claim")
+        .expect("the expired job");
+    assert_eq!(second.id, first.id);
+    assert_eq!(second.attempts, 2);
+    assert_ne!(second.lease_token, first.lease_token);
+    // The first worker wakes up: its heartbeat says the lease is lost, and its finish saves nothing.
+    assert!(
+        !store
+            .heartbeat_job(&first.id, &first.lease_token, now + 1_100, 1_000)
+            .await
+            .expect("heartbeat")
+    );
+    let mut tx = store.begin_write().await.expect("tx");
+    assert!(
+        !Store::finish_job(&mut tx, &first, now)
+            .await
+            .expect("finish")
+    );
+    tx.rollback().await.expect("rollback");
+    assert_eq!(state_of(&store, &session, &first.id).await.0, "running");
+    let mut tx = store.begin_write().await.expect("tx");
+    assert!(
+        Store::finish_job(&mut tx, &second, now)
+            .await
+            .expect("finish")
+    );
+    tx.commit().await.expect("commit");
+    assert_eq!(state_of(&store, &session, &first.id).await.0, "done");
+}
+
+async fn a_failing_job_backs_off_then_fails_with_its_error(db: Db) {
+    let Some((store, user, session, _dir)) = fixture(db).await else {
+        return;
+    };
+    let ids = enqueue(&store, &user, &session, 1, 3).await;
+    let mut now = now_ms();
+    for attempt in 1..=3 {
+        let job = store
+            .claim_job("w", now, 60_000)
+            .await
+            .expect("claim")
+            .expect("due");
+        assert_eq!(job.attempts, attempt);
+        let fate = store
+            .retry_job(&job, &format!("boom {attempt}"), now, 1_000)
+            .await
+            .expect("retry");
+        if attempt < 3 {
+            assert_eq!(fate, Retry::Queued);
+            let backoff = 1_000 << (attempt - 1);
+            // Not due before its backoff, due after it.
+            assert!(
+                store
+                    .claim_job("w", now + backoff - 1, 60_000)
+                    .await
+                    .expect("claim")
+                    .is_none()
+            );
+            now += backoff;
+        } else {
+            assert_eq!(fate, Retry::Failed);
+            let mut tx = store.begin_write().await.expect("tx");
+            assert!(
+                Store::fail_job_in(&mut tx, &job, "boom 3", now)
+                    .await
+                    .expect("fail")
+            );
+            tx.commit().await.expect("commit");
+        }
+    }
+    let (state, attempts, error) = state_of(&store, &session, &ids[0]).await;
+    assert_eq!((state.as_str(), attempts), ("failed", 3));
+    assert_eq!(error.as_deref(), Some("boom 3"));
+    assert!(
+        store
+            .claim_job("w", now + 10_000_000, 60_000)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+}
+
+async fn a_released_job_is_due_again_without_counting_the_attempt(db: Db) {
+    let Some((store, user, session, _dir)) = fixture(db).await else {
+        return;
+    };
+    enqueue(&store, &user, &session, 1, 3).await;
+    let now = now_ms();
+    let job = store
+        .claim_job("w", now, 60_000)
+        .await
+        .expect("claim")
+        .expect("due");
+    assert!(store.release_job(&job, now).await.expect("release"));
+    let again = store
+        .claim_job("w2", now, 60_000)
+        .await
+        .expect("claim")
+        .expect("due");
+    assert_eq!((again.id.as_str(), again.attempts), (job.id.as_str(), 1));
+}
+
+async fn concurrent_claimers_take_each_job_once(db: Db) {
+    let Some((store, user, session, _dir)) = fixture(db).await else {
+        return;
+    };
+    let ids = enqueue(&store, &user, &session, 120, 3).await;
+    let mut tasks = Vec::new();
+    for w in 0..4 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(job) = store
+                .claim_job(&format!("w{w}"), now_ms(), 600_000)
+                .await
+                .expect("claim")
+            {
+                let mut tx = store.begin_write().await.expect("tx");
+                assert!(
+                    Store::finish_job(&mut tx, &job, now_ms())
+                        .await
+                        .expect("finish")
+                );
+                tx.commit().await.expect("commit");
+                mine.push(job.id);
+            }
+            mine
+        }));
+    }
+    let mut seen = HashSet::new();
+    let mut per_worker = Vec::new();
+    for task in tasks {
+        let mine = task.await.expect("worker");
+        per_worker.push(mine.len());
+        for id in mine {
+            assert!(seen.insert(id), "a job was claimed twice");
+        }
+    }
+    assert_eq!(seen, ids.into_iter().collect::<HashSet<_>>());
+    eprintln!("jobs per claimer: {per_worker:?}");
+}
+
+on_both!(
+    a_job_is_claimed_once_and_finished_under_its_lease,
+    an_expired_lease_is_taken_over_and_the_late_worker_saves_nothing,
+    a_failing_job_backs_off_then_fails_with_its_error,
+    a_released_job_is_due_again_without_counting_the_attempt,
+    concurrent_claimers_take_each_job_once,
+);

@@ -1,0 +1,276 @@
+//! Workers as real processes on one database: a worker killed mid-job (SIGKILL) loses nothing
+//! and duplicates nothing, two `examkit serve` instances on one PostgreSQL database share the
+//! work, and SIGTERM lets a running job finish before the worker exits.
+//!
+//! Jobs are slowed with the test hook `EXAMKIT_TEST_JOB_DELAY_MS`, which announces each job on
+//! standard error and waits before running it, so a kill lands mid-job.
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::Db;
+use examkit::store::Store;
+use examkit::store::automated::{Allowance, PageToIndex};
+use examkit::store::jobs::JobRow;
+
+struct Process {
+    child: Child,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Process {
+    /// Waits for a standard-error line containing `needle`.
+    fn wait_for(&self, needle: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(_) => panic!("no line containing {needle:?} within {within:?}"),
+            }
+        }
+    }
+}
+
+fn spawn(args: &[&str], database: &str, delay_ms: Option<u64>) -> Process {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_examkit"));
+    command
+        .args(args)
+        .arg("--database")
+        .arg(database)
+        .env_remove("DATABASE_URL")
+        .env("EXAMKIT_LOG", "warn")
+        .env("EXAMKIT_JOB_LEASE_SECONDS", "2")
+        .env("EXAMKIT_JOB_BACKOFF_MS", "100")
+        // The pages are blank: nothing to read, and the queue is what is tested.
+        .env("EXAMKIT_OCR", "off")
+        .env("OMP_THREAD_LIMIT", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    match delay_ms {
+        Some(ms) => command.env("EXAMKIT_TEST_JOB_DELAY_MS", ms.to_string()),
+        None => command.env_remove("EXAMKIT_TEST_JOB_DELAY_MS"),
+    };
+    let mut child = command.spawn().expect("examkit starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("[child] {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Process { child, stderr: rx }
+}
+
+fn example_pdf(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/curl")
+        .join(name);
+    std::fs::read(path).expect("example PDF readable")
+}
+
+/// A started session with a 6-page work PDF: its id and its number of jobs.
+async fn started_session(store: &Store) -> (String, usize) {
+    let user = store
+        .create_user("workers", true, false)
+        .await
+        .expect("user")
+        .id;
+    let session = store
+        .create_automated_session(&user, "workers", None)
+        .await
+        .expect("session");
+    let bytes = example_pdf("student-script.pdf");
+    let sha = examkit::auth::sha256_hex(&bytes);
+    let asset = store
+        .add_asset(
+            &user,
+            &session.id,
+            "automated",
+            "work",
+            "script.pdf",
+            "application/pdf",
+            6,
+            &sha,
+            &bytes,
+        )
+        .await
+        .expect("asset");
+    let pages: Vec<PageToIndex> = (1..=6)
+        .map(|page| PageToIndex {
+            asset_id: asset.id.clone(),
+            page,
+        })
+        .collect();
+    let started = store
+        .start_indexing(
+            &user,
+            &session.id,
+            &pages,
+            "index_page",
+            &Allowance::default(),
+            3,
+        )
+        .await
+        .expect("start");
+    assert_eq!(started, examkit::store::automated::StartOutcome::Started);
+    (session.id, pages.len())
+}
+
+async fn wait_until_indexed(store: &Store, session: &str) -> Vec<JobRow> {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let jobs = store.session_jobs(session).await.expect("jobs");
+        if jobs
+            .iter()
+            .all(|j| j.state == "done" || j.state == "failed")
+        {
+            return jobs;
+        }
+        assert!(Instant::now() < deadline, "jobs did not finish: {jobs:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn pages_saved(store: &Store, session: &str) -> usize {
+    store.session_pages(session).await.expect("pages").len()
+}
+
+async fn a_killed_worker_loses_and_duplicates_nothing(db: Db) {
+    let dir = tempfile::tempdir().expect("dir");
+    let Some(url) = common::fresh_database(db, dir.path()).await else {
+        return;
+    };
+    let store = Store::open(&url).await.expect("open");
+    let (session, count) = started_session(&store).await;
+    let doomed = spawn(&["worker"], &url, Some(60_000));
+    let line = doomed.wait_for("test hook: job", Duration::from_secs(60));
+    drop(doomed); // SIGKILL, mid-job
+    let killed_job = line.split_whitespace().nth(3).expect("job id").to_owned();
+    let survivor = spawn(&["worker"], &url, None);
+    let jobs = wait_until_indexed(&store, &session).await;
+    drop(survivor);
+    assert!(jobs.iter().all(|j| j.state == "done"), "{jobs:?}");
+    for job in &jobs {
+        let expected = if job.id == killed_job { 2 } else { 1 };
+        assert_eq!(job.attempts, expected, "{job:?}");
+    }
+    assert_eq!(pages_saved(&store, &session).await, count);
+    let row = store
+        .session(&jobs_user(&store, &session).await, &session)
+        .await
+        .expect("read")
+        .expect("session");
+    assert_eq!(row.indexing_state.as_deref(), Some("completed"));
+    assert_eq!(row.pages_done, i64::try_from(count).expect("count"));
+}
+
+async fn jobs_user(store: &Store, session: &str) -> String {
+    sqlx::query_scalar::<_, String>("SELECT user_id FROM marking_sessions WHERE id = $1")
+        .bind(session)
+        .fetch_one(store.pool())
+        .await
+        .expect("user")
+}
+
+async fn sigterm_lets_the_running_job_finish(db: Db) {
+    let dir = tempfile::tempdir().expect("dir");
+    let Some(url) = common::fresh_database(db, dir.path()).await else {
+        return;
+    };
+    let store = Store::open(&url).await.expect("open");
+    let (session, _) = started_session(&store).await;
+    let mut worker = spawn(&["worker"], &url, Some(1_000));
+    let line = worker.wait_for("test hook: job", Duration::from_secs(60));
+    let job = line.split_whitespace().nth(3).expect("job id").to_owned();
+    let pid = worker.child.id().to_string();
+    let status = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let exit = loop {
+        if let Some(exit) = worker.child.try_wait().expect("wait") {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "the worker did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "{exit:?}");
+    let jobs = store.session_jobs(&session).await.expect("jobs");
+    let running = jobs.iter().find(|j| j.id == job).expect("the running job");
+    assert_eq!(
+        running.state, "done",
+        "the running job finished before exit: {jobs:?}"
+    );
+    // No further job was claimed after SIGTERM.
+    assert_eq!(
+        jobs.iter().filter(|j| j.state == "done").count(),
+        1,
+        "{jobs:?}"
+    );
+    assert!(
+        jobs.iter()
+            .filter(|j| j.id != job)
+            .all(|j| j.state == "queued")
+    );
+}
+
+/// Two `examkit serve` instances on one PostgreSQL database, each with its workers, share the
+/// queue: each job is done once, and both instances do some.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_share_the_work_on_postgres() {
+    let dir = tempfile::tempdir().expect("dir");
+    let Some(url) = common::fresh_database(Db::Postgres, dir.path()).await else {
+        return;
+    };
+    let store = Store::open(&url).await.expect("open");
+    let (session, count) = started_session(&store).await;
+    let args = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--sample-bank",
+        "off",
+        "--workers",
+        "1",
+    ];
+    let a = spawn(&args, &url, Some(700));
+    let b = spawn(&args, &url, Some(700));
+    let jobs = wait_until_indexed(&store, &session).await;
+    drop(a);
+    drop(b);
+    assert!(
+        jobs.iter().all(|j| j.state == "done" && j.attempts == 1),
+        "{jobs:?}"
+    );
+    assert_eq!(pages_saved(&store, &session).await, count);
+    let processes: HashSet<String> = jobs
+        .iter()
+        .filter_map(|j| j.lease_owner.as_deref())
+        .filter_map(|owner| owner.split('-').next().map(str::to_owned))
+        .collect();
+    assert_eq!(processes.len(), 2, "both instances worked: {jobs:?}");
+}
+
+on_both!(
+    a_killed_worker_loses_and_duplicates_nothing,
+    sigterm_lets_the_running_job_finish,
+);
