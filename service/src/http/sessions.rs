@@ -396,8 +396,8 @@ async fn page_index(ctx: Ctx, p: Principal, id: String, page: String) -> Result<
         .filter(|n| *n >= 1 && !page.starts_with('0'))
         .ok_or(ApiError::NotFound("page"))?;
     let store = &ctx.state.store;
-    let (asset, _) = store
-        .asset_bytes(&p.user.id, &id)
+    let asset = store
+        .asset(&p.user.id, &id)
         .await?
         .ok_or(ApiError::NotFound("asset"))?;
     let record = store

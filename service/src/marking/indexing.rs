@@ -368,8 +368,8 @@ pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), St
         tx.commit().await?;
         return Ok(());
     };
-    let kind = match store.asset_bytes(&job.user_id, &asset_id).await? {
-        Some((asset, _)) => asset.kind,
+    let kind = match store.asset(&job.user_id, &asset_id).await? {
+        Some(asset) => asset.kind,
         None => "work".into(),
     };
     let record = PageRecord {

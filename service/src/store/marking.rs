@@ -474,6 +474,22 @@ impl Store {
         Ok(asset)
     }
 
+    /// An asset of this account, without its bytes.
+    pub async fn asset(
+        &self,
+        user_id: &str,
+        asset_id: &str,
+    ) -> Result<Option<AssetRow>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ASSET_COLUMNS} FROM assets WHERE id = $1 AND user_id = $2"
+        )))
+        .bind(asset_id)
+        .bind(user_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(asset_from_row).transpose()?)
+    }
+
     /// An asset of this account with its bytes.
     pub async fn asset_bytes(
         &self,
