@@ -1,6 +1,8 @@
 //! A real `examkit` HTTP server on 127.0.0.1 (random port) over SQLite or PostgreSQL, and helpers.
 #![allow(dead_code)]
 
+pub mod marking;
+
 use std::sync::Arc;
 
 use examkit::auth::{Scope, generate_key};
