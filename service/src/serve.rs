@@ -105,7 +105,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         tracing::warn!("automated marking is off: its routes answer 503");
         match store
             .cancel_queued_questions(
-                "automated marking was switched off while the question was queued",
+                "automated marking was switched off before the question was marked",
             )
             .await
         {

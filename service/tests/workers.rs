@@ -1,6 +1,8 @@
 //! Workers as real processes on one database: a worker killed mid-job (SIGKILL) loses nothing
 //! and duplicates nothing, two `examkit serve` instances on one PostgreSQL database share the
-//! work, and SIGTERM lets a running job finish before the worker exits.
+//! work, SIGTERM lets a running job finish before the worker exits, a worker killed while it
+//! marks a question leaves exactly one saved result, and questions still queued when a service
+//! starts with automated marking off are cancelled with the reason.
 //!
 //! Jobs are slowed with the test hook `EXAMKIT_TEST_JOB_DELAY_MS`, which announces each job on
 //! standard error and waits before running it, so a kill lands mid-job.
@@ -13,7 +15,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::Db;
+use common::marking::{
+    all_terminal, exported_paper, poll_until, scan, session_from_paper, start, upload,
+};
+use common::{Db, generous};
+use examkit::auth::Scope;
 use examkit::store::Store;
 use examkit::store::automated::{Allowance, PageToIndex};
 use examkit::store::jobs::JobRow;
@@ -46,6 +52,16 @@ impl Process {
 }
 
 fn spawn(args: &[&str], database: &str, delay_ms: Option<u64>) -> Process {
+    spawn_with(args, database, delay_ms, &[])
+}
+
+/// [`spawn`] with more environment variables (`EXAMKIT_TEST_JOB_DELAY_KINDS`, …).
+fn spawn_with(
+    args: &[&str],
+    database: &str,
+    delay_ms: Option<u64>,
+    env: &[(&str, &str)],
+) -> Process {
     let mut command = Command::new(env!("CARGO_BIN_EXE_examkit"));
     command
         .args(args)
@@ -64,6 +80,8 @@ fn spawn(args: &[&str], database: &str, delay_ms: Option<u64>) -> Process {
         Some(ms) => command.env("EXAMKIT_TEST_JOB_DELAY_MS", ms.to_string()),
         None => command.env_remove("EXAMKIT_TEST_JOB_DELAY_MS"),
     };
+    command.env_remove("EXAMKIT_TEST_JOB_DELAY_KINDS");
+    command.envs(env.iter().copied());
     let mut child = command.spawn().expect("examkit starts");
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = mpsc::channel();
@@ -270,7 +288,129 @@ async fn two_instances_share_the_work_on_postgres() {
     assert_eq!(processes.len(), 2, "both instances worked: {jobs:?}");
 }
 
+/// A session from a one-question paper with a completed scan uploaded, served in process (no
+/// workers): the server, its key and the session.
+async fn scanned_session(url: &str) -> (common::Server, String, String) {
+    let s = common::start_on(url, generous()).await;
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Workers").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let paper = exported_paper(&s, &key, &[QUESTION]).await;
+    let answers = serde_json::json!({ QUESTION: { "a": "fg(3) = 7", "c": "x = 5" } });
+    let files = scan(&paper, &answers, &["--dpi", "150", "--seed", "3"]);
+    let session = session_from_paper(&s, &key, &paper.id).await;
+    for (name, bytes) in files {
+        upload(&s, &key, &session, "work", &name, bytes).await;
+    }
+    (s, key, session)
+}
+
+/// A sample-bank question with a final answer in two of its parts.
+const QUESTION: &str = "8a834eff-5ac7-5e3d-902e-0c7342b819d4";
+
+async fn a_worker_killed_while_marking_leaves_one_result(db: Db) {
+    let dir = tempfile::tempdir().expect("dir");
+    let Some(url) = common::fresh_database(db, dir.path()).await else {
+        return;
+    };
+    let (s, key, session) = scanned_session(&url).await;
+    // The first worker indexes and plans at full speed, then stalls on the marking job.
+    let stall = [("EXAMKIT_TEST_JOB_DELAY_KINDS", "mark_question")];
+    let doomed = spawn_with(&["worker"], &url, Some(60_000), &stall);
+    start(&s, &key, &session).await;
+    let line = doomed.wait_for("test hook: job", Duration::from_secs(300));
+    assert!(line.contains("(mark_question)"), "{line}");
+    drop(doomed); // SIGKILL, holding the marking job's lease
+    let killed_job = line.split_whitespace().nth(3).expect("job id").to_owned();
+    let survivor = spawn(&["worker"], &url, None);
+    let view = poll_until(&s, &key, &session, 300, |v| all_terminal(v, 1)).await;
+    drop(survivor);
+    let question = &view["questions"][0];
+    assert!(
+        matches!(
+            question["status"].as_str(),
+            Some("completed" | "needs_review")
+        ),
+        "{question}"
+    );
+    assert_eq!(question["revision"], 1, "one saved result: {question}");
+    let jobs = s.store.session_jobs(&session).await.expect("jobs");
+    let killed = jobs.iter().find(|j| j.id == killed_job).expect("the job");
+    assert_eq!(killed.kind, "mark_question");
+    assert_eq!(
+        (killed.state.as_str(), killed.attempts),
+        ("done", 2),
+        "{jobs:?}"
+    );
+    assert!(
+        jobs.iter()
+            .filter(|j| j.id != killed_job)
+            .all(|j| j.state == "done" && j.attempts == 1),
+        "{jobs:?}"
+    );
+    assert_eq!(common::stored_questions(&s.store, &session).await, (1, 1));
+}
+
+async fn queued_questions_are_cancelled_when_marking_is_switched_off(db: Db) {
+    let dir = tempfile::tempdir().expect("dir");
+    let Some(url) = common::fresh_database(db, dir.path()).await else {
+        return;
+    };
+    let (s, key, session) = scanned_session(&url).await;
+    // A worker indexes and plans, then stalls on the marking job; killed, it leaves the question
+    // waiting (its job's lease runs out) with no worker to take it.
+    let stall = [("EXAMKIT_TEST_JOB_DELAY_KINDS", "mark_question")];
+    let worker = spawn_with(&["worker"], &url, Some(60_000), &stall);
+    start(&s, &key, &session).await;
+    worker.wait_for("test hook: job", Duration::from_secs(300));
+    drop(worker);
+    let view = poll_until(&s, &key, &session, 60, |v| v["indexingFinished"] == true).await;
+    assert_eq!(view["questions"].as_array().map(Vec::len), Some(1));
+    assert!(
+        matches!(
+            view["questions"][0]["status"].as_str(),
+            Some("queued" | "running")
+        ),
+        "{view}"
+    );
+    // The lease (2 s) runs out.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The service starts with automated marking off.
+    let off = spawn(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--sample-bank",
+            "off",
+            "--automated-marking",
+            "off",
+        ],
+        &url,
+        None,
+    );
+    off.wait_for("queued questions cancelled", Duration::from_secs(60));
+    let view = poll_until(&s, &key, &session, 30, |v| all_terminal(v, 1)).await;
+    drop(off);
+    let question = &view["questions"][0];
+    assert_eq!(question["status"], "cancelled", "{question}");
+    assert!(
+        question["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("switched off before the question was marked")),
+        "{question}"
+    );
+    let jobs = s.store.session_jobs(&session).await.expect("jobs");
+    assert!(
+        jobs.iter()
+            .all(|j| j.kind != "mark_question" || j.state == "cancelled"),
+        "no marking job is left to claim: {jobs:?}"
+    );
+}
+
 on_both!(
     a_killed_worker_loses_and_duplicates_nothing,
     sigterm_lets_the_running_job_finish,
+    a_worker_killed_while_marking_leaves_one_result,
+    queued_questions_are_cancelled_when_marking_is_switched_off,
 );

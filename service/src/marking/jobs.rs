@@ -101,7 +101,7 @@ pub async fn run(
     job: Job,
     lost: Arc<AtomicBool>,
 ) -> Result<bool, JobFailure> {
-    if let Some(delay) = test_delay() {
+    if let Some(delay) = test_delay(&job.kind) {
         eprintln!(
             "test hook: job {} ({}) running, attempt {}",
             job.id, job.kind, job.attempts
@@ -130,15 +130,30 @@ pub async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Resu
     }
 }
 
-/// Test hook for the queue's crash tests: when `EXAMKIT_TEST_JOB_DELAY_MS` is set, every job
-/// announces itself on standard error and waits that many milliseconds before it runs, so a test
-/// can kill the worker mid-job. Never set it in production.
-fn test_delay() -> Option<std::time::Duration> {
-    static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
-    *DELAY.get_or_init(|| {
-        std::env::var("EXAMKIT_TEST_JOB_DELAY_MS")
-            .ok()
-            .and_then(|ms| ms.trim().parse::<u64>().ok())
-            .map(std::time::Duration::from_millis)
-    })
+/// Test hook for the queue's crash tests: when `EXAMKIT_TEST_JOB_DELAY_MS` is set, every job (or
+/// only the kinds listed, comma-separated, in `EXAMKIT_TEST_JOB_DELAY_KINDS`) announces itself on
+/// standard error and waits that many milliseconds before it runs, so a test can kill the worker
+/// mid-job. Never set it in production.
+fn test_delay(kind: &str) -> Option<std::time::Duration> {
+    type Hook = Option<(std::time::Duration, Option<Vec<String>>)>;
+    static HOOK: std::sync::OnceLock<Hook> = std::sync::OnceLock::new();
+    let (delay, kinds) = HOOK
+        .get_or_init(|| {
+            let delay = std::env::var("EXAMKIT_TEST_JOB_DELAY_MS")
+                .ok()
+                .and_then(|ms| ms.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_millis)?;
+            let kinds = std::env::var("EXAMKIT_TEST_JOB_DELAY_KINDS").ok().map(|k| {
+                k.split(',')
+                    .map(|kind| kind.trim().to_owned())
+                    .filter(|kind| !kind.is_empty())
+                    .collect()
+            });
+            Some((delay, kinds))
+        })
+        .as_ref()?;
+    match kinds {
+        Some(kinds) if !kinds.iter().any(|k| k == kind) => None,
+        _ => Some(*delay),
+    }
 }

@@ -347,23 +347,28 @@ impl Store {
         Ok(CancelOutcome::Cancelled)
     }
 
-    /// Cancels every question still queued, on any account (automated marking switched off):
-    /// returns how many.
+    /// Cancels, with `reason`, every question whose marking job no worker holds: queued, or
+    /// running under a lease that has run out (its worker died). Used when a service starts with
+    /// automated marking off, so no question waits for a worker that will never come. Returns how
+    /// many questions were cancelled.
     pub async fn cancel_queued_questions(&self, reason: &str) -> Result<u64, StoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
-        sqlx::query(
-            "UPDATE marking_jobs SET state = 'cancelled', updated_at = $1, finished_at = $1 \
-             WHERE state = 'queued' AND kind = 'mark_question'",
+        let done = sqlx::query(
+            "UPDATE marking_questions SET status = 'cancelled', error_json = $1, updated_at = $2 \
+             WHERE status IN ('queued', 'running') AND job_id IN (SELECT id FROM marking_jobs \
+             WHERE kind = 'mark_question' \
+             AND (state = 'queued' OR (state = 'running' AND lease_expires <= $2)))",
         )
+        .bind(error_json("cancelled", reason, None))
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        let done = sqlx::query(
-            "UPDATE marking_questions SET status = 'cancelled', error_json = $1, updated_at = $2 \
-             WHERE status = 'queued'",
+        sqlx::query(
+            "UPDATE marking_jobs SET state = 'cancelled', updated_at = $1, finished_at = $1, \
+             lease_token = NULL WHERE kind = 'mark_question' \
+             AND (state = 'queued' OR (state = 'running' AND lease_expires <= $1))",
         )
-        .bind(error_json("cancelled", reason, None))
         .bind(now)
         .execute(&mut *tx)
         .await?;
