@@ -50,8 +50,8 @@ codes! {
     pub enum ErrorCode {
         /// The bytes are not one well-formed JSON value.
         InvalidJson = "invalid_json": "The document is not well-formed UTF-8 JSON (syntax error, duplicate object key, lone surrogate, byte order mark, number out of range or empty input).",
-        /// Containers nest deeper than the schema allows.
-        NestingTooDeep = "nesting_too_deep": "Arrays and objects nest deeper than the schema allows (10 levels); the document is not parsed further.",
+        /// Containers nest deeper than a document may (128 levels).
+        NestingTooDeep = "nesting_too_deep": "Arrays and objects nest deeper than 128 levels; the document is not parsed further.",
         /// The document is larger than 4 MiB.
         PayloadTooLarge = "payload_too_large": "The document is larger than 4 MiB (4,194,304 bytes); it is rejected without being parsed.",
         /// An object has a field the schema does not define.

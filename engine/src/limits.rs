@@ -2,10 +2,15 @@
 
 /// The largest accepted document: 4 MiB, inclusive.
 pub const MAX_DOCUMENT_BYTES: usize = 4 * 1024 * 1024;
-/// The deepest nesting of arrays and objects the schema allows
-/// (submission › questions › question › decisions › decision › conditionChecks › check › evidence ›
-/// evidence item › box).
-pub const MAX_DEPTH: usize = 10;
+/// The deepest nesting of arrays and objects a document may have: 128 levels, the root counting as
+/// one. Deeper input is `nesting_too_deep`. The schema itself nests at most [`SCHEMA_DEPTH`]
+/// levels; the margin above it lets a value nested a little too deep where the schema wants
+/// something else (an array of arrays as a box's `width`, nested arrays in an unknown field) be
+/// reported as that field's own `type` or `unknown_field` error, beside every other error.
+pub const MAX_DEPTH: usize = 128;
+/// The deepest nesting of arrays and objects the schema describes (submission › questions ›
+/// question › decisions › decision › conditionChecks › check › evidence › evidence item › box).
+pub const SCHEMA_DEPTH: usize = 10;
 /// Questions per submission.
 pub const MAX_QUESTIONS: usize = 24;
 /// Criteria per question.

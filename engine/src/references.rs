@@ -253,6 +253,11 @@ fn decisions(q: usize, question: Question<'_>, errors: &mut Errors) {
     }
     // For each decided criterion, its first decision: the index and the value.
     let mut decided: HashMap<u32, (u32, u32)> = HashMap::default();
+    // Whether some decision's criterionId is unreadable (the decision is not an object, or its
+    // criterionId is missing, not a string or empty: each already reported where it is written).
+    // Such a decision may be the one any undecided criterion was meant to have, so no criterion of
+    // this question is then reported as missing_decision.
+    let mut decisions_unreadable = false;
     if !none_decided {
         // A decision naming a criterion whose id was rejected (or unreadable) is not reported
         // again.
@@ -274,6 +279,7 @@ fn decisions(q: usize, question: Question<'_>, errors: &mut Errors) {
         let rejected = |name: &str| ids_unreadable || rejected.contains(name);
         for (d, node) in decisions.enumerate() {
             let Some(id) = DecisionRecord::new(node).criterion_id() else {
+                decisions_unreadable = true;
                 continue;
             };
             let path = || {
@@ -317,6 +323,9 @@ fn decisions(q: usize, question: Question<'_>, errors: &mut Errors) {
             continue;
         }
         let Some(&(d, decision)) = decided.get(&index(c)) else {
+            if decisions_unreadable {
+                continue;
+            }
             errors.push(
                 ErrorCode::MissingDecision,
                 criterion.at,
@@ -670,4 +679,110 @@ fn list<'a>(labels: impl Iterator<Item = &'a str>) -> String {
         String::new()
     };
     format!("[{}{more}]", shown.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A valid submission: one question of two criteria, each with its decision.
+    fn document(decisions: &str) -> String {
+        const WORK: &str = "3f2b8c1e-5a47-4d2e-9b61-0c8e7a5d4f10";
+        const SCHEME: &str = "9a1d4e7b-2c3f-4b8a-8e5d-6f7a1b2c3d40";
+        let criterion = |id: &str| {
+            format!(
+                r#"{{"id":"{id}","partId":"a","code":"B1","requirement":"r","conditions":[],"dependsOn":[],"maxMarks":1,"sourcePageIds":["{SCHEME}:p1"]}}"#
+            )
+        };
+        format!(
+            r#"{{"schemaVersion":"service-marking-import-v1","coordinateSystem":"normalized-top-left","pageBasis":"displayed-page","source":{{"kind":"human","name":"n","markedAt":"2025-06-14T16:42:05Z"}},"coverage":{{"kind":"whole-paper","questionLabels":["1"],"totalMarks":2}},"questions":[{{"label":"1","pageSelections":{{"{WORK}":[1],"{SCHEME}":[1]}},"rubric":{{"parts":[{{"id":"a","maxMarks":2}}],"criteria":[{},{}]}},"decisions":[{decisions}]}}]}}"#,
+            criterion("c1"),
+            criterion("c2")
+        )
+    }
+
+    fn decision(criterion_id: &str) -> String {
+        const WORK: &str = "3f2b8c1e-5a47-4d2e-9b61-0c8e7a5d4f10";
+        format!(
+            r#"{{{criterion_id}"outcome":"awarded","reason":"r","evidence":[{{"pageId":"{WORK}:p1","quote":"q","box":{{"x":0,"y":0,"width":1,"height":1}}}}],"conditionChecks":[]}}"#
+        )
+    }
+
+    /// The codes and paths of the outcome's errors.
+    fn errors(decisions: &str) -> Vec<(String, String)> {
+        crate::validate_str(&document(decisions), None)
+            .errors()
+            .iter()
+            .map(|e| (e.code().as_str().to_owned(), e.path.clone()))
+            .collect()
+    }
+
+    fn error(code: &str, path: &str) -> (String, String) {
+        (code.to_owned(), path.to_owned())
+    }
+
+    #[test]
+    fn the_base_document_is_valid() {
+        let both = format!(
+            "{},{}",
+            decision(r#""criterionId":"c1","#),
+            decision(r#""criterionId":"c2","#)
+        );
+        assert_eq!(errors(&both), []);
+    }
+
+    #[test]
+    fn a_decision_without_a_readable_criterion_id_is_one_error() {
+        let first = decision(r#""criterionId":"c1","#);
+        let cases = [
+            ("", "required", "/questions/0/decisions/1/criterionId"),
+            (
+                r#""criterionId":2,"#,
+                "type",
+                "/questions/0/decisions/1/criterionId",
+            ),
+            (
+                r#""criterionId":null,"#,
+                "type",
+                "/questions/0/decisions/1/criterionId",
+            ),
+            (
+                r#""criterionId":"","#,
+                "min_length",
+                "/questions/0/decisions/1/criterionId",
+            ),
+        ];
+        for (field, code, path) in cases {
+            let decisions = format!("{first},{}", decision(field));
+            assert_eq!(errors(&decisions), [error(code, path)], "{field:?}");
+        }
+        let not_an_object = format!("{first},\"c2\"");
+        assert_eq!(
+            errors(&not_an_object),
+            [error("type", "/questions/0/decisions/1")]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_decision_covers_every_criterion_of_its_question() {
+        let alone = decision("");
+        assert_eq!(
+            errors(&alone),
+            [error("required", "/questions/0/decisions/0/criterionId")]
+        );
+    }
+
+    #[test]
+    fn readable_decisions_still_leave_criteria_missing() {
+        let renamed = format!(
+            "{},{}",
+            decision(r#""criterionId":"c1","#),
+            decision(r#""criterionId":"c3","#)
+        );
+        assert_eq!(
+            errors(&renamed),
+            [
+                error("missing_decision", "/questions/0/rubric/criteria/1"),
+                error("unknown_criterion", "/questions/0/decisions/1/criterionId"),
+            ]
+        );
+    }
 }

@@ -532,9 +532,10 @@ vector("parse-lone-surrogate", "A \\u escape of a lone UTF-16 surrogate is inval
                          '"name":"R. Okafor \\ud800"'))
 
 DEPTH = 50000
-vector("parse-nesting-too-deep-root", "50,000 nested arrays stop at the 11th level with nesting_too_deep, "
+LIMIT_DEPTH = 128  # the deepest nesting a document may have; the schema itself nests 10 levels
+vector("parse-nesting-too-deep-root", "50,000 nested arrays stop at the 129th level with nesting_too_deep, "
        "at the path of that container, without exhausting the stack.",
-       invalid(err("/0" * 10, "nesting_too_deep")), "skip", text="[" * DEPTH + "]" * DEPTH)
+       invalid(err("/0" * LIMIT_DEPTH, "nesting_too_deep")), "skip", text="[" * DEPTH + "]" * DEPTH)
 
 
 def nested(levels):
@@ -544,22 +545,33 @@ def nested(levels):
     return v
 
 
-vector("parse-nesting-too-deep-field", "An unknown field holding 10 nested arrays reaches level 11: "
-       "nesting_too_deep at the 11th container, nothing else reported.",
-       invalid(err("/extra" + "/0" * 9, "nesting_too_deep")), "skip",
-       submission=edit(base(), ("/extra", nested(10))))
-reject("structure-nesting-at-limit", "An unknown field holding 9 nested arrays reaches exactly level 10: "
-       "it parses, and is one unknown_field.", edit(base(), ("/extra", nested(9))),
-       err("/extra", "unknown_field"))
-vector("parse-nesting-too-deep-in-check-box", "A box inside a condition check's evidence is the 10th level; "
-       "an array inside it is the 11th.", invalid(err(CHECK0 + "/evidence/0/box/extra", "nesting_too_deep")),
-       "skip", submission=edit(base(), (CHECK0 + "/evidence/0/box/extra", [])))
-reject("structure-nesting-decision-box-at-limit", "A decision's evidence box is level 8, so two nested "
-       "arrays in it reach level 10 and parse: one unknown_field.",
-       edit(base(), (DEC + "/0/evidence/0/box/extra", [[]])), err(DEC + "/0/evidence/0/box/extra", "unknown_field"))
-vector("parse-nesting-too-deep-decision-box", "Three nested arrays in a decision's evidence box reach "
-       "level 11.", invalid(err(DEC + "/0/evidence/0/box/extra/0/0", "nesting_too_deep")), "skip",
-       submission=edit(base(), (DEC + "/0/evidence/0/box/extra", [[[]]])))
+# Documents nested past 127 levels are given as text: a vector file holds its submission two levels
+# down, and some JSON readers of the vector files stop at 128 levels themselves.
+vector("parse-nesting-too-deep-field", "An unknown field holding 128 nested arrays reaches level 129: "
+       "nesting_too_deep at the 129th container, nothing else reported.",
+       invalid(err("/extra" + "/0" * (LIMIT_DEPTH - 1), "nesting_too_deep")), "skip",
+       text=compact(edit(base(), ("/extra", nested(LIMIT_DEPTH)))))
+vector("structure-nesting-at-limit", "An unknown field holding 127 nested arrays reaches exactly level 128, "
+       "the limit: it parses, and is one unknown_field.", invalid(err("/extra", "unknown_field")), "reject",
+       text=compact(edit(base(), ("/extra", nested(LIMIT_DEPTH - 1)))))
+reject("structure-nesting-past-schema-depth-field", "An unknown field holding 10 nested arrays reaches level "
+       "11, deeper than the schema but within the limit: one unknown_field, and the document's other "
+       "defects are reported too.", edit(base(), ("/source/name", ""), ("/extra", nested(10))),
+       err("/source/name", "min_length"), err("/extra", "unknown_field"))
+reject("structure-nesting-array-in-check-box", "A box inside a condition check's evidence is the 10th level, "
+       "the schema's deepest; an array inside it is the 11th, within the limit: one unknown_field.",
+       edit(base(), (CHECK0 + "/evidence/0/box/extra", [])), err(CHECK0 + "/evidence/0/box/extra", "unknown_field"))
+vector("structure-nesting-decision-box-at-limit", "A decision's evidence box is level 8, so 120 nested "
+       "arrays in it reach level 128, the limit, and parse: one unknown_field.",
+       invalid(err(DEC + "/0/evidence/0/box/extra", "unknown_field")), "reject",
+       text=compact(edit(base(), (DEC + "/0/evidence/0/box/extra", nested(LIMIT_DEPTH - 8)))))
+reject("structure-nesting-arrays-in-decision-box", "Three nested arrays in a decision's evidence box reach "
+       "level 11, deeper than the schema but within the limit: one unknown_field.",
+       edit(base(), (DEC + "/0/evidence/0/box/extra", [[[]]])), err(DEC + "/0/evidence/0/box/extra", "unknown_field"))
+reject("structure-nesting-array-as-box-width", "Nested arrays where a box's width should be a number reach "
+       "level 12: the width is one type error, and the document's other defects are reported too.",
+       edit(base(), ("/source/name", ""), (DEC + "/0/evidence/0/box/width", nested(4))),
+       err("/source/name", "min_length"), err(DEC + "/0/evidence/0/box/width", "type"))
 
 vector("limits-payload-exactly-4-mib", "A valid document padded with trailing spaces to exactly "
        "4,194,304 bytes is accepted.", BASE_VALID, "accept", submission=base(), pad=4194304)
@@ -856,6 +868,26 @@ refuse("refs-unknown-criterion", "A decision for a criterion the rubric does not
        edit(base(), (DEC + "/-", decision("q1c-M1", "withheld", "No attempt at part (c)", "blank answer space",
                                           W(2), box(0.1, 0.6, 0.8, 0.3)))),
        err(DEC + "/4/criterionId", "unknown_criterion"))
+reject("refs-decision-without-criterion-id", "A decision without criterionId is required at that field; the "
+       "criterion it was meant for is not also missing_decision.",
+       edit(base(), (DEC + "/1/criterionId", DELETE)), err(DEC + "/1/criterionId", "required"))
+reject("refs-decision-criterion-id-not-a-string", "A criterionId that is a number is type; no criterion of the "
+       "question is then missing_decision.",
+       edit(base(), (DEC + "/1/criterionId", 1)), err(DEC + "/1/criterionId", "type"))
+reject("refs-decision-not-an-object", "A decision that is a string is type; the criterion it was meant for is "
+       "not also missing_decision.", edit(base(), (DEC + "/1", "q1a-A1")), err(DEC + "/1", "type"))
+reject("refs-decision-without-criterion-id-covers-the-question", "While a decision names no criterion, it may "
+       "be the decision of any undecided criterion of its question: a second criterion left without a "
+       "decision is not reported either.",
+       edit(base(), (DEC + "/3", DELETE), (DEC + "/1/criterionId", DELETE)), err(DEC + "/1/criterionId", "required"))
+d = two_questions()
+edit(d, (DEC + "/1/criterionId", DELETE), ("/questions/1/decisions/2", DELETE))
+reject("refs-decision-without-criterion-id-other-question", "A decision without criterionId covers its own "
+       "question only: a criterion of question 2 without a decision is still missing_decision.", d,
+       err(DEC + "/1/criterionId", "required"), err("/questions/1/rubric/criteria/2", "missing_decision"))
+reject("refs-criterion-without-id", "A criterion without id is required at that field; the decision naming "
+       "the id it was meant to have is not also unknown_criterion.",
+       edit(base(), (CRIT + "/3/id", DELETE)), err(CRIT + "/3/id", "required"))
 d = two_questions()
 edit(d, ("/questions/1/decisions/-", decision("q1b-A1", "awarded", "Copied into question 2 by mistake",
                                                "(1, 6) and (3, 2)", W(3), box(0.1, 0.5, 0.3, 0.05))))
@@ -1744,13 +1776,13 @@ reject("refs-same-position-structure-before-references", "Two errors at the same
 vector("limits-payload-too-large-not-parsed", "A document over 4 MiB is refused before parsing: an "
        "unterminated object padded past the limit is only payload_too_large.",
        invalid(err("", "payload_too_large")), "skip", text="{", pad=4194305)
-vector("parse-nesting-too-deep-unclosed", "Twenty unclosed arrays fail at the 11th level with "
-       "nesting_too_deep before the end of input is reached.", invalid(err("/0" * 10, "nesting_too_deep")),
-       "skip", text="[" * 20)
-vector("parse-unclosed-arrays-at-limit", "Ten unclosed arrays stay within the nesting limit; the input ends "
+vector("parse-nesting-too-deep-unclosed", "Two hundred unclosed arrays fail at the 129th level with "
+       "nesting_too_deep before the end of input is reached.",
+       invalid(err("/0" * LIMIT_DEPTH, "nesting_too_deep")), "skip", text="[" * 200)
+vector("parse-unclosed-arrays-at-limit", "128 unclosed arrays stay within the nesting limit; the input ends "
        "where an item or ] should start, a failure between items, so invalid_json at the innermost array.",
-       invalid(err("/0" * 9, "invalid_json")), "skip",
-       text="[" * 10)
+       invalid(err("/0" * (LIMIT_DEPTH - 1), "invalid_json")), "skip",
+       text="[" * LIMIT_DEPTH)
 d = two_questions()
 edit(d, (CRIT + "/3/partId", "c"), ("/questions/1/rubric/parts/0/maxMarks", 4))
 refuse("refs-part-max-checked-per-question", "An unknown partId stops the part check of its own question "

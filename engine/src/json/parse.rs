@@ -1,5 +1,9 @@
-//! The parser: one pass over the bytes, filling the document's slots in document order. A failure
-//! carries its offset and the path to it, collected while the recursion unwinds.
+//! The parser: one pass over the bytes, filling the document's slots in document order.
+//!
+//! Arrays and objects are read with an explicit stack of the containers the parser is inside
+//! (one [`Open`] entry per level, on the heap), not by recursion: the call stack stays the same
+//! however deep the input nests, and [`MAX_DEPTH`] is a documented limit of the format, not a
+//! guard of the stack. A failure's path is read off that stack where it happens.
 
 use std::hash::BuildHasher;
 
@@ -9,12 +13,12 @@ use crate::hash::{HashMap, Keyed};
 use crate::limits::MAX_DEPTH;
 use crate::pointer::{Seg, pointer};
 
-/// A parse failure on its way out: the path is collected in reverse while the recursion unwinds.
+/// A parse failure on its way out, with the path of the value it belongs to.
 struct Fail {
     code: ErrorCode,
     at: usize,
     message: String,
-    reversed_path: Vec<OwnedSeg>,
+    path: Vec<OwnedSeg>,
 }
 
 enum OwnedSeg {
@@ -22,15 +26,30 @@ enum OwnedSeg {
     Index(usize),
 }
 
-impl Fail {
-    fn within(mut self: Box<Self>, segment: OwnedSeg) -> Box<Self> {
-        self.reversed_path.push(segment);
-        self
-    }
-}
-
 /// A failure is boxed so that the success path passes a pointer-sized result.
 type Failed = Box<Fail>;
+
+/// An array or object the parser is inside.
+struct Open {
+    /// The container's slot, completed when it closes.
+    slot: usize,
+    /// An object (else an array).
+    object: bool,
+    /// The members or items read so far: in an array, the index of the item being read.
+    count: usize,
+    /// In an object, the slot of the key of the member being read.
+    key: usize,
+    /// In an object too large to scan, the hash of each key → its slot.
+    by_hash: Option<HashMap<u64, u32>>,
+}
+
+/// Where a failure belongs: inside the value being read in the innermost container, or between
+/// that container's members or items (then it is the container's own failure).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Within {
+    Value,
+    Container,
+}
 
 /// Parses a whole document.
 pub(crate) fn parse(bytes: &[u8]) -> Result<Document<'_>, ValidationError> {
@@ -62,7 +81,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Document<'_>, ValidationError> {
     if parser.pos == bytes.len() {
         return Err(invalid(0, "the document is empty"));
     }
-    let result = parser.value(1).and_then(|()| {
+    let result = parser.value().and_then(|()| {
         parser.skip_whitespace();
         if parser.pos == bytes.len() {
             Ok(())
@@ -74,9 +93,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Document<'_>, ValidationError> {
         Ok(()) => Ok(parser.doc),
         Err(fail) => {
             let segments: Vec<Seg<'_>> = fail
-                .reversed_path
+                .path
                 .iter()
-                .rev()
                 .map(|s| match s {
                     OwnedSeg::Key(k) => Seg::Key(k),
                     OwnedSeg::Index(i) => Seg::Index(*i),
@@ -169,7 +187,7 @@ impl<'a> Parser<'a> {
             code: ErrorCode::InvalidJson,
             at,
             message: message.into(),
-            reversed_path: Vec::new(),
+            path: Vec::new(),
         })
     }
 
@@ -227,12 +245,157 @@ impl<'a> Parser<'a> {
         });
     }
 
-    fn value(&mut self, depth: usize) -> Result<(), Failed> {
+    /// Reads one value (the whole document's), with everything it holds.
+    fn value(&mut self) -> Result<(), Failed> {
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            // A value starts here: the document's, a member's or an item.
+            self.skip_whitespace();
+            let object = match self.bytes.get(self.pos) {
+                Some(b'{') => true,
+                Some(b'[') => false,
+                _ => {
+                    if let Err(fail) = self.scalar() {
+                        return Err(self.locate(fail, &open, Within::Value));
+                    }
+                    if self.end_values(&mut open)? {
+                        return Ok(());
+                    }
+                    continue;
+                }
+            };
+            if open.len() >= MAX_DEPTH {
+                let fail = Box::new(Fail {
+                    code: ErrorCode::NestingTooDeep,
+                    at: self.pos,
+                    message: format!(
+                        "arrays and objects nest deeper than {MAX_DEPTH} levels, the most a document may"
+                    ),
+                    path: Vec::new(),
+                });
+                return Err(self.locate(fail, &open, Within::Value));
+            }
+            let slot = self.open();
+            open.push(Open {
+                slot,
+                object,
+                count: 0,
+                key: 0,
+                by_hash: None,
+            });
+            self.skip_whitespace();
+            let empty = self.bytes.get(self.pos) == Some(if object { &b'}' } else { &b']' });
+            if empty {
+                self.close(slot, if object { OBJECT } else { ARRAY });
+                open.pop();
+                if self.end_values(&mut open)? {
+                    return Ok(());
+                }
+            } else {
+                self.begin_entry(&mut open)?;
+            }
+        }
+    }
+
+    /// After a value: reads the commas and closing brackets that follow it, closing each container
+    /// that ends, up to where the next value starts. Returns whether the document's value ended.
+    fn end_values(&mut self, open: &mut Vec<Open>) -> Result<bool, Failed> {
+        loop {
+            let Some(top) = open.last_mut() else {
+                return Ok(true);
+            };
+            top.count += 1;
+            let (object, slot) = (top.object, top.slot);
+            self.skip_whitespace();
+            match (self.bytes.get(self.pos), object) {
+                (Some(b','), _) => {
+                    self.pos += 1;
+                    self.begin_entry(open)?;
+                    return Ok(false);
+                }
+                (Some(b'}'), true) => {
+                    self.close(slot, OBJECT);
+                    open.pop();
+                }
+                (Some(b']'), false) => {
+                    self.close(slot, ARRAY);
+                    open.pop();
+                }
+                _ => {
+                    let fail = self.unexpected(if object { "',' or '}'" } else { "',' or ']'" });
+                    return Err(self.locate(fail, open, Within::Container));
+                }
+            }
+        }
+    }
+
+    /// Starts the next member or item of the innermost container: in an object, reads its key and
+    /// the colon after it; in an array, checks that an item starts here.
+    fn begin_entry(&mut self, open: &mut [Open]) -> Result<(), Failed> {
         self.skip_whitespace();
+        let Some(top) = open.last_mut() else {
+            return Ok(());
+        };
+        if !top.object {
+            // No item starts here (a trailing comma, the end of input): the failure is between
+            // items, so it belongs to the array itself.
+            if matches!(
+                self.bytes.get(self.pos),
+                Some(b'{' | b'[' | b'"' | b't' | b'f' | b'n' | b'-' | b'0'..=b'9')
+            ) {
+                return Ok(());
+            }
+            let fail = self.unexpected("an array item");
+            return Err(self.locate(fail, open, Within::Container));
+        }
+        if self.bytes.get(self.pos) != Some(&b'"') {
+            let fail = self.unexpected("a string key");
+            return Err(self.locate(fail, open, Within::Container));
+        }
+        let key_at = self.pos;
+        let key = self.doc.slots.len();
+        if let Err(fail) = self.string() {
+            return Err(self.locate(fail, open, Within::Container));
+        }
+        top.key = key;
+        if self.is_duplicate(top.slot, key, top.count, &mut top.by_hash) {
+            let text = self.doc.text(offset(key));
+            let fail = self.fail_at(key_at, format!("duplicate key {text:?} in one object"));
+            return Err(self.locate(fail, open, Within::Value));
+        }
+        self.skip_whitespace();
+        if self.bytes.get(self.pos) != Some(&b':') {
+            let fail = self.unexpected("':' after an object key");
+            return Err(self.locate(fail, open, Within::Container));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// Gives `fail` its path: the member or item being read in each container the parser is
+    /// inside, the innermost one's only when the failure is within its value.
+    fn locate(&self, mut fail: Failed, open: &[Open], within: Within) -> Failed {
+        let levels = match within {
+            Within::Value => open.len(),
+            Within::Container => open.len().saturating_sub(1),
+        };
+        fail.path = open[..levels]
+            .iter()
+            .map(|level| {
+                if level.object {
+                    self.key_segment(level.key)
+                } else {
+                    OwnedSeg::Index(level.count)
+                }
+            })
+            .collect();
+        fail
+    }
+
+    /// Reads a string, number, `true`, `false` or `null` and records its slot.
+    fn scalar(&mut self) -> Result<(), Failed> {
         let start = self.pos;
         match self.bytes.get(self.pos) {
-            Some(b'{') => self.object(depth),
-            Some(b'[') => self.array(depth),
             Some(b'"') => self.string(),
             Some(b't') => self.literal("true", TRUE),
             Some(b'f') => self.literal("false", FALSE),
@@ -244,20 +407,6 @@ impl<'a> Parser<'a> {
             }
             _ => Err(self.unexpected("a JSON value")),
         }
-    }
-
-    fn enter(&self, depth: usize) -> Result<(), Failed> {
-        if depth > MAX_DEPTH {
-            return Err(Box::new(Fail {
-                code: ErrorCode::NestingTooDeep,
-                at: self.pos,
-                message: format!(
-                    "arrays and objects nest deeper than the schema allows ({MAX_DEPTH} levels)"
-                ),
-                reversed_path: Vec::new(),
-            }));
-        }
-        Ok(())
     }
 
     /// Opens a container at `self.pos`: its slot is completed by [`Parser::close`].
@@ -279,52 +428,6 @@ impl<'a> Parser<'a> {
     /// The text of the key at slot `index`, owned, for a failure's path.
     fn key_segment(&self, index: usize) -> OwnedSeg {
         OwnedSeg::Key(self.doc.text(offset(index)).to_owned())
-    }
-
-    fn object(&mut self, depth: usize) -> Result<(), Failed> {
-        self.enter(depth)?;
-        let index = self.open();
-        let mut members = 0usize;
-        // Hash of each key → its slot, once the object is too large to scan.
-        let mut by_hash: Option<HashMap<u64, u32>> = None;
-        self.skip_whitespace();
-        if self.bytes.get(self.pos) == Some(&b'}') {
-            self.close(index, OBJECT);
-            return Ok(());
-        }
-        loop {
-            self.skip_whitespace();
-            if self.bytes.get(self.pos) != Some(&b'"') {
-                return Err(self.unexpected("a string key"));
-            }
-            let key_at = self.pos;
-            let key_slot = self.doc.slots.len();
-            self.string()?;
-            if self.is_duplicate(index, key_slot, members, &mut by_hash) {
-                let key = self.doc.text(offset(key_slot));
-                let message = format!("duplicate key {key:?} in one object");
-                let segment = self.key_segment(key_slot);
-                return Err(self.fail_at(key_at, message).within(segment));
-            }
-            members += 1;
-            self.skip_whitespace();
-            if self.bytes.get(self.pos) != Some(&b':') {
-                return Err(self.unexpected("':' after an object key"));
-            }
-            self.pos += 1;
-            if let Err(fail) = self.value(depth + 1) {
-                return Err(fail.within(self.key_segment(key_slot)));
-            }
-            self.skip_whitespace();
-            match self.bytes.get(self.pos) {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.close(index, OBJECT);
-                    return Ok(());
-                }
-                _ => return Err(self.unexpected("',' or '}'")),
-            }
-        }
     }
 
     /// Whether the key at slot `key` repeats one of the `members` keys before it in the object
@@ -368,41 +471,6 @@ impl<'a> Parser<'a> {
             Some(&k) if doc.text(k) == text => true,
             // Two texts with one hash: rare enough to settle by scanning.
             Some(_) => earlier().any(|k| doc.text(k) == text),
-        }
-    }
-
-    fn array(&mut self, depth: usize) -> Result<(), Failed> {
-        self.enter(depth)?;
-        let index = self.open();
-        self.skip_whitespace();
-        if self.bytes.get(self.pos) == Some(&b']') {
-            self.close(index, ARRAY);
-            return Ok(());
-        }
-        let mut items = 0usize;
-        loop {
-            // No item starts here (a trailing comma, the end of input): the failure is between
-            // items, so it belongs to the array itself.
-            self.skip_whitespace();
-            if !matches!(
-                self.bytes.get(self.pos),
-                Some(b'{' | b'[' | b'"' | b't' | b'f' | b'n' | b'-' | b'0'..=b'9')
-            ) {
-                return Err(self.unexpected("an array item"));
-            }
-            if let Err(fail) = self.value(depth + 1) {
-                return Err(fail.within(OwnedSeg::Index(items)));
-            }
-            items += 1;
-            self.skip_whitespace();
-            match self.bytes.get(self.pos) {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.close(index, ARRAY);
-                    return Ok(());
-                }
-                _ => return Err(self.unexpected("',' or ']'")),
-            }
         }
     }
 
@@ -750,14 +818,69 @@ mod tests {
     fn bounds_nesting() {
         let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(parse(ok.as_bytes()).is_ok());
+        let ok = format!("{}{}", r#"{"a":"#.repeat(MAX_DEPTH), "}".repeat(MAX_DEPTH));
+        let ok = ok.replacen(r#"{"a":}"#, "{}", 1);
+        assert!(parse(ok.as_bytes()).is_ok());
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
         let e = error(deep.as_bytes());
         assert_eq!(e.code, ErrorCode::NestingTooDeep);
-        assert_eq!(e.path, "/0/0/0/0/0/0/0/0/0/0");
+        assert_eq!(e.path, "/0".repeat(MAX_DEPTH));
         let unclosed = "[".repeat(MAX_DEPTH);
-        assert_eq!(error(unclosed.as_bytes()).path, "/0/0/0/0/0/0/0/0/0");
+        assert_eq!(error(unclosed.as_bytes()).path, "/0".repeat(MAX_DEPTH - 1));
         let very_deep = "[".repeat(1_000_000);
         assert_eq!(error(very_deep.as_bytes()).code, ErrorCode::NestingTooDeep);
+        let objects = format!(
+            "{}1{}",
+            r#"{"k":"#.repeat(MAX_DEPTH + 1),
+            "}".repeat(MAX_DEPTH + 1)
+        );
+        let e = error(objects.as_bytes());
+        assert_eq!(e.code, ErrorCode::NestingTooDeep);
+        assert_eq!(e.path, "/k".repeat(MAX_DEPTH));
+    }
+
+    /// The limit leaves room well beyond the schema's own depth, so that values nested a little
+    /// too deep reach the structure checks.
+    #[test]
+    fn nesting_limit_is_well_above_the_schema_depth() {
+        use crate::limits::SCHEMA_DEPTH;
+        const { assert!(MAX_DEPTH >= 128 && MAX_DEPTH > 4 * SCHEMA_DEPTH) };
+        for levels in [
+            SCHEMA_DEPTH + 1,
+            SCHEMA_DEPTH + 5,
+            2 * SCHEMA_DEPTH,
+            MAX_DEPTH,
+        ] {
+            let text = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+            assert!(parse(text.as_bytes()).is_ok(), "{levels} levels");
+        }
+    }
+
+    /// Nesting costs no call stack: the deepest documents parse, and fail, on a thread whose stack
+    /// is far smaller than any platform's default.
+    #[test]
+    fn nesting_does_not_grow_the_call_stack() {
+        let run = || {
+            let arrays = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+            let mixed: String = (0..MAX_DEPTH)
+                .map(|i| if i % 2 == 0 { r#"{"a":["# } else { "" })
+                .collect::<String>();
+            let levels = MAX_DEPTH / 2 * 2;
+            let mixed = format!("{mixed}1{}", "]}".repeat(levels / 2));
+            let too_deep = "[".repeat(100_000);
+            (
+                parse(arrays.as_bytes()).is_ok(),
+                parse(mixed.as_bytes()).is_ok(),
+                parse(too_deep.as_bytes()).err().map(|e| e.code),
+            )
+        };
+        let outcome = std::thread::Builder::new()
+            .stack_size(48 * 1024)
+            .spawn(run)
+            .expect("a thread")
+            .join()
+            .expect("parsing within a 48 KiB stack");
+        assert_eq!(outcome, (true, true, Some(ErrorCode::NestingTooDeep)));
     }
 
     fn to_serde(node: Node<'_>) -> serde_json::Value {

@@ -111,6 +111,9 @@ pub fn shapes() -> Vec<(&'static str, Generator)> {
         ("duplicate-key-last", duplicate_key_last),
         ("deep-arrays", deep_arrays),
         ("deep-objects", deep_objects),
+        ("deep-arrays-at-limit", deep_arrays_at_limit),
+        ("deep-objects-at-limit", deep_objects_at_limit),
+        ("deep-boxes-at-limit", deep_boxes_at_limit),
         ("empty-criteria", empty_criteria),
         ("empty-decisions", empty_decisions),
         ("wrong-types", wrong_types),
@@ -353,7 +356,7 @@ fn duplicate_key_last() -> Shape {
 }
 
 fn deep_arrays() -> Shape {
-    // The root object and `questions` are two levels; eight more reach the limit of ten.
+    // The root object and `questions` are two levels; eight more reach the schema's depth of ten.
     let item = format!("{}{}", "[".repeat(8), "]".repeat(8));
     shape(
         "deep-arrays",
@@ -368,6 +371,44 @@ fn deep_objects() -> Shape {
         "deep-objects",
         repeated(r#"{"questions":["#, "]}", |_| item.clone()),
         "unknown_field",
+    )
+}
+
+/// Levels of nesting a document may have (`nesting_too_deep` past them).
+const MAX_DEPTH: usize = examkit_engine::limits::MAX_DEPTH;
+
+fn deep_arrays_at_limit() -> Shape {
+    // The root object and `questions` are two levels; each item reaches the limit exactly.
+    let levels = MAX_DEPTH - 2;
+    let item = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+    shape(
+        "deep-arrays-at-limit",
+        repeated(r#"{"questions":["#, "]}", |_| item.clone()),
+        "type",
+    )
+}
+
+fn deep_objects_at_limit() -> Shape {
+    let levels = MAX_DEPTH - 3;
+    let item = format!("{}{{}}{}", r#"{"a":"#.repeat(levels), "}".repeat(levels));
+    shape(
+        "deep-objects-at-limit",
+        repeated(r#"{"questions":["#, "]}", |_| item.clone()),
+        "unknown_field",
+    )
+}
+
+/// Decisions whose box width is an array nested to the limit: every one is a `type` error at its
+/// width, checked beside the rest of the document.
+fn deep_boxes_at_limit() -> Shape {
+    // Root › questions › question › decisions › decision › evidence › item › box: eight levels.
+    let levels = MAX_DEPTH - 8;
+    let width = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+    let decision = decision("c").replace(r#""width":1"#, &format!(r#""width":{width}"#));
+    shape(
+        "deep-boxes-at-limit",
+        question_of_decisions(&criterion("c"), |_| decision.clone()),
+        "type",
     )
 }
 
