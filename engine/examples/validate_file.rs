@@ -20,5 +20,5 @@ fn main() {
     });
     let outcome = examkit_engine::validate(&document, assets.as_deref());
     println!("{}", outcome.to_json_pretty());
-    println!("{}", examkit_engine::explain(&outcome));
+    println!("{}", examkit_engine::explain(&document, &outcome));
 }

@@ -47,7 +47,7 @@ use submission::Submission;
 
 pub use assets::{Asset, AssetKind, AssetsError, assets_from_json, check_assets};
 pub use error::{ErrorCode, FlagCode, ValidationError};
-pub use explain::explain;
+pub use explain::{EXPLAIN_TEXT_CHARS, explain};
 pub use outcome::{
     CriterionReport, Decision, Outcome, PartReport, QuestionReport, Rejection, Report, ReviewFlag,
     Score, Status,

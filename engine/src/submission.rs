@@ -294,6 +294,16 @@ impl<'d> Criterion<'d> {
         Some(self.get("conditions")?.as_array()?.len())
     }
 
+    /// What the criterion rewards, as the scheme states it.
+    pub(crate) fn requirement(self) -> Option<&'d str> {
+        text(self.get("requirement")?)
+    }
+
+    /// The text of condition `index`, when `conditions` is an array holding it as a string.
+    pub(crate) fn condition(self, index: usize) -> Option<&'d str> {
+        text(self.get("conditions")?.as_array()?.nth(index)?)
+    }
+
     #[inline]
     pub(crate) fn condition_mode(self) -> Option<ConditionMode> {
         choice(self.get("conditionMode")?, &CONDITION_MODES)
@@ -395,6 +405,26 @@ impl<'d> DecisionRecord<'d> {
         choice(self.get("outcome")?, &DECISIONS)
     }
 
+    /// The marker's reason for the outcome.
+    pub(crate) fn reason(self) -> Option<&'d str> {
+        text(self.get("reason")?)
+    }
+
+    /// The decision's own evidence items, in order: each one's page (when its `pageId` is
+    /// well-formed) and quote.
+    pub(crate) fn quotes(self) -> impl Iterator<Item = (Option<PageId>, Option<&'d str>)> {
+        self.get("evidence")
+            .and_then(Node::as_array)
+            .into_iter()
+            .flatten()
+            .map(|node| {
+                let members = node.as_object();
+                let page = members.and_then(|m| m.get("pageId")).and_then(page_id);
+                let quote = members.and_then(|m| m.get("quote")).and_then(text);
+                (page, quote)
+            })
+    }
+
     /// `conditionChecks`; `None` when it is absent or not an array.
     #[inline]
     pub(crate) fn checks(self) -> Option<At<Items<'d>>> {
@@ -491,6 +521,11 @@ impl<'d> Check<'d> {
     #[inline]
     pub(crate) fn result(self) -> Option<CheckResult> {
         choice(self.members?.get("result")?, &CHECK_RESULTS)
+    }
+
+    /// The marker's note on the check, when there is one.
+    pub(crate) fn note(self) -> Option<&'d str> {
+        text(self.members?.get("note")?)
     }
 }
 

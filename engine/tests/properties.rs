@@ -1,7 +1,7 @@
 //! Property tests: invariants of scoring and validation over random valid rubrics and decisions,
 //! and robustness over arbitrary input.
 
-use examkit_engine::{Asset, AssetKind, Decision, Outcome, Report, validate};
+use examkit_engine::{Asset, AssetKind, Decision, Outcome, Report, explain, validate};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -223,6 +223,19 @@ proptest! {
         let outcome = validate(&bytes, None);
         prop_assert!(!outcome.is_valid());
         prop_assert!(!outcome.errors().is_empty());
+        prop_assert!(explain(&bytes, &outcome).starts_with("Invalid submission: "));
+    }
+
+    #[test]
+    fn every_criterion_of_a_valid_document_is_explained(questions in submission()) {
+        let bytes = serde_json::to_vec(&build(&questions)).expect("serialise");
+        let outcome = validate(&bytes, Some(&assets()));
+        prop_assert!(outcome.is_valid());
+        let report = explain(&bytes, &outcome);
+        let criteria: usize = questions.iter().map(|(_, specs)| specs.len()).sum();
+        let lines = |prefix: &str| report.lines().filter(|l| l.trim_start().starts_with(prefix)).count();
+        prop_assert_eq!(lines("requirement: "), criteria);
+        prop_assert_eq!(lines("reason: "), criteria);
     }
 
     #[test]

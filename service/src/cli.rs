@@ -56,7 +56,9 @@ pub struct ValidateArgs {
     /// Print the outcome as indented JSON.
     #[arg(long, conflicts_with = "explain")]
     pub pretty: bool,
-    /// Print a human-readable report instead of JSON.
+    /// Print a human-readable report instead of JSON: per question, each criterion's submitted
+    /// and effective outcome with, beneath it, the criterion's requirement, the marker's reason,
+    /// any condition not met or uncertain, the evidence quoted with its page, and every flag.
     #[arg(long)]
     pub explain: bool,
 }

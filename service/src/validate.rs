@@ -42,7 +42,7 @@ fn execute(args: &ValidateArgs) -> Result<u8, String> {
     let outcome = examkit_engine::validate(&document, assets.as_deref());
 
     let mut text = if args.explain {
-        examkit_engine::explain(&outcome)
+        examkit_engine::explain(&document, &outcome)
     } else if args.pretty {
         outcome.to_json_pretty()
     } else {

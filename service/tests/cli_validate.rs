@@ -319,13 +319,24 @@ fn explain_prints_the_engines_report_with_the_same_exit_codes() {
         assert_eq!(output.status.code(), Some(code));
         let text = String::from_utf8(output.stdout).expect("the report is UTF-8");
         let document = std::fs::read(&file).expect("example is readable");
-        let mut expected =
-            examkit_engine::explain(&examkit_engine::validate(&document, Some(&engine_assets())));
+        let outcome = examkit_engine::validate(&document, Some(&engine_assets()));
+        let mut expected = examkit_engine::explain(&document, &outcome);
         if !expected.ends_with('\n') {
             expected.push('\n');
         }
         assert_eq!(text, expected);
         assert!(!text.trim().is_empty());
+        // A valid paper's report says, under each allocation, why: the requirement, the
+        // marker's reason and the evidence.
+        if code == 0 {
+            for prefix in ["requirement: ", "reason: ", "evidence, page "] {
+                assert!(
+                    text.lines()
+                        .any(|line| line.trim_start().starts_with(prefix)),
+                    "no {prefix:?} line in:\n{text}"
+                );
+            }
+        }
     }
 }
 

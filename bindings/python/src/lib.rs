@@ -109,7 +109,9 @@ pub mod native {
         super::to_python::outcome(py, &outcome)
     }
 
-    /// Validates `document` like `validate_json` and returns the engine's report for people.
+    /// Validates `document` like `validate_json` and returns the engine's report for people
+    /// (`examkit_engine::explain`): each criterion's outcome with its requirement, the marker's
+    /// reason, conditions not met or uncertain, and the evidence quoted with its page.
     #[pyfunction]
     #[pyo3(signature = (document, assets=None))]
     pub fn explain(
@@ -120,7 +122,9 @@ pub mod native {
         let document = super::text::document(document)?;
         let document = document.as_bytes();
         let assets = assets_arg(assets)?;
-        Ok(py.detach(|| examkit_engine::explain(&super::outcome(document, assets.as_deref()))))
+        Ok(py.detach(|| {
+            examkit_engine::explain(document, &super::outcome(document, assets.as_deref()))
+        }))
     }
 
     /// Runs the engine `iterations` times on `document` (GIL released) and returns the total

@@ -359,6 +359,24 @@ def test_explain_names_every_question(submission: Dict[str, Any]) -> None:
     assert report != examkit.explain(build_submission(["1", "2(b)"]))  # assets change the report
 
 
+def test_explain_says_why_under_each_allocation() -> None:
+    document = build_submission(["1"], criteria=2)
+    decision = document["questions"][0]["decisions"][0]
+    decision["reason"] = "Differentiated\ncorrectly,\t all three terms " + "and more " * 20
+    report = examkit.explain(document)
+    lines = report.splitlines()
+    allocation = next(i for i, line in enumerate(lines) if line.lstrip().startswith("q0-c0 "))
+    details = lines[allocation + 1 : allocation + 4]
+    assert details[0].strip() == "requirement: Step 1 of question 1 is correct"
+    assert details[1].strip().startswith("reason: Differentiated correctly, all three terms and more")
+    assert details[1].endswith("\u2026") and len(details[1].strip()) == len("reason: ") + 100
+    assert details[2].strip() == 'evidence, page 1: "line 1 of the working"'
+    reasons = [line for line in lines if line.lstrip().startswith("reason: ")]
+    assert len(reasons) == 2
+    # The same text as the engine gives every surface (the CLI's is compared in test_vectors).
+    assert examkit.explain(json.dumps(document)) == report
+
+
 def test_explain_reports_errors() -> None:
     report = examkit.explain('{"schemaVersion": "v0"}')
     assert "/schemaVersion" in report

@@ -285,14 +285,19 @@ pub fn validate_bytes_json(
     Ok(run(&raw_bytes(&document)?, assets)?.to_json())
 }
 
-/// Validates a submission given as text and returns the engine's human-readable report.
+/// Validates a submission given as text and returns the engine's human-readable report: per
+/// question, each criterion's submitted and effective outcome with, beneath it, the criterion's
+/// requirement, the marker's reason, any condition not met or uncertain, the evidence quoted with
+/// its page (each text on one line, cut at 100 characters) and every flag; for an invalid
+/// submission, its errors. The same text as `examkit validate --explain`.
 #[wasm_bindgen]
 pub fn explain(
     #[wasm_bindgen(unchecked_param_type = "string")] document: JsValue,
     assets: Option<AssetList>,
 ) -> Result<String, JsValue> {
-    let outcome = run(&text_bytes(&document)?, assets)?;
-    Ok(examkit_engine::explain(&outcome))
+    let bytes = text_bytes(&document)?;
+    let outcome = run(&bytes, assets)?;
+    Ok(examkit_engine::explain(&bytes, &outcome))
 }
 
 /// Every error code the engine can emit, with its one-line meaning, in documented order.

@@ -168,6 +168,21 @@ test('explain gives the engine report for valid and invalid documents', () => {
   assert.match(invalid, /required/);
 });
 
+test('explain says why under each allocation: requirement, reason and evidence', () => {
+  const document = JSON.parse(baseText);
+  const decision = document.questions[0].decisions[0];
+  decision.reason = 'Differentiated\ncorrectly,\t all three terms ' + 'and more '.repeat(20);
+  const report = examkit.explain(JSON.stringify(document), baseAssets);
+  const lines = report.split('\n').map((line) => line.trim());
+  const reasons = lines.filter((line) => line.startsWith('reason: '));
+  assert.equal(reasons.length, document.questions[0].decisions.length);
+  assert.ok(reasons[0].startsWith('reason: Differentiated correctly, all three terms and more'), reasons[0]);
+  assert.ok(reasons[0].endsWith('\u2026'), reasons[0]);
+  assert.equal([...reasons[0]].length, 'reason: '.length + 100);
+  assert.ok(lines.some((line) => line.startsWith('requirement: ')), report);
+  assert.ok(lines.some((line) => /^evidence, page \d+: "/.test(line)), report);
+});
+
 test('validate returns fresh objects that callers may change', () => {
   const first = examkit.validate(baseText);
   first.score.awarded = 99;

@@ -170,7 +170,14 @@ def validate_or_raise(
 
 
 def explain(document: Document, assets: Optional[Sequence[Asset]] = None) -> str:
-    """Validate a submission and return the engine's report for people (plain text)."""
+    """Validate a submission and return the engine's report for people (plain text).
+
+    Per question: the score range and each criterion's submitted and effective outcome, with
+    beneath it the criterion's requirement, the marker's reason, each condition whose check is
+    not met or uncertain (and the check's note), the evidence quoted with its page, and every
+    review flag. Each of those texts is on one line, cut at 100 characters with an ellipsis.
+    An invalid submission's report lists its errors. The same text as ``examkit validate
+    --explain`` prints."""
     return _examkit.explain(_document(document), assets)
 
 
