@@ -3,7 +3,8 @@
 #
 # Self-contained and idempotent (see build.sh): needs only a Rust toolchain and Python >= 3.9,
 # and works unattended (CI=true, no stdin). Runs the native crate's unit tests, then pytest on
-# tests/: every shared vector in tests/vectors/, the API, stubtest, the README and the example;
+# tests/: every shared vector in tests/vectors/, the API, the published schema read by Python's
+# jsonschema against the engine, stubtest, the README and the example;
 # then pytest on examples/marker/, the example external marker, against the published marker
 # schemas (jsonschema) and the freshly built wheel.
 #
@@ -32,6 +33,8 @@ echo "== native crate unit tests"
 
 echo "== pytest"
 cd "$here"
+# The schema agreement tests read the published schema with jsonschema, date-times included.
+"$vpy" -m pip install -q "jsonschema>=4.18" "rfc3339-validator>=0.1.4"
 if [ -z "${EXAMKIT_BIN:-}" ]; then
   echo "EXAMKIT_BIN is unset: the byte-for-byte comparison with the CLI will be skipped"
 fi
@@ -55,7 +58,7 @@ for interpreter in $extra; do
   echo "== pytest on $("$interpreter" -V)"
   other="$CARGO_TARGET_DIR/venv-$("$interpreter" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   [ -x "$other/bin/python" ] || "$interpreter" -m venv "$other"
-  "$other/bin/python" -m pip install -q "pytest>=8" "jsonschema>=4.18"
+  "$other/bin/python" -m pip install -q "pytest>=8" "jsonschema>=4.18" "rfc3339-validator>=0.1.4"
   "$other/bin/python" -m pip install -q --force-reinstall --no-deps \
     "$CARGO_TARGET_DIR"/wheels/examkit/examkit-*.whl
   "$other/bin/python" -m pytest -q -rs -p no:cacheprovider tests \

@@ -534,6 +534,60 @@ fn probes() -> Vec<Probe> {
             false,
             &[("/questions/0/decisions/2/conditionChecks/0/index", "-1")],
         ),
+        // A pattern's end is the string's end: a final line break is not before it (as `$` would
+        // have it in Python's `re` and other engines).
+        probe(
+            "a code with a final line break",
+            false,
+            &[("/questions/0/rubric/criteria/0/code", r#""M1\n""#)],
+        ),
+        probe(
+            "a criterion id with a final line break, named so by its decision",
+            false,
+            &[
+                ("/questions/0/rubric/criteria/0/id", r#""q1a-M1\n""#),
+                ("/questions/0/decisions/0/criterionId", r#""q1a-M1\n""#),
+            ],
+        ),
+        probe(
+            "a source page id with a final line break",
+            false,
+            &[(
+                "/questions/0/rubric/criteria/0/sourcePageIds/0",
+                r#""9a1d4e7b-2c3f-4b8a-8e5d-6f7a1b2c3d40:p1\n""#,
+            )],
+        ),
+        probe(
+            "an evidence page id with a final line break",
+            false,
+            &[(
+                "/questions/0/decisions/0/evidence/0/pageId",
+                r#""3f2b8c1e-5a47-4d2e-9b61-0c8e7a5d4f10:p1\n""#,
+            )],
+        ),
+        probe(
+            "a pageSelections key with a final line break",
+            false,
+            &[(
+                "/questions/0/pageSelections/3f2b8c1e-5a47-4d2e-9b61-0c8e7a5d4f10\n",
+                "[1]",
+            )],
+        ),
+        probe(
+            "a markedAt with a final line break",
+            false,
+            &[(MARKED_AT, r#""2025-06-14T16:20:00Z\n""#)],
+        ),
+        probe(
+            "a code with a final carriage return",
+            false,
+            &[("/questions/0/rubric/criteria/0/code", r#""M1\r""#)],
+        ),
+        probe(
+            "a label with a final line break (labels have no pattern)",
+            true,
+            &[(LABEL, r#""1\n""#), (COVERED, r#""1\n""#)],
+        ),
     ]
 }
 
