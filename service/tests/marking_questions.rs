@@ -299,6 +299,14 @@ async fn question_requests_are_checked(db: Db) {
             vec![("/pageSelections", "missing_selection")],
         ),
         (
+            json!({ "label": "1", "workAssetIds": [w], "schemeAssetIds": [m], "pageSelections": [[1], [1]] }),
+            vec![("/pageSelections", "type")],
+        ),
+        (
+            json!({ "label": "1", "workAssetIds": [w], "schemeAssetIds": [m], "pageSelections": null }),
+            vec![("/pageSelections", "type")],
+        ),
+        (
             json!({ "label": "1", "workAssetIds": [w], "schemeAssetIds": [m], "pageSelections": [] }),
             vec![("/pageSelections", "type")],
         ),
