@@ -524,6 +524,61 @@ async fn routing_and_body_errors(db: Db) {
     s.send(Method::GET, "/v1/marking/imports", Some(&key), &[], None)
         .await
         .assert_error(405, "method_not_allowed");
+    // Every path of the document, with every method it does not list: 405 with `Allow` naming
+    // the methods it does list.
+    let openapi: serde_json::Value =
+        serde_json::from_str(examkit::http::docs::OPENAPI).expect("the document is JSON");
+    let methods = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+    let mut checked = 0;
+    for (template, operations) in openapi["paths"].as_object().expect("paths") {
+        let listed: Vec<&str> = methods
+            .iter()
+            .copied()
+            .filter(|m| operations.get(m.to_ascii_lowercase()).is_some())
+            .collect();
+        let path: String = template
+            .split('/')
+            .map(|segment| match segment {
+                "{revision}" | "{page}" => "1".to_owned(),
+                "{kind}" => "question-paper".to_owned(),
+                s if s.starts_with('{') => uuid::Uuid::new_v4().to_string(),
+                s => s.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        // A method another template serves on this path (`GET /v1/marking/sessions/{id}` for
+        // `/v1/marking/sessions/from-builder`) is routed there, not refused.
+        let served_elsewhere = |method: &str| {
+            openapi["paths"]
+                .as_object()
+                .expect("paths")
+                .iter()
+                .any(|(other, ops)| {
+                    other != template
+                        && ops.get(method.to_ascii_lowercase()).is_some()
+                        && other.split('/').count() == path.split('/').count()
+                        && other
+                            .split('/')
+                            .zip(path.split('/'))
+                            .all(|(t, p)| t.starts_with('{') || t == p)
+                })
+        };
+        for method in methods
+            .iter()
+            .filter(|m| !listed.contains(m) && !served_elsewhere(m))
+        {
+            let method = Method::from_bytes(method.as_bytes()).expect("method");
+            let resp = s.send(method.clone(), &path, Some(&key), &[], None).await;
+            resp.assert_error(405, "method_not_allowed");
+            assert_eq!(
+                resp.header("allow"),
+                Some(listed.join(", ").as_str()),
+                "{method} {path}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked} method and path pairs");
 
     let form = s
         .send(

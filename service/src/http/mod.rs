@@ -5,6 +5,7 @@
 //! the operation, renders errors in the one error shape, sets `X-Request-Id` and the rate-limit
 //! headers, records usage (counts and timings only) and logs one line without keys or bodies.
 
+pub mod allow;
 pub mod docs;
 pub mod error;
 pub mod fields;
@@ -32,7 +33,7 @@ use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
 use warp::http::{Method, StatusCode};
 use warp::reply::Response;
 
-pub use error::ApiError;
+pub use error::{ApiError, ErrorKind};
 
 use crate::auth::{self, Scope};
 use crate::store::accounts::{ApiKey, User};
@@ -570,7 +571,7 @@ fn into_response<R: warp::Reply>(reply: R) -> Response {
 
 /// Every route of the API, with errors rendered by [`recover`].
 pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
-    me::routes(state.clone())
+    let api = me::routes(state.clone())
         .or(imports::routes(state.clone()))
         .unify()
         .or(marking::routes(state.clone()))
@@ -584,7 +585,18 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(docs::routes())
         .unify()
         .recover(recover)
-        .map(into_response)
+        .map(into_response);
+    // Every 405 says which methods the path accepts.
+    warp::path::full()
+        .and(api)
+        .map(|path: warp::path::FullPath, mut response: Response| {
+            if response.status() == StatusCode::METHOD_NOT_ALLOWED
+                && let Some(methods) = allow::allowed(path.as_str())
+            {
+                set_header(&mut response, "allow", &methods);
+            }
+            response
+        })
         .boxed()
 }
 
