@@ -1,15 +1,15 @@
-//! The published error-code list (`schemas/service-error-codes.json`) matches the service.
-//! Regenerate it with `EXAMKIT_BLESS=1 cargo test -p examkit --test published`.
+//! The service's one error registry ([`ErrorKind`]) is what is published: the error-code list
+//! (`schemas/service-error-codes.json`), the OpenAPI document's enumeration of `error.code`, and
+//! the guide's table of codes. Regenerate the list and the guide's table with
+//! `EXAMKIT_BLESS=1 cargo test -p examkit --test published`.
 
-use examkit::http::ApiError;
+use examkit::http::ErrorKind;
 use serde_json::{Value, json};
 
 fn expected() -> Value {
-    let codes: Vec<Value> = ApiError::CODES
+    let codes: Vec<Value> = ErrorKind::ALL
         .iter()
-        .map(
-            |(code, status, meaning)| json!({ "code": code, "status": status, "meaning": meaning }),
-        )
+        .map(|k| json!({ "code": k.code(), "status": k.status_code(), "meaning": k.meaning() }))
         .collect();
     json!({
         "description": "Every error code the examkit HTTP service sends in error.code, with its HTTP status. Submission defects are reported under validation_failed, in error.details.errors, with the engine's codes (schemas/error-codes.json).",
@@ -59,4 +59,51 @@ fn openapi_is_valid_json_describing_version_1() {
         let pointer = r.strip_prefix('#').expect("local reference");
         assert!(openapi.pointer(pointer).is_some(), "{r} resolves");
     }
+}
+
+#[test]
+fn openapi_enumerates_every_error_code() {
+    let openapi: Value = serde_json::from_str(examkit::http::docs::OPENAPI).expect("json");
+    let listed: Vec<&str> = openapi
+        .pointer("/components/schemas/Error/properties/error/properties/code/enum")
+        .and_then(Value::as_array)
+        .expect("Error.error.code has an enum")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let codes: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+    assert_eq!(listed, codes, "the OpenAPI enum lists the registry's codes in order");
+}
+
+/// The guide's table of error codes, as the registry gives it.
+fn guide_table() -> String {
+    let mut table = String::from(
+        "Error codes\n-----------\nEvery code the service sends in error.code, with its HTTP status.\n\n",
+    );
+    for kind in ErrorKind::ALL {
+        table.push_str(&format!(
+            "{} {:<32} {}\n",
+            kind.status_code(),
+            kind.code(),
+            kind.meaning()
+        ));
+    }
+    table
+}
+
+#[test]
+fn the_guide_lists_every_error_code() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/http/guide.txt");
+    let guide = std::fs::read_to_string(&path).expect("the guide");
+    let heading = "Error codes\n-----------\n";
+    let before = guide.find(heading).map_or(guide.as_str(), |at| &guide[..at]);
+    let expected = format!("{before}{}", guide_table());
+    if std::env::var_os("EXAMKIT_BLESS").is_some() {
+        std::fs::write(&path, &expected).expect("write the guide");
+    }
+    assert_eq!(
+        examkit::http::docs::GUIDE,
+        expected,
+        "the guide ends with the table of every error code; regenerate with EXAMKIT_BLESS=1"
+    );
 }

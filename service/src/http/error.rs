@@ -151,353 +151,176 @@ pub enum ApiError {
     },
 }
 
+/// Declares [`ErrorKind`] from one table: each kind with its stable code, HTTP status and meaning.
+macro_rules! error_kinds {
+    ($($kind:ident = $code:literal, $status:literal, $meaning:literal;)+) => {
+        /// What went wrong, without its particulars: one kind per stable error code. This table is
+        /// the one registry of the service's errors: [`ApiError::status`] and [`ApiError::code`]
+        /// read it, and `schemas/service-error-codes.json`, the OpenAPI document's list of codes
+        /// and the guide's are checked against it by tests.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorKind {
+            $(
+                #[doc = $meaning]
+                $kind,
+            )+
+        }
+
+        impl ErrorKind {
+            /// Every kind, in the published order.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$kind),+];
+
+            /// The stable code sent in `error.code`.
+            pub const fn code(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$kind => $code,)+
+                }
+            }
+
+            /// The HTTP status code.
+            pub const fn status_code(self) -> u16 {
+                match self {
+                    $(ErrorKind::$kind => $status,)+
+                }
+            }
+
+            /// What the code means, for the published list.
+            pub const fn meaning(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$kind => $meaning,)+
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    MissingApiKey = "missing_api_key", 401, "No Authorization header; send Authorization: Bearer <API_KEY>.";
+    InvalidAuthorization = "invalid_authorization", 401, "The Authorization header is not of the form Bearer <API_KEY>.";
+    InvalidApiKey = "invalid_api_key", 401, "The key is malformed, fails its checksum or is unknown.";
+    RevokedApiKey = "revoked_api_key", 401, "The key was revoked.";
+    ExpiredApiKey = "expired_api_key", 401, "The key has expired.";
+    AccountUnverified = "account_unverified", 401, "The key's account is not verified.";
+    AccountRestricted = "account_restricted", 403, "The key's account is restricted.";
+    InsufficientScope = "insufficient_scope", 403, "The key lacks a scope the operation requires; see requiredScopes.";
+    RouteNotFound = "route_not_found", 404, "No route has this path.";
+    NotFound = "not_found", 404, "The resource does not exist or belongs to another account.";
+    MethodNotAllowed = "method_not_allowed", 405, "The path exists but not with this method.";
+    InvalidJson = "invalid_json", 400, "The request body is not well-formed JSON.";
+    InvalidBody = "invalid_body", 400, "The JSON request body does not have the expected fields and types.";
+    InvalidQuery = "invalid_query", 400, "A query parameter is missing or invalid.";
+    EmptyBody = "empty_body", 400, "The upload body is empty.";
+    IdempotencyKeyRequired = "idempotency_key_required", 400, "The operation needs an Idempotency-Key header.";
+    InvalidIdempotencyKey = "invalid_idempotency_key", 400, "The Idempotency-Key header does not match ^[A-Za-z0-9._:-]{8,128}$.";
+    IdempotencyKeyReused = "idempotency_key_reused", 409, "The Idempotency-Key was already used with this API key for a different request (another route or body).";
+    IdempotencyRequestInProgress = "idempotency_request_in_progress", 409, "The first request with this Idempotency-Key is still running; retry shortly.";
+    ImportAlreadyCompleted = "import_already_completed", 409, "The import was completed with a different submission; a replacement needs a new import.";
+    ImportCompleted = "import_completed", 409, "The import is completed and takes no more files.";
+    StaleRevision = "stale_revision", 409, "The revision sent is not the current one; read the resource and retry.";
+    PayloadTooLarge = "payload_too_large", 413, "The JSON body is larger than the route's limit: 4 MiB (4,194,304 bytes) for import submissions, 64 KiB (65,536 bytes) for paper bodies.";
+    FileTooLarge = "file_too_large", 413, "The uploaded file is larger than 25 MiB.";
+    SessionTooLarge = "session_too_large", 413, "The session's files would exceed 300 MiB in total.";
+    UnsupportedMediaType = "unsupported_media_type", 415, "The Content-Type is not one this route accepts.";
+    ContentTypeMismatch = "content_type_mismatch", 415, "The file's bytes are not of the declared Content-Type.";
+    ValidationFailed = "validation_failed", 422, "The submission is invalid; error.details.errors lists every error with its JSON Pointer.";
+    UnreadableFile = "unreadable_file", 422, "The file could not be read as its type (a damaged or encrypted PDF, or one with no pages).";
+    TooManyPages = "too_many_pages", 422, "A PDF has more than 80 pages.";
+    TooManyFiles = "too_many_files", 422, "The session already holds 100 files.";
+    RateLimited = "rate_limited", 429, "A rate limit is exhausted; wait Retry-After seconds.";
+    ServiceUnavailable = "service_unavailable", 503, "The service cannot complete the request now; back off and retry with the same operation ids.";
+    Internal = "internal_error", 500, "An unexpected failure; retry later.";
+    InvalidParameters = "invalid_parameters", 422, "Query or path parameters are invalid; error.details.errors lists each, its path being the parameter's name.";
+    InvalidFields = "invalid_fields", 422, "JSON body fields are invalid; error.details.errors lists each, its path being the field's JSON Pointer.";
+    PaperExists = "paper_exists", 409, "A paper with this id already exists in the account with other content; a new paper needs a new id.";
+    TooManyPapers = "too_many_papers", 422, "The account already holds the most saved papers it may (1,000).";
+    PaperTooLong = "paper_too_long", 422, "The question paper or the mark scheme would be longer than 80 pages; choose fewer questions or less writing space.";
+    PaperNotTypesettable = "paper_not_typesettable", 422, "A chosen question cannot be typeset; choose another revision of it.";
+    ExportsNotReady = "exports_not_ready", 409, "The revision's PDFs have not been prepared; POST its exports first.";
+    RevisionNotExportable = "revision_not_exportable", 409, "The revision's PDFs cannot be produced.";
+    PdfExportDisabled = "pdf_export_disabled", 503, "PDF export is turned off in this service's configuration.";
+    AutomatedMarkingDisabled = "automated_marking_disabled", 503, "Automated marking is turned off in this service's configuration; imports still work.";
+    SessionStarted = "session_started", 409, "The marking session was already started: it takes no more files, and starting it again needs the first start's Idempotency-Key.";
+    WorkRequired = "work_required", 422, "Starting a marking session needs at least one uploaded work file (a completed student scan).";
+    SchemeRequired = "scheme_required", 422, "Starting a marking session needs a mark scheme: an uploaded scheme file, or the one attached by from-builder.";
+    IndexingNotFinished = "indexing_not_finished", 409, "The session's pages are still being indexed (or it was not started); wait until the session says indexingFinished, then request the question.";
+    QuestionFinished = "question_finished", 409, "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.";
+    QuestionNotMarked = "question_not_marked", 409, "The marking question has no result to review: it is queued, running, failed or cancelled.";
+    AllowanceExhausted = "marking_allowance_exhausted", 429, "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).";
+}
+
+impl ErrorKind {
+    /// The HTTP status.
+    pub fn status(self) -> StatusCode {
+        StatusCode::from_u16(self.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+}
+
 impl ApiError {
-    /// Every code the service can send, with its status, for `schemas/service-error-codes.json`.
-    pub const CODES: &'static [(&'static str, u16, &'static str)] = &[
-        (
-            "missing_api_key",
-            401,
-            "No Authorization header; send Authorization: Bearer <API_KEY>.",
-        ),
-        (
-            "invalid_authorization",
-            401,
-            "The Authorization header is not of the form Bearer <API_KEY>.",
-        ),
-        (
-            "invalid_api_key",
-            401,
-            "The key is malformed, fails its checksum or is unknown.",
-        ),
-        ("revoked_api_key", 401, "The key was revoked."),
-        ("expired_api_key", 401, "The key has expired."),
-        (
-            "account_unverified",
-            401,
-            "The key's account is not verified.",
-        ),
-        (
-            "account_restricted",
-            403,
-            "The key's account is restricted.",
-        ),
-        (
-            "insufficient_scope",
-            403,
-            "The key lacks a scope the operation requires; see requiredScopes.",
-        ),
-        ("route_not_found", 404, "No route has this path."),
-        (
-            "not_found",
-            404,
-            "The resource does not exist or belongs to another account.",
-        ),
-        (
-            "method_not_allowed",
-            405,
-            "The path exists but not with this method.",
-        ),
-        (
-            "invalid_json",
-            400,
-            "The request body is not well-formed JSON.",
-        ),
-        (
-            "invalid_body",
-            400,
-            "The JSON request body does not have the expected fields and types.",
-        ),
-        (
-            "invalid_query",
-            400,
-            "A query parameter is missing or invalid.",
-        ),
-        ("empty_body", 400, "The upload body is empty."),
-        (
-            "idempotency_key_required",
-            400,
-            "The operation needs an Idempotency-Key header.",
-        ),
-        (
-            "invalid_idempotency_key",
-            400,
-            "The Idempotency-Key header does not match ^[A-Za-z0-9._:-]{8,128}$.",
-        ),
-        (
-            "idempotency_key_reused",
-            409,
-            "The Idempotency-Key was already used with this API key for a different request (another route or body).",
-        ),
-        (
-            "idempotency_request_in_progress",
-            409,
-            "The first request with this Idempotency-Key is still running; retry shortly.",
-        ),
-        (
-            "import_already_completed",
-            409,
-            "The import was completed with a different submission; a replacement needs a new import.",
-        ),
-        (
-            "import_completed",
-            409,
-            "The import is completed and takes no more files.",
-        ),
-        (
-            "stale_revision",
-            409,
-            "The revision sent is not the current one; read the resource and retry.",
-        ),
-        (
-            "payload_too_large",
-            413,
-            "The JSON body is larger than the route's limit: 4 MiB (4,194,304 bytes) for import submissions, 64 KiB (65,536 bytes) for paper bodies.",
-        ),
-        (
-            "file_too_large",
-            413,
-            "The uploaded file is larger than 25 MiB.",
-        ),
-        (
-            "session_too_large",
-            413,
-            "The session's files would exceed 300 MiB in total.",
-        ),
-        (
-            "unsupported_media_type",
-            415,
-            "The Content-Type is not one this route accepts.",
-        ),
-        (
-            "content_type_mismatch",
-            415,
-            "The file's bytes are not of the declared Content-Type.",
-        ),
-        (
-            "validation_failed",
-            422,
-            "The submission is invalid; error.details.errors lists every error with its JSON Pointer.",
-        ),
-        (
-            "unreadable_file",
-            422,
-            "The file could not be read as its type (a damaged or encrypted PDF, or one with no pages).",
-        ),
-        ("too_many_pages", 422, "A PDF has more than 80 pages."),
-        (
-            "too_many_files",
-            422,
-            "The session already holds 100 files.",
-        ),
-        (
-            "rate_limited",
-            429,
-            "A rate limit is exhausted; wait Retry-After seconds.",
-        ),
-        (
-            "service_unavailable",
-            503,
-            "The service cannot complete the request now; back off and retry with the same operation ids.",
-        ),
-        ("internal_error", 500, "An unexpected failure; retry later."),
-        (
-            "invalid_parameters",
-            422,
-            "Query or path parameters are invalid; error.details.errors lists each, its path being the parameter's name.",
-        ),
-        (
-            "invalid_fields",
-            422,
-            "JSON body fields are invalid; error.details.errors lists each, its path being the field's JSON Pointer.",
-        ),
-        (
-            "paper_exists",
-            409,
-            "A paper with this id already exists in the account with other content; a new paper needs a new id.",
-        ),
-        (
-            "too_many_papers",
-            422,
-            "The account already holds the most saved papers it may (1,000).",
-        ),
-        (
-            "paper_too_long",
-            422,
-            "The question paper or the mark scheme would be longer than 80 pages; choose fewer questions or less writing space.",
-        ),
-        (
-            "paper_not_typesettable",
-            422,
-            "A chosen question cannot be typeset; choose another revision of it.",
-        ),
-        (
-            "exports_not_ready",
-            409,
-            "The revision's PDFs have not been prepared; POST its exports first.",
-        ),
-        (
-            "revision_not_exportable",
-            409,
-            "The revision's PDFs cannot be produced.",
-        ),
-        (
-            "pdf_export_disabled",
-            503,
-            "PDF export is turned off in this service's configuration.",
-        ),
-        (
-            "automated_marking_disabled",
-            503,
-            "Automated marking is turned off in this service's configuration; imports still work.",
-        ),
-        (
-            "session_started",
-            409,
-            "The marking session was already started: it takes no more files, and starting it again needs the first start's Idempotency-Key.",
-        ),
-        (
-            "work_required",
-            422,
-            "Starting a marking session needs at least one uploaded work file (a completed student scan).",
-        ),
-        (
-            "scheme_required",
-            422,
-            "Starting a marking session needs a mark scheme: an uploaded scheme file, or the one attached by from-builder.",
-        ),
-        (
-            "indexing_not_finished",
-            409,
-            "The session's pages are still being indexed (or it was not started); wait until the session says indexingFinished, then request the question.",
-        ),
-        (
-            "question_finished",
-            409,
-            "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.",
-        ),
-        (
-            "question_not_marked",
-            409,
-            "The marking question has no result to review: it is queued, running, failed or cancelled.",
-        ),
-        (
-            "marking_allowance_exhausted",
-            429,
-            "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).",
-        ),
-    ];
+    /// The kind of error, which gives its code and status.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ApiError::MissingApiKey => ErrorKind::MissingApiKey,
+            ApiError::InvalidAuthorization => ErrorKind::InvalidAuthorization,
+            ApiError::InvalidApiKey => ErrorKind::InvalidApiKey,
+            ApiError::RevokedApiKey => ErrorKind::RevokedApiKey,
+            ApiError::ExpiredApiKey => ErrorKind::ExpiredApiKey,
+            ApiError::AccountUnverified => ErrorKind::AccountUnverified,
+            ApiError::AccountRestricted => ErrorKind::AccountRestricted,
+            ApiError::InsufficientScope(_) => ErrorKind::InsufficientScope,
+            ApiError::RouteNotFound => ErrorKind::RouteNotFound,
+            ApiError::NotFound(_) => ErrorKind::NotFound,
+            ApiError::MethodNotAllowed => ErrorKind::MethodNotAllowed,
+            ApiError::InvalidJson(_) => ErrorKind::InvalidJson,
+            ApiError::InvalidBody(_) => ErrorKind::InvalidBody,
+            ApiError::InvalidQuery(_) => ErrorKind::InvalidQuery,
+            ApiError::EmptyBody => ErrorKind::EmptyBody,
+            ApiError::IdempotencyKeyRequired => ErrorKind::IdempotencyKeyRequired,
+            ApiError::InvalidIdempotencyKey => ErrorKind::InvalidIdempotencyKey,
+            ApiError::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,
+            ApiError::IdempotencyRequestInProgress => ErrorKind::IdempotencyRequestInProgress,
+            ApiError::ImportAlreadyCompleted => ErrorKind::ImportAlreadyCompleted,
+            ApiError::ImportCompleted => ErrorKind::ImportCompleted,
+            ApiError::StaleRevision(_) => ErrorKind::StaleRevision,
+            ApiError::PayloadTooLarge { .. } => ErrorKind::PayloadTooLarge,
+            ApiError::FileTooLarge(_) => ErrorKind::FileTooLarge,
+            ApiError::SessionTooLarge => ErrorKind::SessionTooLarge,
+            ApiError::UnsupportedMediaType(_) => ErrorKind::UnsupportedMediaType,
+            ApiError::ContentTypeMismatch(_) => ErrorKind::ContentTypeMismatch,
+            ApiError::ValidationFailed { .. } => ErrorKind::ValidationFailed,
+            ApiError::UnreadableFile(_) => ErrorKind::UnreadableFile,
+            ApiError::TooManyPages(_) => ErrorKind::TooManyPages,
+            ApiError::TooManyFiles => ErrorKind::TooManyFiles,
+            ApiError::RateLimited { .. } => ErrorKind::RateLimited,
+            ApiError::ServiceUnavailable(_) => ErrorKind::ServiceUnavailable,
+            ApiError::Internal => ErrorKind::Internal,
+            ApiError::InvalidParameters { .. } => ErrorKind::InvalidParameters,
+            ApiError::InvalidFields { .. } => ErrorKind::InvalidFields,
+            ApiError::PaperExists => ErrorKind::PaperExists,
+            ApiError::TooManyPapers(_) => ErrorKind::TooManyPapers,
+            ApiError::PaperTooLong { .. } => ErrorKind::PaperTooLong,
+            ApiError::PaperNotTypesettable(_) => ErrorKind::PaperNotTypesettable,
+            ApiError::ExportsNotReady => ErrorKind::ExportsNotReady,
+            ApiError::RevisionNotExportable(_) => ErrorKind::RevisionNotExportable,
+            ApiError::PdfExportDisabled => ErrorKind::PdfExportDisabled,
+            ApiError::AutomatedMarkingDisabled => ErrorKind::AutomatedMarkingDisabled,
+            ApiError::SessionStarted => ErrorKind::SessionStarted,
+            ApiError::WorkRequired => ErrorKind::WorkRequired,
+            ApiError::SchemeRequired => ErrorKind::SchemeRequired,
+            ApiError::AllowanceExhausted { .. } => ErrorKind::AllowanceExhausted,
+            ApiError::IndexingNotFinished => ErrorKind::IndexingNotFinished,
+            ApiError::QuestionFinished(_) => ErrorKind::QuestionFinished,
+            ApiError::QuestionNotMarked(_) => ErrorKind::QuestionNotMarked,
+        }
+    }
 
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
-        match self {
-            ApiError::MissingApiKey
-            | ApiError::InvalidAuthorization
-            | ApiError::InvalidApiKey
-            | ApiError::RevokedApiKey
-            | ApiError::ExpiredApiKey
-            | ApiError::AccountUnverified => StatusCode::UNAUTHORIZED,
-            ApiError::AccountRestricted | ApiError::InsufficientScope(_) => StatusCode::FORBIDDEN,
-            ApiError::RouteNotFound | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::InvalidJson(_)
-            | ApiError::InvalidBody(_)
-            | ApiError::InvalidQuery(_)
-            | ApiError::EmptyBody
-            | ApiError::IdempotencyKeyRequired
-            | ApiError::InvalidIdempotencyKey => StatusCode::BAD_REQUEST,
-            ApiError::IdempotencyKeyReused
-            | ApiError::IdempotencyRequestInProgress
-            | ApiError::ImportAlreadyCompleted
-            | ApiError::ImportCompleted
-            | ApiError::StaleRevision(_)
-            | ApiError::PaperExists
-            | ApiError::ExportsNotReady
-            | ApiError::RevisionNotExportable(_) => StatusCode::CONFLICT,
-            ApiError::PayloadTooLarge { .. }
-            | ApiError::FileTooLarge(_)
-            | ApiError::SessionTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType(_) | ApiError::ContentTypeMismatch(_) => {
-                StatusCode::UNSUPPORTED_MEDIA_TYPE
-            }
-            ApiError::ValidationFailed { .. }
-            | ApiError::UnreadableFile(_)
-            | ApiError::TooManyPages(_)
-            | ApiError::TooManyFiles
-            | ApiError::InvalidParameters { .. }
-            | ApiError::InvalidFields { .. }
-            | ApiError::TooManyPapers(_)
-            | ApiError::PaperTooLong { .. }
-            | ApiError::PaperNotTypesettable(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::RateLimited { .. } | ApiError::AllowanceExhausted { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
-            ApiError::ServiceUnavailable(_)
-            | ApiError::PdfExportDisabled
-            | ApiError::AutomatedMarkingDisabled => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::SessionStarted
-            | ApiError::IndexingNotFinished
-            | ApiError::QuestionFinished(_)
-            | ApiError::QuestionNotMarked(_) => StatusCode::CONFLICT,
-            ApiError::WorkRequired | ApiError::SchemeRequired => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        self.kind().status()
     }
 
     /// The stable error code.
     pub fn code(&self) -> &'static str {
-        match self {
-            ApiError::MissingApiKey => "missing_api_key",
-            ApiError::InvalidAuthorization => "invalid_authorization",
-            ApiError::InvalidApiKey => "invalid_api_key",
-            ApiError::RevokedApiKey => "revoked_api_key",
-            ApiError::ExpiredApiKey => "expired_api_key",
-            ApiError::AccountUnverified => "account_unverified",
-            ApiError::AccountRestricted => "account_restricted",
-            ApiError::InsufficientScope(_) => "insufficient_scope",
-            ApiError::RouteNotFound => "route_not_found",
-            ApiError::NotFound(_) => "not_found",
-            ApiError::MethodNotAllowed => "method_not_allowed",
-            ApiError::InvalidJson(_) => "invalid_json",
-            ApiError::InvalidBody(_) => "invalid_body",
-            ApiError::InvalidQuery(_) => "invalid_query",
-            ApiError::EmptyBody => "empty_body",
-            ApiError::IdempotencyKeyRequired => "idempotency_key_required",
-            ApiError::InvalidIdempotencyKey => "invalid_idempotency_key",
-            ApiError::IdempotencyKeyReused => "idempotency_key_reused",
-            ApiError::IdempotencyRequestInProgress => "idempotency_request_in_progress",
-            ApiError::ImportAlreadyCompleted => "import_already_completed",
-            ApiError::ImportCompleted => "import_completed",
-            ApiError::StaleRevision(_) => "stale_revision",
-            ApiError::PayloadTooLarge { .. } => "payload_too_large",
-            ApiError::FileTooLarge(_) => "file_too_large",
-            ApiError::SessionTooLarge => "session_too_large",
-            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
-            ApiError::ContentTypeMismatch(_) => "content_type_mismatch",
-            ApiError::ValidationFailed { .. } => "validation_failed",
-            ApiError::UnreadableFile(_) => "unreadable_file",
-            ApiError::TooManyPages(_) => "too_many_pages",
-            ApiError::TooManyFiles => "too_many_files",
-            ApiError::RateLimited { .. } => "rate_limited",
-            ApiError::ServiceUnavailable(_) => "service_unavailable",
-            ApiError::Internal => "internal_error",
-            ApiError::InvalidParameters { .. } => "invalid_parameters",
-            ApiError::InvalidFields { .. } => "invalid_fields",
-            ApiError::PaperExists => "paper_exists",
-            ApiError::TooManyPapers(_) => "too_many_papers",
-            ApiError::PaperTooLong { .. } => "paper_too_long",
-            ApiError::PaperNotTypesettable(_) => "paper_not_typesettable",
-            ApiError::ExportsNotReady => "exports_not_ready",
-            ApiError::RevisionNotExportable(_) => "revision_not_exportable",
-            ApiError::PdfExportDisabled => "pdf_export_disabled",
-            ApiError::AutomatedMarkingDisabled => "automated_marking_disabled",
-            ApiError::SessionStarted => "session_started",
-            ApiError::WorkRequired => "work_required",
-            ApiError::SchemeRequired => "scheme_required",
-            ApiError::AllowanceExhausted { .. } => "marking_allowance_exhausted",
-            ApiError::IndexingNotFinished => "indexing_not_finished",
-            ApiError::QuestionFinished(_) => "question_finished",
-            ApiError::QuestionNotMarked(_) => "question_not_marked",
-        }
+        self.kind().code()
     }
 
     /// A sentence for people.
@@ -673,28 +496,138 @@ impl From<crate::store::StoreError> for ApiError {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_code_is_listed_once_with_its_status() {
-        let samples = [
+    fn raw() -> Box<RawValue> {
+        RawValue::from_string(r#"{"errors":[],"truncated":false}"#.into()).expect("raw")
+    }
+
+    /// One error of every variant. Adding a variant without adding it here fails
+    /// `every_kind_is_sent_by_a_variant` only if its kind is new; the match in
+    /// [`ApiError::kind`] makes the compiler ask for each variant's kind.
+    fn one_of_each() -> Vec<ApiError> {
+        vec![
             ApiError::MissingApiKey,
+            ApiError::InvalidAuthorization,
+            ApiError::InvalidApiKey,
+            ApiError::RevokedApiKey,
+            ApiError::ExpiredApiKey,
+            ApiError::AccountUnverified,
+            ApiError::AccountRestricted,
             ApiError::InsufficientScope(&[Scope::MarkingImport]),
+            ApiError::RouteNotFound,
+            ApiError::MethodNotAllowed,
+            ApiError::NotFound("paper"),
+            ApiError::InvalidJson("eof".into()),
+            ApiError::InvalidBody("no".into()),
+            ApiError::InvalidQuery("no".into()),
+            ApiError::EmptyBody,
+            ApiError::IdempotencyKeyRequired,
+            ApiError::InvalidIdempotencyKey,
+            ApiError::IdempotencyKeyReused,
+            ApiError::IdempotencyRequestInProgress,
+            ApiError::ImportAlreadyCompleted,
+            ApiError::ImportCompleted,
             ApiError::StaleRevision(3),
-            ApiError::RateLimited { retry_after: 5 },
             ApiError::PayloadTooLarge { size: 5, limit: 4 },
+            ApiError::FileTooLarge(5),
+            ApiError::SessionTooLarge,
+            ApiError::UnsupportedMediaType("text/plain".into()),
+            ApiError::ContentTypeMismatch("not a PDF".into()),
+            ApiError::ValidationFailed {
+                message: "invalid".into(),
+                details: raw(),
+            },
+            ApiError::UnreadableFile("broken".into()),
+            ApiError::TooManyPages(81),
+            ApiError::TooManyFiles,
+            ApiError::RateLimited { retry_after: 5 },
+            ApiError::ServiceUnavailable("busy".into()),
             ApiError::Internal,
-        ];
-        for error in samples {
-            let listed: Vec<_> = ApiError::CODES
-                .iter()
-                .filter(|(c, _, _)| *c == error.code())
-                .collect();
-            assert_eq!(listed.len(), 1, "{}", error.code());
-            assert_eq!(listed[0].1, error.status().as_u16(), "{}", error.code());
+            ApiError::InvalidParameters {
+                message: "bad".into(),
+                details: raw(),
+            },
+            ApiError::InvalidFields {
+                message: "bad".into(),
+                details: raw(),
+            },
+            ApiError::PaperExists,
+            ApiError::TooManyPapers(1000),
+            ApiError::PaperTooLong {
+                question_paper: 90,
+                mark_scheme: 20,
+                limit: 80,
+            },
+            ApiError::PaperNotTypesettable("bad math".into()),
+            ApiError::ExportsNotReady,
+            ApiError::RevisionNotExportable("gone".into()),
+            ApiError::PdfExportDisabled,
+            ApiError::AutomatedMarkingDisabled,
+            ApiError::SessionStarted,
+            ApiError::WorkRequired,
+            ApiError::SchemeRequired,
+            ApiError::IndexingNotFinished,
+            ApiError::QuestionFinished("completed".into()),
+            ApiError::QuestionNotMarked("queued".into()),
+            ApiError::AllowanceExhausted {
+                message: "no pages left".into(),
+                retry_after: 60,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_kind_is_sent_by_a_variant_with_its_code_and_status() {
+        let errors = one_of_each();
+        let mut seen = std::collections::HashSet::new();
+        for error in &errors {
+            let kind = error.kind();
+            seen.insert(kind);
+            assert_eq!(error.code(), kind.code());
+            assert_eq!(error.status().as_u16(), kind.status_code());
+            assert_eq!(error.status().as_u16(), kind.status().as_u16());
+            let body: serde_json::Value =
+                serde_json::from_slice(&error.body("req_1")).expect("json");
+            assert_eq!(body["error"]["code"], kind.code(), "{kind:?}");
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| !m.is_empty()),
+                "{kind:?}"
+            );
+            assert_eq!(body["requestId"], "req_1");
+            assert_eq!(
+                error.retry_after().is_some(),
+                kind.status_code() == 429,
+                "{kind:?}: Retry-After with every 429 and nothing else"
+            );
         }
-        let mut codes: Vec<&str> = ApiError::CODES.iter().map(|(c, _, _)| *c).collect();
+        for kind in ErrorKind::ALL {
+            assert!(seen.contains(kind), "no variant sends {kind:?}");
+        }
+        assert_eq!(seen.len(), ErrorKind::ALL.len());
+    }
+
+    #[test]
+    fn codes_are_unique_and_statuses_are_errors() {
+        let mut codes: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), ApiError::CODES.len());
+        assert_eq!(codes.len(), ErrorKind::ALL.len());
+        for kind in ErrorKind::ALL {
+            assert!(
+                (400..600).contains(&kind.status_code()),
+                "{kind:?} {}",
+                kind.status_code()
+            );
+            assert_eq!(kind.status().as_u16(), kind.status_code(), "{kind:?}");
+            assert!(!kind.meaning().is_empty());
+            assert!(
+                kind.code()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]
