@@ -469,4 +469,58 @@ async fn a_handwritten_scan_is_marked_end_to_end(db: Db) {
     assert_eq!(reviewed["decision"], "withheld");
 }
 
-on_both!(a_handwritten_scan_is_marked_end_to_end);
+/// Without OCR no words are read, yet the answer spaces the student wrote in are not blank: the
+/// ink added to the clean paper says so, and those marks are left uncertain for a person, while the
+/// part left empty is withheld as blank.
+async fn unread_writing_is_uncertain_never_blank(db: Db) {
+    use common::marking::{
+        all_terminal, exported_paper, poll_until, scan, session_from_paper, start, upload, workers,
+    };
+    let Some(s) = start_with(db, generous(), |_| {}).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Unread").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let question = QUESTIONS[0];
+    let paper = exported_paper(&s, &key, &[question]).await;
+    let answers = json!({ question: { "a": "fg(3) = 7", "c": "x = 5" } });
+    let session = session_from_paper(&s, &key, &paper.id).await;
+    for (name, bytes) in scan(&paper, &answers, &["--dpi", "150", "--seed", "4"]) {
+        upload(&s, &key, &session, "work", &name, bytes).await;
+    }
+    let marking = workers(&s, |config| config.ocr = false);
+    start(&s, &key, &session).await;
+    let view = poll_until(&s, &key, &session, 300, |v| all_terminal(v, 1)).await;
+    marking.shutdown().await;
+    let question = &view["questions"][0];
+    assert_eq!(question["status"], "needs_review", "{question}");
+    for a in question["allocations"].as_array().expect("allocations") {
+        let part = a["partId"].as_str().expect("part");
+        let quote = a["evidence"][0]["quote"].as_str().expect("quote");
+        match part {
+            "b" => {
+                assert_eq!(a["submitted"], "withheld", "{a}");
+                assert!(quote.starts_with("blank"), "{a}");
+            }
+            _ => {
+                assert_eq!(a["submitted"], "uncertain", "{a}");
+                if a["code"].as_str().is_some_and(|c| c.starts_with('A')) {
+                    assert!(quote.starts_with("unread"), "{a}");
+                    assert!(
+                        a["explanation"]
+                            .as_str()
+                            .is_some_and(|r| r.contains("no words could be read")),
+                        "{a}"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(question["score"]["awarded"], 0);
+}
+
+on_both!(
+    a_handwritten_scan_is_marked_end_to_end,
+    unread_writing_is_uncertain_never_blank
+);

@@ -29,6 +29,9 @@ use super::questions::turned;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BuiltIn;
 
+/// The quote of writing in an answer space that could not be read.
+pub const UNREAD_QUOTE: &str = "unread: writing the reader could not read";
+
 /// The quote of a blank answer space.
 pub const BLANK_QUOTE: &str = "blank: nothing is written in the answer space";
 
@@ -189,15 +192,50 @@ fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value
             ),
         );
     };
-    // Every place of the part: is anything written, and is an accepted answer there?
+    // Every place of the part: is anything written, and is an accepted answer there? Words read
+    // there are writing; where none were read, ink added to the clean page is writing that could
+    // not be read; a place is blank only when the comparison shows no ink there.
     let mut written: Vec<(&Place<'_>, Vec<&PageWord>)> = Vec::new();
+    let mut unread: Vec<(&Place<'_>, Rect)> = Vec::new();
+    let mut unknown: Vec<&Place<'_>> = Vec::new();
     for place in places {
         let words = words_in(place.page, &place.rect);
         if !answers::is_blank(&word_boxes(&words, place.page.orientation)) {
             written.push((place, words));
+            continue;
+        }
+        match &place.page.ink {
+            Some(ink) => {
+                let inside = ink
+                    .iter()
+                    .filter(|r| place.rect.overlap(r) >= 0.5 * r.width * r.height)
+                    .copied();
+                if let Some(rect) = Rect::union(inside) {
+                    unread.push((place, rect));
+                }
+            }
+            None => unknown.push(place),
         }
     }
     if written.is_empty() {
+        if let Some((place, rect)) = unread.first() {
+            return decision(
+                "uncertain",
+                format!(
+                    "something is written in the answer space of part {part}, but no words could be read there (illegible, or a diagram); a person reads it"
+                ),
+                evidence(place.page, *rect, UNREAD_QUOTE),
+            );
+        }
+        if let Some(place) = unknown.first() {
+            return decision(
+                "uncertain",
+                format!(
+                    "no words were read in the answer space of part {part}, and the page could not be compared with the clean paper to tell whether it is blank; a person checks it"
+                ),
+                evidence(place.page, place.rect, UNREAD_QUOTE),
+            );
+        }
         return decision(
             "withheld",
             format!("the answer space of part {part} is blank"),

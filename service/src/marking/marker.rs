@@ -41,6 +41,13 @@ impl Rect {
         cx >= self.x && cx <= self.x + self.width && cy >= self.y && cy <= self.y + self.height
     }
 
+    /// The area this box shares with `other`.
+    pub fn overlap(&self, other: &Rect) -> f64 {
+        let w = (self.x + self.width).min(other.x + other.width) - self.x.max(other.x);
+        let h = (self.y + self.height).min(other.y + other.height) - self.y.max(other.y);
+        if w > 0.0 && h > 0.0 { w * h } else { 0.0 }
+    }
+
     /// The smallest box holding every box of `boxes`, clamped to the page; `None` for none.
     pub fn union(boxes: impl IntoIterator<Item = Rect>) -> Option<Rect> {
         let mut iter = boxes.into_iter();
@@ -115,6 +122,10 @@ pub struct WorkPage {
     pub flagged: Option<String>,
     /// The page's words.
     pub words: Vec<PageWord>,
+    /// Where ink was added to the clean question-paper page (regions large enough to be
+    /// writing, in displayed coordinates), when the page could be compared with it; `None` when
+    /// it could not, so that an answer space without words cannot be told blank.
+    pub ink: Option<Vec<Rect>>,
     /// The answer regions of this question's parts on this page (from the paper's layout).
     pub answer_regions: Vec<AnswerRegion>,
     /// The page as a PNG, for markers that read images (filled on request).

@@ -301,6 +301,31 @@ fn answer_regions(layout: &Layout, label: &str, page: u32, degrees: u32) -> Vec<
     regions
 }
 
+/// The regions of writing added to the clean page, when the page was compared and aligned with
+/// it.
+fn ink_of(record: &PageRecord) -> Option<Vec<Rect>> {
+    let compared: Value = serde_json::from_str(record.compare_json.as_deref()?).ok()?;
+    if compared["available"] != true || compared["aligned"] != true {
+        return None;
+    }
+    let extent = super::indexing::WRITING_MIN_EXTENT;
+    Some(
+        compared["addedRegions"]
+            .as_array()?
+            .iter()
+            .filter_map(|r| {
+                Some(Rect {
+                    x: r["x"].as_f64()?,
+                    y: r["y"].as_f64()?,
+                    width: r["width"].as_f64()?,
+                    height: r["height"].as_f64()?,
+                })
+            })
+            .filter(|r| r.width >= extent && r.height >= extent)
+            .collect(),
+    )
+}
+
 fn words_of(record: &PageRecord) -> Vec<PageWord> {
     let words: Vec<Value> = serde_json::from_str(&record.words_json).unwrap_or_default();
     words
@@ -431,6 +456,7 @@ pub async fn mark(
                     blank,
                     flagged: (!evidence).then(|| record.role_reason.clone()),
                     words: words_of(&record),
+                    ink: ink_of(&record),
                     answer_regions: regions,
                     image: None,
                 });
