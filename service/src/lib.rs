@@ -12,6 +12,7 @@ pub mod config;
 pub mod http;
 pub mod inspect;
 pub mod marking;
+pub mod retention;
 pub mod serve;
 pub mod store;
 pub mod typeset;

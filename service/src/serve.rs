@@ -2,15 +2,14 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogFormat, PdfExport, RateLimits, SampleBank, ServeArgs, WorkerArgs};
 use crate::http::papers::DEFAULT_MAX_PAPERS;
 use crate::http::{self, AppState};
+use crate::store::Store;
 use crate::store::rate::Limits;
-use crate::store::{Store, now_ms};
 use crate::typeset::Typesetter;
 
 fn init_logging(format: LogFormat) {
@@ -138,16 +137,8 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // Expired rate-limit windows are pruned in the background.
-    let pruner = tokio::spawn(async move {
-        let mut every = tokio::time::interval(Duration::from_secs(300));
-        loop {
-            every.tick().await;
-            if let Err(e) = store.prune_rate_counters(now_ms()).await {
-                tracing::warn!(error = %e, "pruning rate counters failed");
-            }
-        }
-    });
+    // Expired rate counters, idempotency records and usage rows are pruned in the background.
+    let pruner = crate::retention::spawn(store);
     tracing::info!(%addr, backend = ?state_backend(&args), "examkit listening");
     println!("listening on http://{addr}");
     server.await;

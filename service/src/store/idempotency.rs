@@ -3,13 +3,26 @@
 //! The first request with a key claims it (`pending`), runs, and stores its response (`done`).
 //! A retry with the same request gets the stored response; a different request with the same key
 //! gets 409; a retry while the first is still running waits for it rather than running twice.
+//! Records are kept for [`RETENTION_MS`] after their request first arrived, then pruned.
 
 use sqlx::Row;
 
-use super::{Durability, Store, StoreError};
+use super::{Durability, PruneBatch, Store, StoreError};
 
 /// A pending claim older than this is considered abandoned (its server stopped) and may be retaken.
 pub const ABANDONED_AFTER_MS: i64 = 10 * 60_000;
+
+/// How long an idempotency record is kept, from the time its request first arrived: 48 hours.
+/// A retry within that time replays the stored response; after it the key is new again.
+pub const RETENTION_MS: i64 = 48 * 60 * 60_000;
+
+// A claim that may still be running is never old enough to prune.
+const _: () = assert!(RETENTION_MS > ABANDONED_AFTER_MS);
+
+const PRUNE: PruneBatch = PruneBatch {
+    delete: "DELETE FROM idempotency_keys WHERE (key_id, idem_key)",
+    select: "SELECT key_id, idem_key FROM idempotency_keys WHERE created_at < $1",
+};
 
 /// What a request's idempotency key allows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,5 +140,16 @@ impl Store {
         .bind(idem_key);
         self.execute_write(Durability::Saved, statement).await?;
         Ok(())
+    }
+
+    /// Deletes the idempotency records whose request first arrived more than [`RETENTION_MS`]
+    /// before `now`, in batches; returns how many were deleted.
+    ///
+    /// A claim still pending that long was abandoned long ago (after [`ABANDONED_AFTER_MS`] it
+    /// may be retaken, and retaking it dates it afresh), so a request still running keeps its
+    /// record.
+    pub async fn prune_idempotency(&self, now: i64) -> Result<u64, StoreError> {
+        self.prune_in_batches(PRUNE, now.saturating_sub(RETENTION_MS))
+            .await
     }
 }

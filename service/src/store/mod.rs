@@ -78,6 +78,19 @@ pub enum Durability {
     Bookkeeping,
 }
 
+/// Rows a pruning statement deletes in one transaction (see [`Store::prune_idempotency`],
+/// [`Store::prune_usage`] and [`Store::prune_rate_counters`]). Small enough that on SQLite a
+/// batch holds the write lock for milliseconds, even for idempotency records with large bodies.
+pub const PRUNE_BATCH: i64 = 200;
+
+/// One pruning statement in two halves: `DELETE FROM t WHERE (primary key)` and the subquery
+/// `SELECT (primary key) FROM t WHERE (expired, with the cutoff as $1)`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PruneBatch {
+    pub(crate) delete: &'static str,
+    pub(crate) select: &'static str,
+}
+
 /// The service's state: the connection pools and the backend they talk to.
 ///
 /// On SQLite, reads use a pool of read-only connections and writes take turns on two writer
@@ -302,6 +315,43 @@ impl Store {
         let done = query.execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(done)
+    }
+
+    /// Deletes the rows `batch` selects, [`PRUNE_BATCH`] at a time, each batch a bookkeeping
+    /// transaction of its own, until a batch finds fewer; returns how many were deleted.
+    ///
+    /// `cutoff` is bound as the subquery's `$1`. On PostgreSQL the subquery locks the rows it
+    /// picks (`FOR UPDATE SKIP LOCKED`), so servers pruning one database at once never wait for,
+    /// or deadlock with, each other. On SQLite writers waiting for their turn go between batches,
+    /// so pruning never holds the write lock for long.
+    pub(crate) async fn prune_in_batches<C>(
+        &self,
+        batch: PruneBatch,
+        cutoff: C,
+    ) -> Result<u64, StoreError>
+    where
+        C: for<'q> sqlx::Encode<'q, Any> + sqlx::Type<Any> + Clone + Send + 'static,
+    {
+        let lock = match self.backend {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        };
+        let sql = format!("{} IN ({} LIMIT $2{lock})", batch.delete, batch.select);
+        let mut removed = 0u64;
+        loop {
+            let statement = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(cutoff.clone())
+                .bind(PRUNE_BATCH);
+            let done = self
+                .execute_write(Durability::Bookkeeping, statement)
+                .await?
+                .rows_affected();
+            removed += done;
+            if done < PRUNE_BATCH.unsigned_abs() {
+                return Ok(removed);
+            }
+            tokio::task::yield_now().await;
+        }
     }
 
     /// Closes every connection (waiting for those in use to be returned).

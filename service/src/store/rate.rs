@@ -6,9 +6,14 @@
 
 use sqlx::Row;
 
-use super::{Durability, Store, StoreError};
+use super::{PruneBatch, Store, StoreError};
 
 const MINUTE_MS: i64 = 60_000;
+
+const PRUNE: PruneBatch = PruneBatch {
+    delete: "DELETE FROM rate_counters WHERE bucket",
+    select: "SELECT bucket FROM rate_counters WHERE expires_at <= $1",
+};
 const DAY_MS: i64 = 86_400_000;
 
 /// The limits of the service specification, section 8.
@@ -186,15 +191,10 @@ impl Store {
         Ok(admission)
     }
 
-    /// Deletes counters whose window has passed.
+    /// Deletes the counters whose window ended by `now`, in batches; returns how many were
+    /// deleted.
     pub async fn prune_rate_counters(&self, now: i64) -> Result<u64, StoreError> {
-        let done = self
-            .execute_write(
-                Durability::Bookkeeping,
-                sqlx::query("DELETE FROM rate_counters WHERE expires_at <= $1").bind(now),
-            )
-            .await?;
-        Ok(done.rows_affected())
+        self.prune_in_batches(PRUNE, now).await
     }
 }
 

@@ -9,7 +9,8 @@
 //! Filters, ordering, text matching and pagination all run in the database.
 //!
 //! Text search: `q` is split into words (runs of letters and digits), lowercased; English stop words
-//! (PostgreSQL's list, applied on both backends) are dropped. Every remaining word must match
+//! (PostgreSQL's list, applied on both backends) are dropped, as PostgreSQL's index leaves them out.
+//! A `q` with no other word searches as if it were absent. Every remaining word must match
 //! (AND); each is stemmed (Porter on SQLite, Snowball English on PostgreSQL) and matched as a prefix
 //! of an indexed word, so `integ` finds "integration" and `circles` finds "circle". Results are
 //! ordered by relevance tier ([`Tier`]: every word in the title, then every word in the title or
@@ -210,7 +211,8 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// The searchable words of a text query: runs of letters and digits, lowercased, stop words
-/// dropped, repeats removed, in order of first appearance.
+/// dropped, repeats removed, in order of first appearance. Empty when no word is left: the search
+/// then has no text condition.
 pub fn query_words(q: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     for word in q.split(|c: char| !c.is_alphanumeric()) {

@@ -1,11 +1,31 @@
 //! Usage records: request counts and timings per key, UTC date, operation and status.
 //!
 //! Records never hold keys, bodies, scan content or search terms. They count API requests; they
-//! are not token usage or billing.
+//! are not token usage or billing. Each key's usage is shown for [`SHOWN_DAYS`] UTC days and
+//! kept one day longer ([`Store::prune_usage`]).
 
 use sqlx::Row;
 
-use super::{Store, StoreError, utc_date};
+use super::{PruneBatch, Store, StoreError, utc_date};
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The UTC days a key's usage view covers, today included.
+pub const SHOWN_DAYS: i64 = 30;
+
+/// The UTC days usage rows are kept, today included: the shown days and the day before them, so
+/// that a server whose clock is a little behind another's never finds a day it shows pruned.
+pub const KEPT_DAYS: i64 = SHOWN_DAYS + 1;
+
+const PRUNE: PruneBatch = PruneBatch {
+    delete: "DELETE FROM usage_daily WHERE (key_id, day, operation, status)",
+    select: "SELECT key_id, day, operation, status FROM usage_daily WHERE day < $1",
+};
+
+/// The first UTC date (`YYYY-MM-DD`) of the `days` days ending on the day of `now`.
+fn first_day(now: i64, days: i64) -> String {
+    utc_date(now - (days - 1) * DAY_MS)
+}
 
 /// One row of a key's usage breakdown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,9 +84,10 @@ impl Store {
         Ok(())
     }
 
-    /// A key's usage over the 30 UTC days ending on the day of `now`, newest day first.
+    /// A key's usage over the [`SHOWN_DAYS`] UTC days ending on the day of `now`, newest day
+    /// first.
     pub async fn usage(&self, key_id: &str, now: i64) -> Result<Vec<UsageRow>, StoreError> {
-        let since = utc_date(now - 29 * 86_400_000);
+        let since = first_day(now, SHOWN_DAYS);
         let rows = sqlx::query(
             "SELECT day, operation, status, requests, total_ms, max_ms FROM usage_daily \
              WHERE key_id = $1 AND day >= $2 ORDER BY day DESC, operation, status",
@@ -87,5 +108,27 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// Deletes the usage rows of days before the [`KEPT_DAYS`] UTC days ending on the day of
+    /// `now`, in batches; returns how many were deleted. What [`Store::usage`] shows at `now`
+    /// is never among them. Keys' lifetime counters are not usage rows and stay.
+    pub async fn prune_usage(&self, now: i64) -> Result<u64, StoreError> {
+        self.prune_in_batches(PRUNE, first_day(now, KEPT_DAYS))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kept_days_hold_the_shown_days() {
+        // 2026-01-01T13:00:00Z.
+        let now = 1_767_272_400_000;
+        assert_eq!(first_day(now, 1), "2026-01-01");
+        assert_eq!(first_day(now, SHOWN_DAYS), "2025-12-03");
+        assert_eq!(first_day(now, KEPT_DAYS), "2025-12-02");
     }
 }

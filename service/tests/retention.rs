@@ -1,0 +1,272 @@
+//! Pruning on SQLite and PostgreSQL, driven through the store with a chosen `now`: idempotency
+//! records older than their retention go (a request still running keeps its claim, and a recent
+//! key still replays), usage rows before the window the usage view shows go (what it shows stays
+//! the same), expired rate-limit counters go, each in batches, and nothing else is touched.
+
+mod common;
+
+use common::Db;
+use examkit::auth::generate_key;
+use examkit::store::idempotency::{Claim, RETENTION_MS};
+use examkit::store::rate::Limits;
+use examkit::store::{PRUNE_BATCH, Store};
+use sqlx::Row;
+
+/// 2026-01-01T13:00:00Z: a fixed "now", so day boundaries fall where the tests expect.
+const NOW: i64 = 1_767_272_400_000;
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 24 * HOUR;
+
+on_both!(
+    idempotency_records_expire_after_their_retention,
+    usage_outside_the_shown_window_is_pruned,
+    expired_rate_counters_are_pruned,
+    one_pass_prunes_every_table,
+);
+
+/// A store on a fresh database with one account and one key; returns the store, the key id and
+/// the account id.
+async fn fixture(db: Db) -> Option<(Store, String, String, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = common::fresh_database(db, dir.path()).await?;
+    let store = Store::open(&url).await.expect("open");
+    let user = store
+        .create_user("retention", true, false)
+        .await
+        .expect("user")
+        .id;
+    let new = generate_key().expect("randomness");
+    let key = store
+        .create_key(
+            &user,
+            "retention",
+            &new.prefix,
+            &new.fingerprint,
+            examkit::auth::Scope::ALL,
+            NOW + 30 * DAY,
+        )
+        .await
+        .expect("key")
+        .id;
+    Some((store, key, user, dir))
+}
+
+async fn strings(store: &Store, sql: &'static str) -> Vec<String> {
+    sqlx::query(sql)
+        .fetch_all(store.pool())
+        .await
+        .expect("read")
+        .iter()
+        .map(|row| row.try_get::<String, _>(0).expect("text"))
+        .collect()
+}
+
+async fn count(store: &Store, table: &str) -> i64 {
+    sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+        .fetch_one(store.pool())
+        .await
+        .expect("count")
+        .try_get::<i64, _>(0)
+        .expect("count")
+}
+
+/// Claims `idem` at `at` and, unless `pending`, stores a response for it.
+async fn record(store: &Store, key: &str, idem: &str, at: i64, pending: bool) {
+    let claim = store
+        .claim_idempotency(key, idem, "request-hash", at)
+        .await
+        .expect("claim");
+    assert_eq!(claim, Claim::Fresh, "{idem}");
+    if !pending {
+        store
+            .finish_idempotency(
+                key,
+                idem,
+                201,
+                format!("{{\"idem\":\"{idem}\"}}").as_bytes(),
+            )
+            .await
+            .expect("finish");
+    }
+}
+
+async fn idempotency_records_expire_after_their_retention(db: Db) {
+    let Some((store, key, _, _dir)) = fixture(db).await else {
+        return;
+    };
+    const { assert!(RETENTION_MS >= 24 * HOUR) };
+    record(&store, &key, "old-done", NOW - RETENTION_MS - 1, false).await;
+    record(&store, &key, "fresh-done", NOW - RETENTION_MS + HOUR, false).await;
+    record(&store, &key, "edge-done", NOW - RETENTION_MS, false).await;
+    record(&store, &key, "running", NOW - 60_000, true).await;
+    record(&store, &key, "abandoned", NOW - 2 * HOUR, true).await;
+    record(
+        &store,
+        &key,
+        "old-abandoned",
+        NOW - RETENTION_MS - DAY,
+        true,
+    )
+    .await;
+    // More old records than one batch holds, with response bodies.
+    let bulk = 2 * PRUNE_BATCH + 3;
+    let mut tx = store.begin_write().await.expect("tx");
+    for i in 0..bulk {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (key_id, idem_key, request_hash, state, status, body, \
+             created_at) VALUES ($1, $2, 'h', 'done', 200, $3, $4)",
+        )
+        .bind(key.as_str())
+        .bind(format!("bulk-{i:05}"))
+        .bind(vec![b'x'; 2048])
+        .bind(NOW - RETENTION_MS - 1 - i)
+        .execute(&mut *tx)
+        .await
+        .expect("insert");
+    }
+    tx.commit().await.expect("commit");
+
+    let removed = store.prune_idempotency(NOW).await.expect("prune");
+    assert_eq!(removed, u64::try_from(bulk).expect("count") + 2);
+    assert_eq!(
+        strings(
+            &store,
+            "SELECT idem_key FROM idempotency_keys ORDER BY idem_key"
+        )
+        .await,
+        ["abandoned", "edge-done", "fresh-done", "running"]
+    );
+    assert_eq!(store.prune_idempotency(NOW).await.expect("prune"), 0);
+
+    // A kept key replays its response; a request still running is still running; a pruned key
+    // is new again.
+    assert_eq!(
+        store
+            .claim_idempotency(&key, "fresh-done", "request-hash", NOW)
+            .await
+            .expect("claim"),
+        Claim::Replay {
+            status: 201,
+            body: br#"{"idem":"fresh-done"}"#.to_vec()
+        }
+    );
+    assert_eq!(
+        store
+            .claim_idempotency(&key, "running", "request-hash", NOW)
+            .await
+            .expect("claim"),
+        Claim::InProgress
+    );
+    assert_eq!(
+        store
+            .claim_idempotency(&key, "old-done", "request-hash", NOW)
+            .await
+            .expect("claim"),
+        Claim::Fresh
+    );
+}
+
+async fn usage_outside_the_shown_window_is_pruned(db: Db) {
+    let Some((store, key, _, _dir)) = fixture(db).await else {
+        return;
+    };
+    for days_ago in [0, 1, 29, 30, 31, 32, 45, 400] {
+        for status in [200, 404] {
+            store
+                .record_usage(&key, "GET /v1/me", status, 7, NOW - days_ago * DAY)
+                .await
+                .expect("record");
+        }
+    }
+    // Old rows of many operations: more than one batch.
+    let bulk = PRUNE_BATCH + 5;
+    let mut tx = store.begin_bookkeeping().await.expect("tx");
+    for i in 0..bulk {
+        sqlx::query(
+            "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
+             VALUES ($1, '2025-06-01', $2, 200, 1, 1, 1)",
+        )
+        .bind(key.as_str())
+        .bind(format!("GET /v1/op{i}"))
+        .execute(&mut *tx)
+        .await
+        .expect("insert");
+    }
+    tx.commit().await.expect("commit");
+    let shown = store.usage(&key, NOW).await.expect("usage");
+    assert_eq!(shown.len(), 2 * 3, "days 0, 1 and 29 are shown");
+
+    let removed = store.prune_usage(NOW).await.expect("prune");
+    assert_eq!(removed, u64::try_from(bulk).expect("count") + 2 * 4);
+    assert_eq!(store.usage(&key, NOW).await.expect("usage"), shown);
+    // The day before the window is kept too (a server whose clock is a little behind still
+    // shows it); everything older is gone.
+    assert_eq!(
+        strings(&store, "SELECT DISTINCT day FROM usage_daily ORDER BY day").await,
+        ["2025-12-02", "2025-12-03", "2025-12-31", "2026-01-01"]
+    );
+    assert_eq!(store.prune_usage(NOW).await.expect("prune"), 0);
+    // Lifetime counters are the key's own and stay.
+    let key_row = sqlx::query("SELECT request_count FROM api_keys WHERE id = $1")
+        .bind(key.as_str())
+        .fetch_one(store.pool())
+        .await
+        .expect("key");
+    assert_eq!(key_row.try_get::<i64, _>(0).expect("count"), 16);
+}
+
+async fn expired_rate_counters_are_pruned(db: Db) {
+    let Some((store, key, user, _dir)) = fixture(db).await else {
+        return;
+    };
+    let limits = Limits::default();
+    // A read two days ago (4 counters: key and account, minute and day), then a write now (6).
+    let old = store
+        .admit(&key, &user, false, NOW - 2 * DAY, &limits)
+        .await
+        .expect("admit");
+    assert!(old.admitted);
+    let new = store
+        .admit(&key, &user, true, NOW, &limits)
+        .await
+        .expect("admit");
+    assert!(new.admitted);
+    assert_eq!(count(&store, "rate_counters").await, 10);
+    assert_eq!(store.prune_rate_counters(NOW).await.expect("prune"), 4);
+    assert_eq!(count(&store, "rate_counters").await, 6);
+    // The minute's counters are still counted.
+    let again = store
+        .admit(&key, &user, true, NOW, &limits)
+        .await
+        .expect("admit");
+    assert_eq!(again.remaining, new.remaining - 1);
+}
+
+async fn one_pass_prunes_every_table(db: Db) {
+    let Some((store, key, user, _dir)) = fixture(db).await else {
+        return;
+    };
+    record(&store, &key, "old", NOW - RETENTION_MS - HOUR, false).await;
+    record(&store, &key, "new", NOW - HOUR, false).await;
+    store
+        .record_usage(&key, "GET /v1/me", 200, 1, NOW - 90 * DAY)
+        .await
+        .expect("usage");
+    store
+        .record_usage(&key, "GET /v1/me", 200, 1, NOW)
+        .await
+        .expect("usage");
+    store
+        .admit(&key, &user, false, NOW - DAY, &Limits::default())
+        .await
+        .expect("admit");
+    let pruned = examkit::retention::prune(&store, NOW, true).await;
+    assert_eq!(pruned.idempotency_records, Some(1));
+    assert_eq!(pruned.usage_rows, Some(1));
+    assert_eq!(pruned.rate_counters, Some(4));
+    // Counters only: the hourly tables are left for their own pass.
+    record(&store, &key, "old-2", NOW - RETENTION_MS - HOUR, false).await;
+    let pruned = examkit::retention::prune(&store, NOW, false).await;
+    assert_eq!(pruned.idempotency_records, None);
+    assert_eq!(count(&store, "idempotency_keys").await, 2);
+}
