@@ -154,6 +154,7 @@ on_both!(
     filters_filter,
     text_search_finds_titles_and_metadata,
     text_results_come_title_matches_first,
+    words_that_are_not_indexed_are_dropped,
     a_short_walk_finds_the_same_pages,
     pages_walk_every_result_once,
     cursors_are_bound_to_filters_accounts_and_time,
@@ -222,7 +223,6 @@ async fn bad_parameters_are_each_reported(db: Db) {
     let cases: Vec<(String, &str, &str)> = vec![
         ("q=".into(), "q", "min_length"),
         (format!("q={}", long(161)), "q", "max_length"),
-        ("q=the".into(), "q", "no_search_words"),
         ("q=a&q=b".into(), "q", "repeated_parameter"),
         ("module=".into(), "module", "min_length"),
         (format!("module={}", long(121)), "module", "max_length"),
@@ -576,6 +576,60 @@ async fn text_search_finds_titles_and_metadata(db: Db) {
     let with_filter = id_set(&s, &key, "q=circle&subject=further-maths").await;
     assert!(with_filter.is_subset(&found));
     assert!(all_ids(&s, &key, "q=zyxwvutsrq").await.is_empty());
+}
+
+/// Words the index leaves out (common words such as "above", "the" and "a") are dropped from
+/// `q`: a `q` of only such words searches as if it were absent, and with other words only those
+/// are searched. A valid `q` is never refused.
+async fn words_that_are_not_indexed_are_dropped(db: Db) {
+    let Some((s, _, key)) = setup(db).await else {
+        return;
+    };
+    let everything = all_ids(&s, &key, "").await;
+    assert_eq!(everything.len(), 68);
+    for q in [
+        "above",
+        "the",
+        "a",
+        "A",
+        "the%20of%20and",
+        "above,%20below!",
+    ] {
+        let resp = s.get(&format!("/v1/questions?q={q}&limit=5"), &key).await;
+        assert_eq!(
+            resp.status,
+            200,
+            "q={q}: {}",
+            String::from_utf8_lossy(&resp.body)
+        );
+        assert_eq!(
+            all_ids(&s, &key, &format!("q={q}")).await,
+            everything,
+            "q={q} is the search without q"
+        );
+    }
+    // The remaining filters still apply.
+    assert_eq!(
+        all_ids(&s, &key, "q=above&subject=further-maths").await,
+        all_ids(&s, &key, "subject=further-maths").await
+    );
+    // The common word is ignored and the other word used, in the same relevance order.
+    let integration = all_ids(&s, &key, "q=integration").await;
+    assert!(!integration.is_empty() && integration.len() < everything.len());
+    assert_eq!(
+        all_ids(&s, &key, "q=above%20integration").await,
+        integration
+    );
+    assert_eq!(
+        all_ids(&s, &key, "q=integration%20the%20above").await,
+        integration
+    );
+    // A random sample of a common word is a sample of everything.
+    let sample = s
+        .get("/v1/questions?q=the&random=true&limit=10", &key)
+        .await;
+    assert_eq!(sample.status, 200);
+    assert_eq!(sample.json()["items"].as_array().expect("items").len(), 10);
 }
 
 /// The relevance tier of a result for query words given as stem prefixes: 0 when every word

@@ -235,15 +235,10 @@ pub fn parse_search(query: &str) -> Result<SearchParams, Vec<FieldError>> {
         let e = &mut errors;
         match name {
             "q" => {
+                // Words the index leaves out are dropped; a q of only such words (the, above,
+                // a) searches as if it were absent.
                 if let Some(q) = text(e, name, &value, MAX_Q_CHARS) {
                     filters.words = query_words(&q);
-                    if filters.words.is_empty() {
-                        e.push(FieldError::new(
-                            name,
-                            "no_search_words",
-                            "q has no searchable words (letters or digits other than common words such as \"the\")",
-                        ));
-                    }
                 }
             }
             "module" => filters.module = text(e, name, &value, MAX_ID_CHARS),
@@ -528,7 +523,17 @@ mod tests {
             codes("difficulty=99999999999999999999999"),
             [("difficulty".to_owned(), "maximum")]
         );
-        assert_eq!(codes("q=the+of"), [("q".to_owned(), "no_search_words")]);
+    }
+
+    #[test]
+    fn words_the_index_leaves_out_are_dropped() {
+        for q in ["q=the+of", "q=above", "q=a", "q=!!!"] {
+            let params = parse_search(q).expect("a valid q");
+            assert_eq!(params.filters, SearchFilters::default(), "{q}");
+        }
+        let params = parse_search("q=above+integration&subject=maths").expect("valid");
+        assert_eq!(params.filters.words, ["integration"]);
+        assert_eq!(params.filters.subject.as_deref(), Some("maths"));
     }
 
     #[test]
