@@ -254,6 +254,10 @@ async fn sigterm_lets_the_running_job_finish(db: Db) {
 /// Two `examkit serve` instances on one PostgreSQL database, each with its workers, share the
 /// queue: each job is done once, and both instances do some.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(examkit_postgres_tests),
+    ignore = "PostgreSQL not configured: set EXAMKIT_TEST_POSTGRES_URL"
+)]
 async fn two_instances_share_the_work_on_postgres() {
     let dir = tempfile::tempdir().expect("dir");
     let Some(url) = common::fresh_database(Db::Postgres, dir.path()).await else {

@@ -59,8 +59,20 @@ fn replace_database(url: &str, name: &str) -> String {
     format!("{}/{name}{query}", &base[..cut])
 }
 
-/// A fresh database URL for one test, or `None` when PostgreSQL is not configured (which fails
-/// the test when `EXAMKIT_REQUIRE_POSTGRES` is set, so CI never skips it silently).
+/// Why a PostgreSQL test is ignored: the tests were built without `EXAMKIT_TEST_POSTGRES_URL`
+/// (see `build.rs`). A test outside [`on_both!`] that needs PostgreSQL carries
+/// `#[cfg_attr(not(examkit_postgres_tests), ignore = "…")]` with this text (the attribute takes
+/// only a literal).
+pub const POSTGRES_NOT_CONFIGURED: &str =
+    "PostgreSQL not configured: set EXAMKIT_TEST_POSTGRES_URL";
+
+/// A fresh database URL for one test: an SQLite file in `dir`, or a new PostgreSQL database made
+/// through `EXAMKIT_TEST_POSTGRES_URL`. Always `Some`, so cases may be written `let Some(url) = …
+/// else { return }`.
+///
+/// Panics when PostgreSQL is asked for and `EXAMKIT_TEST_POSTGRES_URL` is not set (PostgreSQL
+/// variants are ignored then, unless run with `--ignored`), or when the database cannot be made:
+/// a PostgreSQL test never passes without having run.
 pub async fn fresh_database(db: Db, dir: &std::path::Path) -> Option<String> {
     match db {
         Db::Sqlite => Some(format!("sqlite://{}/examkit.db?mode=rwc", dir.display())),
@@ -70,10 +82,10 @@ pub async fn fresh_database(db: Db, dir: &std::path::Path) -> Option<String> {
                     std::env::var_os("EXAMKIT_REQUIRE_POSTGRES").is_none(),
                     "EXAMKIT_REQUIRE_POSTGRES is set but EXAMKIT_TEST_POSTGRES_URL is not"
                 );
-                eprintln!(
-                    "PostgreSQL not configured (EXAMKIT_TEST_POSTGRES_URL); this variant did not run"
+                panic!(
+                    "{POSTGRES_NOT_CONFIGURED} (the PostgreSQL variants are ignored when the \
+                     tests are built without it)"
                 );
-                return None;
             };
             sqlx::any::install_default_drivers();
             let name = format!("examkit_test_{}", uuid::Uuid::new_v4().simple());
@@ -367,7 +379,12 @@ pub fn example(name: &str) -> String {
     std::fs::read_to_string(path).expect("example readable")
 }
 
-/// Runs a case on SQLite and on PostgreSQL.
+/// Runs a case on SQLite and on PostgreSQL, as the tests `<case>::sqlite` and `<case>::postgres`.
+///
+/// The PostgreSQL variant is `#[ignore]`d, with the reason [`POSTGRES_NOT_CONFIGURED`], when the
+/// tests were built with neither `EXAMKIT_TEST_POSTGRES_URL` nor `EXAMKIT_REQUIRE_POSTGRES` set
+/// (`build.rs` sets the `examkit_postgres_tests` cfg otherwise), so the harness reports it
+/// among the ignored tests instead of passing it without a database.
 #[macro_export]
 macro_rules! on_both {
     ($($case:ident),+ $(,)?) => {
@@ -378,6 +395,10 @@ macro_rules! on_both {
                     super::$case(super::common::Db::Sqlite).await
                 }
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[cfg_attr(
+                    not(examkit_postgres_tests),
+                    ignore = "PostgreSQL not configured: set EXAMKIT_TEST_POSTGRES_URL"
+                )]
                 async fn postgres() {
                     super::$case(super::common::Db::Postgres).await
                 }
