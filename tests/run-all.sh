@@ -4,7 +4,7 @@
 # $HOME/.cache/examkit) so repeated runs on one machine reuse them; a fresh machine builds cold.
 #
 #   tests/run-all.sh            every suite
-#   tests/run-all.sh rust       only the named suites (rust bank python wasm web postgres fuzz)
+#   tests/run-all.sh rust       only the named suites (rust bank python wasm web postgres api fuzz)
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +18,7 @@ export INSTA_UPDATE=no CI="${CI:-true}"
 export OMP_THREAD_LIMIT=1
 
 suites=("$@")
-[ "${#suites[@]}" -eq 0 ] && suites=(rust bank python wasm web postgres fuzz)
+[ "${#suites[@]}" -eq 0 ] && suites=(rust bank python wasm web postgres api fuzz)
 passed=0
 failed=0
 failures=()
@@ -98,6 +98,8 @@ wants web && [ -x examples/web/test.sh ] && run "web: in-browser checker in Chro
   env CARGO_TARGET_DIR="$cache/target-wasm" examples/web/test.sh
 wants postgres && [ -x service/test.sh ] && install_native && run "service: SQLite and PostgreSQL" \
   env CARGO_TARGET_DIR="$native_target" service/test.sh
+wants api && install_native && run "api: every route under schemathesis, all checks" \
+  env CARGO_TARGET_DIR="$native_target" tests/schemathesis.sh
 wants fuzz && run "fuzz: 60-second smoke run" fuzz_suite
 
 echo

@@ -139,9 +139,12 @@ fn sample_answers() -> Result<Vec<(String, Value)>, Error> {
                 continue;
             }
             let mut parts = serde_json::Map::new();
-            for c in revision["scheme"]["criteria"].as_array().into_iter().flatten() {
-                let (Some(part), Some(answer)) =
-                    (c["partId"].as_str(), c["answers"][0].as_str())
+            for c in revision["scheme"]["criteria"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                let (Some(part), Some(answer)) = (c["partId"].as_str(), c["answers"][0].as_str())
                 else {
                     continue;
                 };
@@ -164,8 +167,10 @@ fn sample_answers() -> Result<Vec<(String, Value)>, Error> {
 async fn main() -> Result<(), Error> {
     let o = options()?;
     let dir = tempfile::tempdir()?;
-    let url =
-        o.url.clone().unwrap_or_else(|| format!("sqlite://{}/bench.db?mode=rwc", dir.path().display()));
+    let url = o
+        .url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}/bench.db?mode=rwc", dir.path().display()));
     let store = Store::open(&url).await?;
     store.import_sample_bank().await?;
     let user = store.create_user("bench", true, false).await?.id;
@@ -210,7 +215,9 @@ async fn main() -> Result<(), Error> {
     let chosen: Vec<(String, Value)> = sample_answers()?.into_iter().take(o.questions).collect();
     let mut pins = Vec::new();
     for (id, _) in &chosen {
-        let q = client.get(&format!("/v1/questions/{id}/revisions/1")).await?;
+        let q = client
+            .get(&format!("/v1/questions/{id}/revisions/1"))
+            .await?;
         pins.push(q["question"]["pin"].clone());
     }
     let paper = uuid::Uuid::new_v4().to_string();
@@ -222,10 +229,16 @@ async fn main() -> Result<(), Error> {
         )
         .await?;
     let export = client
-        .post(&format!("/v1/papers/{paper}/revisions/1/exports"), &json!({}), false)
+        .post(
+            &format!("/v1/papers/{paper}/revisions/1/exports"),
+            &json!({}),
+            false,
+        )
         .await?;
     let qp = client
-        .bytes(&format!("/v1/papers/{paper}/revisions/1/exports/question-paper"))
+        .bytes(&format!(
+            "/v1/papers/{paper}/revisions/1/exports/question-paper"
+        ))
         .await?;
 
     // The completed scan.
@@ -237,14 +250,34 @@ async fn main() -> Result<(), Error> {
     let answers: serde_json::Map<String, Value> = chosen.into_iter().collect();
     let paper_pdf = write("paper.pdf", &qp)?;
     let layout = write("layout.json", export["layout"].to_string().as_bytes())?;
-    let answers = write("answers.json", Value::Object(answers).to_string().as_bytes())?;
+    let answers = write(
+        "answers.json",
+        Value::Object(answers).to_string().as_bytes(),
+    )?;
     let scan = dir.path().join("scan.pdf").to_string_lossy().into_owned();
     let dpi = o.dpi.to_string();
     let made = Instant::now();
     examkit_scanmaker::make(&[
-        "--paper", &paper_pdf, "--layout", &layout, "--answers", &answers, "--out", &scan,
-        "--rotate", "2:180", "--skew", "0.6", "--noise", "0.01", "--seed", "1", "--dpi", &dpi,
-        "--font", &o.font,
+        "--paper",
+        &paper_pdf,
+        "--layout",
+        &layout,
+        "--answers",
+        &answers,
+        "--out",
+        &scan,
+        "--rotate",
+        "2:180",
+        "--skew",
+        "0.6",
+        "--noise",
+        "0.01",
+        "--seed",
+        "1",
+        "--dpi",
+        &dpi,
+        "--font",
+        &o.font,
     ])
     .map_err(|e| e.to_string())?;
     let scan = std::fs::read(&scan)?;
@@ -258,7 +291,10 @@ async fn main() -> Result<(), Error> {
             true,
         )
         .await?;
-    let session = session["session"]["id"].as_str().unwrap_or_default().to_owned();
+    let session = session["session"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     client
         .call(
             reqwest::Method::POST,
@@ -286,7 +322,10 @@ async fn main() -> Result<(), Error> {
         .await?;
     let mut indexed_at = None;
     let view = loop {
-        let view = client.get(&format!("/v1/marking/sessions/{session}")).await?["session"].clone();
+        let view = client
+            .get(&format!("/v1/marking/sessions/{session}"))
+            .await?["session"]
+            .clone();
         if indexed_at.is_none() && view["indexingFinished"] == true {
             indexed_at = Some(started.elapsed());
         }
@@ -324,7 +363,11 @@ async fn main() -> Result<(), Error> {
         o.dpi,
         if o.ocr { "on" } else { "off" },
         o.workers,
-        if url.starts_with("postgres") { "PostgreSQL" } else { "SQLite" }
+        if url.starts_with("postgres") {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        }
     );
     println!(
         "indexing: {:.2} s ({:.2} pages/s)",
@@ -336,7 +379,10 @@ async fn main() -> Result<(), Error> {
         marking.as_secs_f64(),
         questions.len() as f64 / marking.as_secs_f64().max(1e-9)
     );
-    println!("start to last terminal status: {:.2} s", total.as_secs_f64());
+    println!(
+        "start to last terminal status: {:.2} s",
+        total.as_secs_f64()
+    );
     println!(
         "statuses: {} completed, {} needs_review, {} failed, {} cancelled; {awards} marks awarded",
         count("completed"),

@@ -64,7 +64,9 @@ fn refused(resp: &Resp, what: &str) {
         _ => panic!("{what}: {} {body}", resp.status),
     }
     assert!(
-        body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()),
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
         "{what}: {body}"
     );
     assert!(body["requestId"].is_string(), "{what}: {body}");
@@ -207,4 +209,69 @@ async fn bodies_of_the_wrong_json_type_are_refused(db: Db) {
     assert_eq!(now["revision"], revision, "{now}");
 }
 
-on_both!(bodies_of_the_wrong_json_type_are_refused);
+/// JSON Schema reads `1.0` as the integer 1, and so does the service; titles with control
+/// characters, or of only spaces, are refused on every route that takes one.
+async fn integers_and_titles_read_as_the_schemas_say(db: Db) {
+    let Some(s) = start_with(db, generous(), |_| {}).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Integers").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let resp = s.get("/v1/questions?limit=1", &key).await;
+    let pin = resp.json()["items"][0]["pin"].clone();
+    let paper = uuid::Uuid::new_v4().to_string();
+    let body = json!({ "id": paper, "title": "Paper", "questions": [pin], "writingSpace": "smart", "gradeGuide": false });
+    let resp = send(&s, &key, Method::POST, "/v1/papers", &body.to_string()).await;
+    assert_eq!(resp.status, 201, "{}", text(&resp));
+    let resp = send(
+        &s,
+        &key,
+        Method::POST,
+        "/v1/marking/sessions/from-builder",
+        &format!(r#"{{"paperId":"{paper}","revision":1.0}}"#),
+    )
+    .await;
+    assert_eq!(resp.status, 201, "{}", text(&resp));
+    let resp = send(
+        &s,
+        &key,
+        Method::POST,
+        "/v1/marking/sessions/from-builder",
+        &format!(r#"{{"paperId":"{paper}","revision":1.5}}"#),
+    )
+    .await;
+    refused(&resp, "a revision of 1.5");
+    for path in ["/v1/marking/imports", "/v1/marking/sessions"] {
+        for title in [r"a\u0005b", r"\n", "   ", "", &"x".repeat(201)] {
+            let resp = send(
+                &s,
+                &key,
+                Method::POST,
+                path,
+                &format!(r#"{{"title":"{title}"}}"#),
+            )
+            .await;
+            refused(&resp, &format!("{path} {title:?}"));
+        }
+        let resp = send(
+            &s,
+            &key,
+            Method::POST,
+            path,
+            r#"{"title":"  Mock paper  "}"#,
+        )
+        .await;
+        assert_eq!(resp.status, 201, "{}", text(&resp));
+        assert_eq!(resp.json()["session"]["title"], "Mock paper");
+    }
+    // GET on the POST-only route is 405 with Allow, not a session looked up.
+    let resp = s.get("/v1/marking/sessions/from-builder", &key).await;
+    resp.assert_error(405, "method_not_allowed");
+    assert_eq!(resp.header("allow"), Some("POST"));
+}
+
+on_both!(
+    bodies_of_the_wrong_json_type_are_refused,
+    integers_and_titles_read_as_the_schemas_say
+);

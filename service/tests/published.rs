@@ -72,7 +72,10 @@ fn openapi_enumerates_every_error_code() {
         .filter_map(Value::as_str)
         .collect();
     let codes: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
-    assert_eq!(listed, codes, "the OpenAPI enum lists the registry's codes in order");
+    assert_eq!(
+        listed, codes,
+        "the OpenAPI enum lists the registry's codes in order"
+    );
 }
 
 /// The guide's table of error codes, as the registry gives it.
@@ -96,7 +99,9 @@ fn the_guide_lists_every_error_code() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/http/guide.txt");
     let guide = std::fs::read_to_string(&path).expect("the guide");
     let heading = "Error codes\n-----------\n";
-    let before = guide.find(heading).map_or(guide.as_str(), |at| &guide[..at]);
+    let before = guide
+        .find(heading)
+        .map_or(guide.as_str(), |at| &guide[..at]);
     let expected = format!("{before}{}", guide_table());
     if std::env::var_os("EXAMKIT_BLESS").is_some() {
         std::fs::write(&path, &expected).expect("write the guide");

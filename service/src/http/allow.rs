@@ -69,7 +69,12 @@ fn allowed_in(templates: &[Template], path: &str) -> Option<String> {
                 methods.extend(template.methods.iter().map(String::as_str));
             }
             Some((score, _)) if *score > literals => {}
-            _ => best = Some((literals, template.methods.iter().map(String::as_str).collect())),
+            _ => {
+                best = Some((
+                    literals,
+                    template.methods.iter().map(String::as_str).collect(),
+                ))
+            }
         }
     }
     let (_, mut methods) = best?;
@@ -94,7 +99,10 @@ mod tests {
     fn methods_come_from_the_document() {
         let t = templates(DOCUMENT);
         assert_eq!(allowed_in(&t, "/v1/papers").as_deref(), Some("GET, POST"));
-        assert_eq!(allowed_in(&t, "/v1/papers/abc").as_deref(), Some("GET, PATCH"));
+        assert_eq!(
+            allowed_in(&t, "/v1/papers/abc").as_deref(),
+            Some("GET, PATCH")
+        );
         assert_eq!(
             allowed_in(&t, "/v1/marking/sessions/from-builder").as_deref(),
             Some("POST")

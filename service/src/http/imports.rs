@@ -97,6 +97,23 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .boxed()
 }
 
+/// A session's title as given: 1 to [`MAX_TITLE_CHARS`] characters, no control characters
+/// anywhere, not only spaces (the published schemas' `title` pattern says the same). Returns it
+/// without its surrounding spaces, as it is stored.
+pub fn checked_title(title: &str) -> Result<&str, ApiError> {
+    let chars = title.chars().count();
+    if chars == 0
+        || chars > MAX_TITLE_CHARS
+        || title.chars().any(char::is_control)
+        || title.trim().is_empty()
+    {
+        return Err(ApiError::InvalidBody(format!(
+            "title must be 1 to {MAX_TITLE_CHARS} characters, without control characters, and not only spaces"
+        )));
+    }
+    Ok(title.trim())
+}
+
 /// Parses a JSON request body into `T`, telling syntax errors (`invalid_json`) from shape errors
 /// (`invalid_body`). The body must be a JSON object: serde's derived structs would also read a
 /// JSON array as a struct, field by field in order, so an array (or a string, a number, `null`)
@@ -144,12 +161,7 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
     ctx.idempotent(&p, &CREATE, &bytes, || async {
         require_json(&ctx)?;
         let request: CreateImport = parse_json(&bytes)?;
-        let title = request.title.trim();
-        if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
-            return Err(ApiError::InvalidBody(format!(
-                "title must be 1 to {MAX_TITLE_CHARS} characters"
-            )));
-        }
+        let title = checked_title(&request.title)?;
         let store = &ctx.state.store;
         let session = store.create_session(&p.user.id, title, "import").await?;
         let view = session_view(store, &session).await?;

@@ -336,6 +336,10 @@ async fn list(ctx: Ctx, p: Principal) -> Result<Reply, ApiError> {
 }
 
 async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
+    // `/v1/marking/sessions/from-builder` is a route of its own (POST only), not a session.
+    if id == "from-builder" {
+        return Err(ApiError::MethodNotAllowed);
+    }
     let id = parse_id(&id, "marking session")?;
     let store = &ctx.state.store;
     let session = store
@@ -364,6 +368,7 @@ async fn asset(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReviewRequest {
+    #[serde(deserialize_with = "super::fields::integer_field")]
     revision: i64,
     decisions: Vec<Value>,
 }

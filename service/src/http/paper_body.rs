@@ -213,7 +213,7 @@ impl Checker {
 
     fn integer(&mut self, path: &str, name: &str, value: &Value) -> Option<i64> {
         let max = i64::from(u32::MAX);
-        match value.as_i64() {
+        match super::fields::json_integer(value) {
             Some(n) if n < 1 => {
                 self.push(
                     path,

@@ -12,7 +12,7 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::imports::{MAX_TITLE_CHARS, parse_json, receive_asset};
+use super::imports::{checked_title, parse_json, receive_asset};
 use super::marking::{indexing_view, page_view, question_view, session_view};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
 use crate::auth::Scope;
@@ -159,19 +159,6 @@ fn too_large(size: usize) -> ApiError {
     }
 }
 
-fn checked_title(title: &str) -> Result<&str, ApiError> {
-    let title = title.trim();
-    if title.is_empty()
-        || title.chars().count() > MAX_TITLE_CHARS
-        || title.chars().any(char::is_control)
-    {
-        return Err(ApiError::InvalidBody(format!(
-            "title must be 1 to {MAX_TITLE_CHARS} characters, without control characters"
-        )));
-    }
-    Ok(title)
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CreateSession {
@@ -198,6 +185,7 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct FromBuilder {
     paper_id: String,
+    #[serde(deserialize_with = "super::fields::integer_field")]
     revision: i64,
 }
 
@@ -575,7 +563,7 @@ fn read_mark_question(
                 let mut chosen: Vec<u32> = Vec::new();
                 for (i, page) in pages.iter().enumerate() {
                     let at = format!("{at}/{i}");
-                    match page.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                    match super::fields::json_integer(page).and_then(|n| u32::try_from(n).ok()) {
                         Some(n) if n >= 1 && i64::from(n) <= asset.page_count => {
                             if chosen.contains(&n) {
                                 errors.push(FieldError::new(
