@@ -7,6 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::marking::{fast, idem, text};
 use common::{Db, Resp, Server, generous, start_with};
 use examkit::auth::Scope;
 use examkit::http::AppState;
@@ -21,12 +22,6 @@ fn example_pdf(name: &str) -> Vec<u8> {
         .join("../examples/curl")
         .join(name);
     std::fs::read(path).expect("example PDF readable")
-}
-
-fn fast(config: &mut MarkingConfig) {
-    config.poll = Duration::from_millis(100);
-    config.backoff = Duration::from_millis(100);
-    config.lease = Duration::from_secs(10);
 }
 
 async fn setup_with(
@@ -45,10 +40,6 @@ async fn setup_with(
     let user = s.user("Automated marking").await;
     let key = s.key(&user, Scope::ALL).await;
     Some((s, user, key))
-}
-
-fn idem() -> String {
-    format!("idem-{}", uuid::Uuid::new_v4().simple())
 }
 
 async fn create_session(s: &Server, key: &str, title: &str) -> String {
@@ -99,10 +90,6 @@ async fn start(s: &Server, key: &str, session: &str, idem: &str) -> Resp {
         None,
     )
     .await
-}
-
-fn text(resp: &Resp) -> String {
-    String::from_utf8_lossy(&resp.body).into_owned()
 }
 
 async fn jobs(s: &Server, session: &str) -> usize {

@@ -8,223 +8,48 @@
 mod common;
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use common::{Db, Resp, Server, generous, start_with};
+use common::marking::{
+    SAMPLE_QUESTIONS, all_terminal, exported_paper, holds, poll_until, regions, sample_answers,
+    scan, session_from_paper, start, text, turn, upload, workers,
+};
+use common::{Db, generous, start_with};
 use examkit::auth::Scope;
-use examkit::marking::MarkingConfig;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-fn text(resp: &Resp) -> String {
-    String::from_utf8_lossy(&resp.body).into_owned()
-}
-
-fn idem() -> String {
-    format!("idem-{}", uuid::Uuid::new_v4().simple())
-}
-
-/// The sample questions the student answers, and what they write (by part).
-fn answers() -> Value {
-    json!({
-        // f(x) = … : (a) right, (b) left blank, (c) wrong final answer.
-        "8a834eff-5ac7-5e3d-902e-0c7342b819d4": {
-            "a": "g(3) = 4/(3 - 1) = 2\nfg(3) = 2(2) + 3 = 7",
-            "c": "x^2 - 4x - 5 = 0\nx = 9"
-        },
-        // The root of a cubic: (a) a sign change, (b) Newton-Raphson.
-        "24edba06-39ce-5306-9e48-2c6afec357a4": {
-            "a": "f(1) = -5 < 0\nf(2) = 3 > 0\nsign change so there is a root",
-            "b": "x1 = 1.7692\nx2 = 1.7397"
-        },
-        // The third question is left blank.
-    })
-}
-
-/// A neat student's hand: Debian's `fonts-comic-neue`, hand lettering Tesseract can read. (The
-/// cursive `fonts-dkg-handwriting` hand, the scan maker's default, is mostly misread by OCR, so
-/// the built-in marker leaves such answers uncertain for a person: see the README.)
-const NEAT_HAND: &str = "/usr/share/fonts/opentype/comic-neue/ComicNeue-Regular.otf";
-
-const QUESTIONS: [&str; 3] = [
-    "8a834eff-5ac7-5e3d-902e-0c7342b819d4",
-    "24edba06-39ce-5306-9e48-2c6afec357a4",
-    "6c2fd79f-8d1f-50f9-87cb-aa6638109d53",
-];
-
-async fn json_post(s: &Server, key: &str, path: &str, body: &Value) -> Resp {
-    s.send(
-        Method::POST,
-        path,
-        Some(key),
-        &[("content-type", "application/json")],
-        Some(body.to_string().into_bytes()),
-    )
-    .await
-}
-
-/// Contains: is the box `inner` (centre) inside `outer`?
-fn holds(outer: &Value, inner: &Value) -> bool {
-    let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-    let cx = f(inner, "x") + f(inner, "width") / 2.0;
-    let cy = f(inner, "y") + f(inner, "height") / 2.0;
-    cx >= f(outer, "x") - 1e-6
-        && cx <= f(outer, "x") + f(outer, "width") + 1e-6
-        && cy >= f(outer, "y") - 1e-6
-        && cy <= f(outer, "y") + f(outer, "height") + 1e-6
-}
-
-/// A box of the upright page as displayed on a page turned `degrees` clockwise.
-fn turn(r: &Value, degrees: u64) -> Value {
-    let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
-    let (x, y, w, h) = (f("x"), f("y"), f("width"), f("height"));
-    match degrees {
-        90 => json!({ "x": 1.0 - y - h, "y": x, "width": h, "height": w }),
-        180 => json!({ "x": 1.0 - x - w, "y": 1.0 - y - h, "width": w, "height": h }),
-        270 => json!({ "x": y, "y": 1.0 - x - w, "width": h, "height": w }),
-        _ => r.clone(),
-    }
-}
-
 async fn a_handwritten_scan_is_marked_end_to_end(db: Db) {
-    let Some(s) = start_with(db, generous(), |state| {
-        state.marking.poll = Duration::from_millis(100);
-    })
-    .await
-    else {
+    let Some(s) = start_with(db, generous(), |_| {}).await else {
         return;
     };
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;
     // The paper, saved and exported; its layout comes with the export.
-    let mut pins = Vec::new();
-    for q in QUESTIONS {
-        let resp = s.get(&format!("/v1/questions/{q}/revisions/1"), &key).await;
-        assert_eq!(resp.status, 200, "{}", text(&resp));
-        pins.push(resp.json()["question"]["pin"].clone());
-    }
-    let paper = uuid::Uuid::new_v4().to_string();
-    let resp = json_post(&s, &key, "/v1/papers", &json!({ "id": paper, "title": "Mock paper", "questions": pins, "writingSpace": "smart", "gradeGuide": false })).await;
-    assert_eq!(resp.status, 201, "{}", text(&resp));
-    let resp = json_post(
-        &s,
-        &key,
-        &format!("/v1/papers/{paper}/revisions/1/exports"),
-        &json!({}),
-    )
-    .await;
-    assert_eq!(resp.status, 200, "{}", text(&resp));
-    let layout = resp.json()["layout"].clone();
-    let qp = s
-        .get(
-            &format!("/v1/papers/{paper}/revisions/1/exports/question-paper"),
-            &key,
-        )
-        .await
-        .body;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let (paper, layout) = (exported.id.clone(), exported.layout.clone());
     // The completed scan: page 2 fed upside down.
-    let dir = tempfile::tempdir().expect("dir");
-    let write = |name: &str, bytes: &[u8]| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, bytes).expect("write");
-        path.to_string_lossy().into_owned()
-    };
-    let paper_pdf = write("paper.pdf", &qp);
-    let layout_json = write("layout.json", layout.to_string().as_bytes());
-    let answers_json = write("answers.json", answers().to_string().as_bytes());
-    let scan = dir.path().join("scan.pdf").to_string_lossy().into_owned();
-    examkit_scanmaker::make(&[
-        "--paper",
-        &paper_pdf,
-        "--layout",
-        &layout_json,
-        "--answers",
-        &answers_json,
-        "--out",
-        &scan,
-        "--rotate",
-        "2:180",
-        "--skew",
-        "0.8",
-        "--noise",
-        "0.02",
-        "--seed",
-        "11",
-        "--dpi",
-        "200",
-        "--font",
-        &std::env::var("EXAMKIT_TEST_FONT").unwrap_or_else(|_| NEAT_HAND.to_owned()),
-    ])
-    .expect("the scan is made");
-    let scan = std::fs::read(&scan).expect("scan");
+    let files = scan(
+        &exported,
+        &sample_answers(),
+        &[
+            "--rotate", "2:180", "--skew", "0.8", "--noise", "0.02", "--seed", "11", "--dpi", "200",
+        ],
+    );
     // A session from the paper; the scan uploaded; one start.
-    let resp = s
-        .post_json(
-            "/v1/marking/sessions/from-builder",
-            &key,
-            Some(&idem()),
-            json!({ "paperId": paper, "revision": 1 })
-                .to_string()
-                .as_bytes(),
-        )
-        .await;
-    assert_eq!(resp.status, 201, "{}", text(&resp));
-    let session = resp.json()["session"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let resp = s
-        .send(
-            Method::POST,
-            &format!("/v1/marking/sessions/{session}/assets?kind=work&name=scan.pdf"),
-            Some(&key),
-            &[("content-type", "application/pdf")],
-            Some(scan),
-        )
-        .await;
-    assert_eq!(resp.status, 201, "{}", text(&resp));
-    let work = resp.json()["asset"]["id"].as_str().expect("id").to_owned();
-    let config = MarkingConfig {
-        poll: Duration::from_millis(100),
-        ..MarkingConfig::default()
-    };
-    let workers = examkit::marking::worker::spawn(s.store.clone(), config).expect("workers");
+    let session = session_from_paper(&s, &key, &paper).await;
+    let (name, bytes) = files.into_iter().next().expect("the scan");
+    let work = upload(&s, &key, &session, "work", &name, bytes).await;
+    let marking = workers(&s, |_| {});
     let started = Instant::now();
-    let resp = s
-        .send(
-            Method::POST,
-            &format!("/v1/marking/sessions/{session}/start"),
-            Some(&key),
-            &[("idempotency-key", &idem())],
-            None,
-        )
-        .await;
-    assert_eq!(resp.status, 202, "{}", text(&resp));
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let view = loop {
-        let view = s
-            .get(&format!("/v1/marking/sessions/{session}"), &key)
-            .await
-            .json()["session"]
-            .clone();
-        let questions = view["questions"].as_array().cloned().unwrap_or_default();
-        if view["indexingFinished"] == true
-            && questions.len() == 3
-            && questions
-                .iter()
-                .all(|q| !matches!(q["status"].as_str(), Some("queued" | "running")))
-        {
-            break view;
-        }
-        assert!(Instant::now() < deadline, "marking did not finish: {view}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    };
+    start(&s, &key, &session).await;
+    let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
     eprintln!(
         "start to last terminal status: {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    workers.shutdown().await;
+    marking.shutdown().await;
 
     // Indexing: every page is the student's, placed by its page code; page 2 upside down.
     let pages = view["indexing"]["pages"].as_array().expect("pages");
@@ -275,17 +100,6 @@ async fn a_handwritten_scan_is_marked_end_to_end(db: Db) {
         .iter()
         .map(|q| (q["label"].as_str().expect("label").to_owned(), q.clone()))
         .collect();
-    let regions = |number: u64, part: &str| -> Vec<Value> {
-        layout["questions"]
-            .as_array()
-            .expect("questions")
-            .iter()
-            .filter(|q| q["number"] == number)
-            .flat_map(|q| q["parts"].as_array().cloned().unwrap_or_default())
-            .filter(|p| p["partId"] == part)
-            .flat_map(|p| p["answerSpace"].as_array().cloned().unwrap_or_default())
-            .collect()
-    };
     for (label, question) in &questions {
         assert!(
             matches!(
@@ -336,7 +150,7 @@ async fn a_handwritten_scan_is_marked_end_to_end(db: Db) {
         let part = a["partId"].as_str().expect("part");
         let degrees = orientation[evidence["pageId"].as_str().expect("page")];
         assert!(
-            regions(3, part)
+            regions(&layout, 3, part)
                 .iter()
                 .any(|r| holds(&turn(r, degrees), &evidence["box"])),
             "{a}"
@@ -384,7 +198,7 @@ async fn a_handwritten_scan_is_marked_end_to_end(db: Db) {
             let part = a["partId"].as_str().expect("part");
             let degrees = orientation[evidence["pageId"].as_str().expect("page")];
             assert!(
-                regions(number, part)
+                regions(&layout, number, part)
                     .iter()
                     .any(|r| holds(&turn(r, degrees), &evidence["box"])),
                 "{a}"
@@ -473,16 +287,13 @@ async fn a_handwritten_scan_is_marked_end_to_end(db: Db) {
 /// ink added to the clean paper says so, and those marks are left uncertain for a person, while the
 /// part left empty is withheld as blank.
 async fn unread_writing_is_uncertain_never_blank(db: Db) {
-    use common::marking::{
-        all_terminal, exported_paper, poll_until, scan, session_from_paper, start, upload, workers,
-    };
     let Some(s) = start_with(db, generous(), |_| {}).await else {
         return;
     };
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Unread").await;
     let key = s.key(&user, Scope::ALL).await;
-    let question = QUESTIONS[0];
+    let question = SAMPLE_QUESTIONS[0];
     let paper = exported_paper(&s, &key, &[question]).await;
     let answers = json!({ question: { "a": "fg(3) = 7", "c": "x = 5" } });
     let session = session_from_paper(&s, &key, &paper.id).await;

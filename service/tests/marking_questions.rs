@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::marking::{idem, text};
 use common::{Db, Resp, Server, generous, start_with};
 use examkit::auth::Scope;
 use examkit::http::AppState;
@@ -17,19 +18,21 @@ use examkit::marking::{MarkerChoice, MarkingConfig};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-fn text(resp: &Resp) -> String {
-    String::from_utf8_lossy(&resp.body).into_owned()
-}
-
-fn idem() -> String {
-    format!("idem-{}", uuid::Uuid::new_v4().simple())
-}
-
+/// Short timings, and two attempts per job so a failing marker ends its question quickly.
 fn fast(config: &mut MarkingConfig) {
-    config.poll = Duration::from_millis(100);
-    config.backoff = Duration::from_millis(100);
-    config.lease = Duration::from_secs(10);
+    common::marking::fast(config);
     config.max_attempts = 2;
+}
+
+/// Workers with [`fast`] timings, adjusted by `adjust`.
+fn workers(
+    s: &Server,
+    adjust: impl FnOnce(&mut MarkingConfig),
+) -> examkit::marking::worker::Workers {
+    common::marking::workers(s, |config| {
+        config.max_attempts = 2;
+        adjust(config)
+    })
 }
 
 async fn setup_with(db: Db, adjust: impl FnOnce(&mut AppState)) -> Option<(Server, String)> {
@@ -158,16 +161,6 @@ async fn indexed_session(s: &Server, key: &str) -> Indexed {
         work: ids[0].clone(),
         scheme: ids[1].clone(),
     }
-}
-
-fn workers(
-    s: &Server,
-    adjust: impl FnOnce(&mut MarkingConfig),
-) -> examkit::marking::worker::Workers {
-    let mut config = MarkingConfig::default();
-    fast(&mut config);
-    adjust(&mut config);
-    examkit::marking::worker::spawn(s.store.clone(), config).expect("workers start")
 }
 
 fn question_body(label: &str, ix: &Indexed) -> Value {

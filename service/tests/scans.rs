@@ -8,40 +8,19 @@ mod common;
 use std::collections::HashMap;
 
 use common::marking::{
-    Exported, exported_paper, fast, poll_until, regions, scan, session_from_paper, start, text,
-    turn, upload, within, workers,
+    Exported, SAMPLE_QUESTIONS, exported_paper, fast, poll_until, regions, sample_answers, scan,
+    session_from_paper, start, text, turn, upload, within, workers,
 };
 use common::{Db, Server, generous, start_with};
 use examkit::auth::Scope;
-use serde_json::{Value, json};
-
-/// The sample questions of the paper.
-const QUESTIONS: [&str; 3] = [
-    "8a834eff-5ac7-5e3d-902e-0c7342b819d4",
-    "24edba06-39ce-5306-9e48-2c6afec357a4",
-    "6c2fd79f-8d1f-50f9-87cb-aa6638109d53",
-];
-
-/// What the student writes, by question and part; the third question is left blank.
-fn answers() -> Value {
-    json!({
-        "8a834eff-5ac7-5e3d-902e-0c7342b819d4": {
-            "a": "g(3) = 4/(3 - 1) = 2\nfg(3) = 2(2) + 3 = 7",
-            "c": "x^2 - 4x - 5 = 0\nx = 9"
-        },
-        "24edba06-39ce-5306-9e48-2c6afec357a4": {
-            "a": "f(1) = -5 < 0\nf(2) = 3 > 0\nsign change so there is a root",
-            "b": "x1 = 1.7692\nx2 = 1.7397"
-        },
-    })
-}
+use serde_json::Value;
 
 async fn setup(db: Db) -> Option<(Server, String, Exported)> {
     let s = start_with(db, generous(), |state| fast(&mut state.marking)).await?;
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Scans").await;
     let key = s.key(&user, Scope::ALL).await;
-    let paper = exported_paper(&s, &key, &QUESTIONS).await;
+    let paper = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
     Some((s, key, paper))
 }
 
@@ -162,7 +141,7 @@ async fn page_images_turned_sideways_are_indexed(db: Db) {
     let common = ["--rotate", "2:90,3:270", "--skew", "0.7", "--noise", "0.02"];
     let png = scan(
         &paper,
-        &answers(),
+        &sample_answers(),
         &[
             &common[..],
             &["--format", "png", "--seed", "5", "--dpi", "200"],
@@ -171,7 +150,7 @@ async fn page_images_turned_sideways_are_indexed(db: Db) {
     );
     let jpeg = scan(
         &paper,
-        &answers(),
+        &sample_answers(),
         &[
             &common[..],
             &["--format", "jpeg", "--seed", "6", "--dpi", "200"],
@@ -205,7 +184,7 @@ async fn phone_photos_are_indexed(db: Db) {
     let turns = [(1, 180)];
     let pages = scan(
         &paper,
-        &answers(),
+        &sample_answers(),
         &[
             "--photo", "--format", "jpeg", "--rotate", "1:180", "--seed", "7", "--dpi", "200",
         ],

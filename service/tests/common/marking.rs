@@ -102,6 +102,29 @@ pub async fn exported_paper(s: &Server, key: &str, questions: &[&str]) -> Export
     }
 }
 
+/// Three sample-bank questions making a 4-page paper: answered by [`sample_answers`] in part.
+pub const SAMPLE_QUESTIONS: [&str; 3] = [
+    "8a834eff-5ac7-5e3d-902e-0c7342b819d4",
+    "24edba06-39ce-5306-9e48-2c6afec357a4",
+    "6c2fd79f-8d1f-50f9-87cb-aa6638109d53",
+];
+
+/// What a student writes on the paper of [`SAMPLE_QUESTIONS`], by question and part: in the
+/// first question (a) right, (b) left blank, (c) a wrong final answer; in the second, a sign
+/// change and Newton-Raphson iterations; the third question is left blank.
+pub fn sample_answers() -> Value {
+    json!({
+        "8a834eff-5ac7-5e3d-902e-0c7342b819d4": {
+            "a": "g(3) = 4/(3 - 1) = 2\nfg(3) = 2(2) + 3 = 7",
+            "c": "x^2 - 4x - 5 = 0\nx = 9"
+        },
+        "24edba06-39ce-5306-9e48-2c6afec357a4": {
+            "a": "f(1) = -5 < 0\nf(2) = 3 > 0\nsign change so there is a root",
+            "b": "x1 = 1.7692\nx2 = 1.7397"
+        },
+    })
+}
+
 /// A neat student's hand: Debian's `fonts-comic-neue`, hand lettering Tesseract can read. (The
 /// cursive `fonts-dkg-handwriting` hand, the scan maker's default, is mostly misread by OCR.)
 pub const NEAT_HAND: &str = "/usr/share/fonts/opentype/comic-neue/ComicNeue-Regular.otf";
