@@ -1,9 +1,15 @@
 # The two set-up commands of the README, and a few conveniences.
-.PHONY: run test bench fuzz
+.PHONY: run build test bench fuzz
 
-# The main job: the service on its embedded SQLite database in ./data, on 127.0.0.1:8080.
-run:
+# The main job: the service on its embedded SQLite database in ./data, on 127.0.0.1:8080, with
+# the sample bank. Installs the native packages it needs first (see scripts/native-packages.sh).
+run: build
 	OMP_THREAD_LIMIT=1 cargo run --locked -p examkit -- serve
+
+# The native packages, then the binary; `make test` runs this step on its own.
+build:
+	bash scripts/native-packages.sh
+	cargo build --locked -p examkit
 
 # Every suite; installs what each needs.
 test:

@@ -45,30 +45,16 @@ wants() {
 }
 
 install_native() {
-  # The PDF renderer's tests read their output with poppler's pdftotext and pdftoppm; the page
-  # indexer links Tesseract and Leptonica (leptess, whose bindings need clang) and reads English
-  # and orientation data; the scan tests write with a handwriting font.
-  local missing=()
-  command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
-  [ -e /usr/include/tesseract/baseapi.h ] || missing+=(libtesseract-dev)
-  [ -e /usr/include/leptonica/allheaders.h ] || missing+=(libleptonica-dev)
-  command -v clang >/dev/null 2>&1 || missing+=(clang)
-  ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata >/dev/null 2>&1 || missing+=(tesseract-ocr-eng)
-  ls /usr/share/tesseract-ocr/*/tessdata/osd.traineddata >/dev/null 2>&1 || missing+=(tesseract-ocr-osd)
-  command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
-  [ -e /usr/share/fonts/truetype/fifthhorseman/dkg.ttf ] || missing+=(fonts-dkg-handwriting)
-  [ -e /usr/share/fonts/opentype/comic-neue/ComicNeue-Regular.otf ] || missing+=(fonts-comic-neue)
-  [ "${#missing[@]}" -eq 0 ] && return 0
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo -n"
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  # The native packages the service builds and runs with (shared with `make run`), and what the
+  # suites read and write with: poppler, the tesseract command, handwriting fonts.
+  bash scripts/native-packages.sh --test
 }
 
 rust_suite() {
   install_native &&
     CARGO_TARGET_DIR="$native_target" cargo fmt --all --check &&
     CARGO_TARGET_DIR="$native_target" cargo clippy --workspace --all-targets --locked -- -D warnings &&
-    CARGO_TARGET_DIR="$native_target" cargo build --locked -p examkit &&
+    CARGO_TARGET_DIR="$native_target" tests/first-run.sh &&
     CARGO_TARGET_DIR="$native_target" cargo test --locked
 }
 
@@ -85,7 +71,7 @@ fuzz_suite() {
       -max_total_time="${EXAMKIT_FUZZ_SECONDS:-60}" -max_len=65536 -print_final_stats=1)
 }
 
-wants rust && run "rust: fmt, clippy, unit, vectors, properties, schemas, snapshots, CLI, service" rust_suite
+wants rust && run "rust: fmt, clippy, make run on a new database, unit, vectors, properties, schemas, snapshots, CLI, service" rust_suite
 wants bank && run "bank: sample question bank and its checker" \
   bash -c 'python3 service/bank/check.py && python3 -m unittest discover -s service/bank -p "test_*.py"'
 examkit_bin="$native_target/debug/examkit"

@@ -62,32 +62,50 @@ impl FileType {
     }
 }
 
-/// Why a file's pages could not be counted.
+/// Why a file was refused at upload.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum InspectError {
-    /// The PDF could not be parsed.
-    #[error("the PDF could not be read: {0}")]
+    /// A page cannot be read, or would rasterise over the pixel limit: indexing could not read it.
+    #[error("{0}")]
     Unreadable(String),
-    /// The PDF has no pages.
-    #[error("the PDF has no pages")]
-    NoPages,
 }
 
-/// Counts the pages of a file of type `kind`: a PDF's page tree, one for an image.
-pub fn page_count(kind: FileType, bytes: &[u8]) -> Result<usize, InspectError> {
-    match kind {
-        FileType::Pdf => {
-            let document = lopdf::Document::load_mem(bytes)
-                .map_err(|e| InspectError::Unreadable(e.to_string()))?;
-            let pages = document.get_pages().len();
-            if pages == 0 {
-                Err(InspectError::NoPages)
-            } else {
-                Ok(pages)
-            }
+impl FileType {
+    fn format(self) -> examkit_scan::Format {
+        match self {
+            FileType::Pdf => examkit_scan::Format::Pdf,
+            FileType::Png => examkit_scan::Format::Png,
+            FileType::Jpeg => examkit_scan::Format::Jpeg,
+            FileType::Webp => examkit_scan::Format::Webp,
         }
-        FileType::Png | FileType::Jpeg | FileType::Webp => Ok(1),
     }
+}
+
+/// Counts the pages of a file of type `kind` after checking that indexing can read every one of
+/// them at `dpi` (the indexing resolution) within [`examkit_scan::DEFAULT_MAX_PIXELS`]: a PDF's
+/// pages parse, an image's header and pixels decode. An image whose header declares more pixels
+/// than the limit is refused from the header, without decoding its pixels. CPU-bound: call it
+/// off the async runtime.
+pub fn page_count(kind: FileType, bytes: &[u8], dpi: u32) -> Result<usize, InspectError> {
+    use examkit_scan::ScanError;
+    let pages = examkit_scan::check_pages(bytes, kind.format(), dpi, examkit_scan::DEFAULT_MAX_PIXELS)
+        .map_err(|e| {
+            InspectError::Unreadable(match e {
+                ScanError::TooLarge {
+                    width,
+                    height,
+                    limit,
+                } if width > 0 => format!(
+                    "a page would be {width}x{height} pixels, over the limit of {limit} pixels: scan it at a lower resolution"
+                ),
+                ScanError::TooLarge { limit, .. } => format!(
+                    "a page would need more memory than a page of {limit} pixels: scan it at a lower resolution"
+                ),
+                ScanError::Unreadable(m) => format!("the file is unreadable: {m}"),
+                other => format!("the file is unreadable: {other}"),
+            })
+        })?;
+    Ok(usize::try_from(pages).unwrap_or(usize::MAX))
 }
 
 /// Builds a minimal, well-formed PDF with `pages` blank A4 pages (used by tests and examples).
@@ -166,12 +184,16 @@ mod tests {
     #[test]
     fn pdf_pages_are_counted_from_the_page_tree() {
         for pages in [1, 3, 81] {
-            assert_eq!(page_count(FileType::Pdf, &blank_pdf(pages)), Ok(pages));
+            assert_eq!(page_count(FileType::Pdf, &blank_pdf(pages), 150), Ok(pages));
         }
         assert!(matches!(
-            page_count(FileType::Pdf, b"%PDF-1.4\nnot really a pdf"),
+            page_count(FileType::Pdf, b"%PDF-1.4\nnot really a pdf", 150),
             Err(InspectError::Unreadable(_))
         ));
-        assert_eq!(page_count(FileType::Png, b"\x89PNG\r\n\x1a\n"), Ok(1));
+        // A PNG signature is not a PNG.
+        assert!(matches!(
+            page_count(FileType::Png, b"\x89PNG\r\n\x1a\n", 150),
+            Err(InspectError::Unreadable(_))
+        ));
     }
 }

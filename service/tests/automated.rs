@@ -691,7 +691,99 @@ async fn clean_papers_and_schemes_are_never_evidence(db: Db) {
     }
 }
 
+/// A PNG whose header declares 100000 x 100000 pixels: indexing refuses to decode it.
+fn png_bomb() -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&u32::try_from(data.len()).expect("chunk").to_be_bytes());
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(kind);
+        hasher.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&hasher.finalize().to_be_bytes());
+    }
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = 100_000u32.to_be_bytes().repeat(2);
+    ihdr.extend_from_slice(&[8, 0, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(
+        &mut out,
+        b"IDAT",
+        &[0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
+    );
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// A page indexing cannot read (stored before uploads were checked page by page) is a failed
+/// page, listed with its error; the session's other pages are indexed and indexing completes.
+async fn an_unreadable_page_fails_alone(db: Db) {
+    let Some((s, user, key)) = setup_with(db, |_| {}).await else {
+        return;
+    };
+    let (_paper, qp, ms) = exported_paper(&s, &key, 2, "smart").await;
+    let session = create_session(&s, &key, "One bad page").await;
+    assert_eq!(
+        upload(&s, &key, &session, "work", "paper.pdf", qp)
+            .await
+            .status,
+        201
+    );
+    assert_eq!(
+        upload(&s, &key, &session, "scheme", "scheme.pdf", ms)
+            .await
+            .status,
+        201
+    );
+    // The upload route refuses the bomb; the store is given it directly.
+    let bomb = png_bomb();
+    let refused = upload(&s, &key, &session, "work", "bomb.png", bomb.clone()).await;
+    assert_eq!(refused.status, 422, "{}", text(&refused));
+    let stored = s
+        .store
+        .add_asset(
+            &user,
+            &session,
+            examkit::store::automated::ORIGIN,
+            "work",
+            "bomb.png",
+            "image/png",
+            1,
+            &"0".repeat(64),
+            &bomb,
+        )
+        .await
+        .map_err(|_| "add_asset failed")
+        .expect("the bomb is stored");
+    let workers = spawn_workers(&s);
+    let resp = start(&s, &key, &session, &idem()).await;
+    assert_eq!(resp.status, 202, "{}", text(&resp));
+    let view = indexed(&s, &key, &session).await;
+    workers.shutdown().await;
+    let indexing = &view["indexing"];
+    assert_eq!(indexing["state"], "completed", "{indexing}");
+    assert_eq!(indexing["pagesFailed"], 1, "{indexing}");
+    let pages = indexing["pages"].as_array().expect("pages");
+    let failed: Vec<&Value> = pages.iter().filter(|p| p["state"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{indexing}");
+    assert_eq!(failed[0]["assetId"], stored.id.as_str());
+    assert_eq!(failed[0]["evidence"], false);
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("pixels")),
+        "{}",
+        failed[0]
+    );
+    let ok = pages.iter().filter(|p| p["state"] == "ok").count();
+    assert_eq!(
+        ok as i64 + 1,
+        indexing["pagesTotal"].as_i64().expect("total")
+    );
+}
+
 on_both!(
+    an_unreadable_page_fails_alone,
     routes_refuse_bad_requests,
     start_needs_work_and_a_scheme_and_is_idempotent,
     the_allowance_refuses_and_enqueues_nothing,

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Db, generous, start};
+use common::{Db, generous, start, tiny_image};
 use examkit::auth::Scope;
 use examkit::store::now_ms;
 use examkit::store::rate::Limits;
@@ -181,7 +181,7 @@ async fn session_size_limit_on_sqlite() {
             .await;
         assert_eq!(resp.status, 201, "file {i}");
     }
-    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    let png = tiny_image("png");
     s.upload(&key, &import, "work", "one-more.png", "image/png", png)
         .await
         .assert_error(413, "session_too_large");
@@ -890,9 +890,9 @@ async fn upload_errors(db: Db) {
     let user = s.user("Uploader").await;
     let key = s.key(&user, ALL).await;
     let import = s.import(&key, "uploads").await;
-    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-    let jpeg = b"\xff\xd8\xff\xe0\0\x10JFIF\0".to_vec();
-    let webp = b"RIFF\x1a\0\0\0WEBPVP8 \x0e\0\0\0".to_vec();
+    let png = tiny_image("png");
+    let jpeg = tiny_image("jpeg");
+    let webp = tiny_image("webp");
 
     for (content_type, bytes) in [
         ("image/png", png.clone()),
@@ -1030,6 +1030,16 @@ async fn upload_errors(db: Db) {
         201
     );
 
+    // Files whose signature is right but whose pages cannot all be read are refused at upload,
+    // never stored, so that indexing never meets them.
+    for (name, content_type, bytes, says) in unreadable_files() {
+        let body = s
+            .upload(&key, &import, "work", name, content_type, bytes)
+            .await
+            .assert_error(422, "unreadable_file");
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(message.contains(says), "{name}: {message}");
+    }
     let session = s
         .get(&format!("/v1/marking/sessions/{import}"), &key)
         .await
@@ -1051,6 +1061,90 @@ async fn upload_errors(db: Db) {
     )
     .await
     .assert_error(404, "not_found");
+}
+
+/// A PNG chunk with its length and CRC.
+fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&u32::try_from(data.len()).expect("chunk").to_be_bytes());
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(kind);
+    hasher.update(data);
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    out.extend_from_slice(&hasher.finalize().to_be_bytes());
+}
+
+/// A two-page PDF whose second page's content stream claims a JPEG encoding but holds none.
+fn pdf_with_unreadable_page() -> Vec<u8> {
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 /MediaBox [0 0 595 842] >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R /Contents 5 0 R >>".to_owned(),
+        "<< /Length 19 /Filter /DCTDecode >>\nstream\nnot deflated at all\nendstream".to_owned(),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for offset in offsets {
+        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// Uploads that look like their type by their first bytes but cannot be indexed, each with a
+/// word its refusal must say: (name, content type, bytes, the word).
+fn unreadable_files() -> Vec<(&'static str, &'static str, Vec<u8>, &'static str)> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let noise: Vec<u8> = (0..20_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u8
+        })
+        .collect();
+    let fake_jpeg = [b"\xff\xd8\xff".as_slice(), &noise].concat();
+    // A PNG of 60000 x 60000 pixels (3.6 gigapixels) in 3.5 MB: refused from its header.
+    let mut bomb = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&60_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&60_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 0, 0, 0, 0]);
+    png_chunk(&mut bomb, b"IHDR", &ihdr);
+    png_chunk(&mut bomb, b"IDAT", &vec![0u8; 3_500_000]);
+    png_chunk(&mut bomb, b"IEND", &[]);
+    let png = tiny_image("png");
+    vec![
+        ("noise.jpg", "image/jpeg", fake_jpeg, "unreadable"),
+        ("bomb.png", "image/png", bomb, "60000x60000"),
+        (
+            "cut.png",
+            "image/png",
+            png[..png.len() / 2].to_vec(),
+            "unreadable",
+        ),
+        (
+            "page-2.pdf",
+            "application/pdf",
+            pdf_with_unreadable_page(),
+            "page 2",
+        ),
+    ]
 }
 
 async fn idempotency(db: Db) {
@@ -1657,7 +1751,7 @@ async fn session_file_limit(db: Db) {
     let user = s.user("Files").await;
     let key = s.key(&user, ALL).await;
     let import = s.import(&key, "hundred files").await;
-    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    let png = tiny_image("png");
     for i in 0..100 {
         let resp = s
             .upload(

@@ -32,4 +32,6 @@ pub use geometry::NormBox;
 pub use index::{IndexOptions, Indexer, OrientationSource, PageIndex, TextSource, Word};
 pub use ocr::openmp_thread_limit;
 pub use orientation::{Orientation, OrientationEstimate, estimate_orientation};
-pub use raster::{DEFAULT_MAX_PIXELS, Format, page_count, render_page, render_page_limited};
+pub use raster::{
+    DEFAULT_MAX_PIXELS, Format, check_pages, page_count, render_page, render_page_limited,
+};

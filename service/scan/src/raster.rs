@@ -110,6 +110,65 @@ pub fn page_count(bytes: &[u8], format: Format) -> Result<u32, ScanError> {
     }
 }
 
+/// Checks that every page of a file can be indexed, without rendering any page or decoding the
+/// pixels of an image larger than `max_pixels`, and returns the page count.
+///
+/// A PDF must parse, have at least one page, carry no embedded image over twice the limit (see
+/// [`render_page_limited`]), and each page must have a usable size within `max_pixels` at `dpi`
+/// and a content stream that decodes (a page without one is blank, which is fine). An image's
+/// header must decode with a size within the limit, and then its pixels must decode too: a file
+/// that starts like a JPEG and goes on as noise is refused here, not when indexing reaches it.
+/// Errors name the page.
+pub fn check_pages(
+    bytes: &[u8],
+    format: Format,
+    dpi: u32,
+    max_pixels: u64,
+) -> Result<u32, ScanError> {
+    match format {
+        Format::Pdf => {
+            let pdf = load_pdf(bytes)?;
+            let pages = pdf.pages();
+            if pages.is_empty() {
+                return Err(ScanError::Unreadable("the PDF has no pages".into()));
+            }
+            let count = u32::try_from(pages.len())
+                .map_err(|_| ScanError::Unreadable("absurd page count".into()))?;
+            check_embedded_images(&pdf, max_pixels)?;
+            for (i, page) in pages.iter().enumerate() {
+                let number = i + 1;
+                let at_page = |e: ScanError| match e {
+                    ScanError::Unreadable(m) => {
+                        ScanError::Unreadable(format!("page {number}: {m}"))
+                    }
+                    other => other,
+                };
+                pdf_raster_size(page, dpi, max_pixels).map_err(at_page)?;
+                let has_contents = page.raw().contains_key(b"Contents");
+                let decoded = catch_unwind(AssertUnwindSafe(|| page.page_stream().is_some()))
+                    .unwrap_or(false);
+                if has_contents && !decoded {
+                    return Err(ScanError::Unreadable(format!(
+                        "page {number}: its content stream cannot be decoded"
+                    )));
+                }
+            }
+            Ok(count)
+        }
+        _ => {
+            let reader = image_reader(bytes, format, max_pixels)?;
+            let decoder = catch_unwind(AssertUnwindSafe(|| reader.into_decoder()))
+                .map_err(|_| ScanError::Unreadable("the image header could not be read".into()))?
+                .map_err(|e| map_image_error(e, max_pixels))?;
+            let (w, h) = decoder.dimensions();
+            check_dimensions(w, h, max_pixels)?;
+            drop(decoder);
+            decode_image(bytes, format, max_pixels)?;
+            Ok(1)
+        }
+    }
+}
+
 /// Renders one page (one-based) as an 8-bit grayscale image in displayed orientation.
 ///
 /// PDF pages are rendered at `dpi` (1..=1200) on a white background. Images are returned at

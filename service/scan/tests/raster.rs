@@ -379,3 +379,168 @@ fn sniffing_and_content_types() {
     assert_eq!(Format::sniff(b"GIF89a"), None);
     assert_eq!(serde_json::to_string(&Format::Webp).unwrap(), "\"webp\"");
 }
+
+/// A PDF of A4 pages, one for each entry: `"drawn"` (a line), `"empty"` (no content stream at
+/// all) or `"broken"` (a content stream that claims to be a JPEG).
+fn pdf_with_contents(pages: &[&str]) -> Vec<u8> {
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let mut kids = Vec::new();
+    for &kind in pages {
+        let stream = if kind == "broken" {
+            let mut s = Stream::new(
+                dictionary! { "Filter" => "DCTDecode" },
+                b"these bytes are not a JPEG".to_vec(),
+            );
+            s.allows_compression = false;
+            s
+        } else {
+            Stream::new(dictionary! {}, b"0 0 m 100 100 l S".to_vec())
+        };
+        let mut page = dictionary! { "Type" => "Page", "Parent" => pages_id };
+        if kind != "empty" {
+            page.set("Contents", doc.add_object(stream));
+        }
+        let page_id = doc.add_object(page);
+        kids.push(page_id.into());
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages",
+            "Kids" => kids,
+            "Count" => count,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+/// Bytes that look random (a fixed xorshift sequence).
+fn noise(len: usize) -> Vec<u8> {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn check_pages_accepts_what_indexing_reads() {
+    use examkit_scan::{DEFAULT_MAX_PIXELS, check_pages};
+    let page = marker_page();
+    for (fmt, image_format) in [
+        (Format::Png, ImageFormat::Png),
+        (Format::Jpeg, ImageFormat::Jpeg),
+        (Format::Webp, ImageFormat::WebP),
+    ] {
+        let bytes = encode(&page, image_format);
+        assert_eq!(
+            check_pages(&bytes, fmt, 150, DEFAULT_MAX_PIXELS).unwrap(),
+            1
+        );
+    }
+    let pdf = pdf_with_text(&[
+        (0, vec![(72.0, 700.0, 24.0, "one")]),
+        (90, vec![(72.0, 700.0, 24.0, "two")]),
+        (0, vec![]),
+    ]);
+    assert_eq!(
+        check_pages(&pdf, Format::Pdf, 150, DEFAULT_MAX_PIXELS).unwrap(),
+        3
+    );
+    // A page without any content stream is a blank page, not a broken one.
+    let blank = pdf_with_contents(&["empty", "drawn"]);
+    assert_eq!(
+        check_pages(&blank, Format::Pdf, 150, DEFAULT_MAX_PIXELS).unwrap(),
+        2
+    );
+}
+
+#[test]
+fn check_pages_refuses_what_indexing_cannot_read() {
+    use examkit_scan::{DEFAULT_MAX_PIXELS, check_pages};
+    let check = |bytes: &[u8], fmt| check_pages(bytes, fmt, 150, DEFAULT_MAX_PIXELS);
+
+    // A JPEG signature followed by noise.
+    let mut fake_jpeg = vec![0xFF, 0xD8, 0xFF];
+    fake_jpeg.extend(noise(20_000));
+    let err = check(&fake_jpeg, Format::Jpeg).unwrap_err();
+    assert!(matches!(err, ScanError::Unreadable(_)), "{err:?}");
+    // A PNG signature followed by noise, and a PNG cut in half.
+    let mut fake_png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+    fake_png.extend(noise(20_000));
+    assert!(matches!(
+        check(&fake_png, Format::Png),
+        Err(ScanError::Unreadable(_))
+    ));
+    let png = encode(&marker_page(), ImageFormat::Png);
+    assert!(matches!(
+        check(&png[..png.len() / 2], Format::Png),
+        Err(ScanError::Unreadable(_))
+    ));
+    // A header that declares 10 gigapixels is refused from the header alone: checking it takes
+    // no more memory than the file.
+    let started = std::time::Instant::now();
+    let err = check(&png_bomb(), Format::Png).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ScanError::TooLarge {
+                width: 100_000,
+                height: 100_000,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // The pixel limit is the caller's: a 300x200 page is too large for a limit of 50,000.
+    assert!(matches!(
+        check_pages(&png, Format::Png, 150, 50_000),
+        Err(ScanError::TooLarge {
+            width: 300,
+            height: 200,
+            ..
+        })
+    ));
+    // A PDF page too large at the indexing resolution, and one whose embedded image is a bomb.
+    let big = pdf_with_text_sized(&[(0, vec![(72.0, 700.0, 24.0, "big")])], 14_400, 14_400);
+    assert!(matches!(
+        check(&big, Format::Pdf),
+        Err(ScanError::TooLarge { .. })
+    ));
+    let image_pdf = pdf_with_image(&image::GrayImage::from_pixel(20, 20, Luma([255])));
+    assert_eq!(check(&image_pdf, Format::Pdf).unwrap(), 1);
+    let image_pdf = replace_once(&image_pdf, b"/Width 20", b"/Width 20000");
+    let image_pdf = replace_once(&image_pdf, b"/Height 20", b"/Height 20000");
+    assert!(matches!(
+        check(&image_pdf, Format::Pdf),
+        Err(ScanError::TooLarge { width: 20_000, .. })
+    ));
+    // A PDF whose third page's content cannot be decoded names that page.
+    let broken = pdf_with_contents(&["drawn", "empty", "broken", "drawn"]);
+    match check(&broken, Format::Pdf) {
+        Err(ScanError::Unreadable(message)) => assert!(message.starts_with("page 3:"), "{message}"),
+        other => panic!("expected page 3 to be unreadable, got {other:?}"),
+    }
+    // Not a PDF, and a PDF with no pages.
+    assert!(matches!(
+        check(b"%PDF-1.4\n", Format::Pdf),
+        Err(ScanError::Unreadable(_))
+    ));
+    assert!(matches!(
+        check(&noise(1000), Format::Pdf),
+        Err(ScanError::Unreadable(_))
+    ));
+}

@@ -223,7 +223,7 @@ error_kinds! {
     UnsupportedMediaType = "unsupported_media_type", 415, "The Content-Type is not one this route accepts.";
     ContentTypeMismatch = "content_type_mismatch", 415, "The file's bytes are not of the declared Content-Type.";
     ValidationFailed = "validation_failed", 422, "The submission is invalid; error.details.errors lists every error with its JSON Pointer.";
-    UnreadableFile = "unreadable_file", 422, "The file could not be read as its type (a damaged or encrypted PDF, or one with no pages).";
+    UnreadableFile = "unreadable_file", 422, "A page of the file cannot be read as its type (a damaged or encrypted PDF, one with no pages, an image that does not decode) or would exceed the page pixel limit of 40,000,000.";
     TooManyPages = "too_many_pages", 422, "A PDF has more than 80 pages.";
     TooManyFiles = "too_many_files", 422, "The session already holds 100 files.";
     RateLimited = "rate_limited", 429, "A rate limit is exhausted; wait Retry-After seconds.";

@@ -278,8 +278,9 @@ pub async fn receive_asset(
             )));
         }
     }
+    let dpi = ctx.state.marking.dpi;
     let (bytes, counted) = tokio::task::spawn_blocking(move || {
-        let counted = inspect::page_count(declared_type, &bytes);
+        let counted = inspect::page_count(declared_type, &bytes, dpi);
         (bytes, counted)
     })
     .await
@@ -287,8 +288,8 @@ pub async fn receive_asset(
     let pages = match counted {
         Ok(pages) if pages > MAX_PDF_PAGES => return Err(ApiError::TooManyPages(pages)),
         Ok(pages) => pages,
-        Err(e @ (InspectError::Unreadable(_) | InspectError::NoPages)) => {
-            return Err(ApiError::UnreadableFile(e.to_string()));
+        Err(InspectError::Unreadable(message)) => {
+            return Err(ApiError::UnreadableFile(message));
         }
     };
     let sha = sha256_hex(&bytes);

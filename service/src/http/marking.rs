@@ -269,6 +269,7 @@ pub fn indexing_view(s: &SessionRow, pages: &[PageRecord], assets: &[AssetRow]) 
         "finished": indexing_finished(s),
         "pagesDone": s.pages_done,
         "pagesTotal": s.pages_total,
+        "pagesFailed": pages.iter().filter(|p| p.state == "failed").count(),
         "startedAt": s.started_at.map(rfc3339),
         "finishedAt": s.indexed_at.map(rfc3339),
         "pages": pages

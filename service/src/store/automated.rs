@@ -320,7 +320,7 @@ impl Store {
         sqlx::query(
             "UPDATE marking_sessions SET pages_done = pages_done + 1, updated_at = $1, \
              indexing_state = CASE WHEN pages_done + 1 < pages_total THEN 'running' \
-                 WHEN EXISTS (SELECT 1 FROM asset_pages p WHERE p.session_id = $2 AND p.state = 'failed') \
+                 WHEN NOT EXISTS (SELECT 1 FROM asset_pages p WHERE p.session_id = $2 AND p.state = 'ok') \
                      THEN 'failed' ELSE 'completed' END, \
              indexed_at = CASE WHEN pages_done + 1 < pages_total THEN NULL ELSE $1 END \
              WHERE id = $2",

@@ -458,3 +458,26 @@ pub async fn completed_imports(store: &Store, user_id: &str) -> i64 {
     .try_get::<i64, _>("n")
     .expect("n")
 }
+
+/// A small, real image of one page (a white 40×30 page with a dark square) in `format`: `png`,
+/// `jpeg` or `webp`. Uploads decode every page, so a file must be a real image, not a signature.
+#[allow(dead_code)]
+pub fn tiny_image(format: &str) -> Vec<u8> {
+    let mut img = image::GrayImage::from_pixel(40, 30, image::Luma([255]));
+    for y in 5..15 {
+        for x in 5..15 {
+            img.put_pixel(x, y, image::Luma([0]));
+        }
+    }
+    let format = match format {
+        "png" => image::ImageFormat::Png,
+        "jpeg" => image::ImageFormat::Jpeg,
+        "webp" => image::ImageFormat::WebP,
+        other => panic!("no image format {other}"),
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageLuma8(img)
+        .write_to(&mut out, format)
+        .expect("encode a tiny image");
+    out.into_inner()
+}
