@@ -146,14 +146,39 @@ pub struct MarkingArgs {
     /// `off` indexes pages without OCR (text layers and page codes only).
     #[arg(long, env = "EXAMKIT_OCR", value_enum, default_value = "on")]
     pub ocr: Switch,
-    /// Which marker marks questions: `builtin` (structured schemes) or `external` (an HTTP marking
-    /// pipeline at `--marker-url`; contract in schemas/marker-contract.md).
+    /// Which marker marks questions: `builtin` (structured schemes), `external` (an HTTP marking
+    /// pipeline at `--marker-url`; contract in schemas/marker-contract.md) or `openai` (a
+    /// vision-language model behind an OpenAI-compatible API at `--marker-url`, such as Ollama,
+    /// vLLM, llama.cpp or LM Studio, named by `--marker-model`).
     #[arg(long, env = "EXAMKIT_MARKER", value_enum, default_value = "builtin")]
     pub marker: MarkerKind,
-    /// The external marker's URL (http:// or https://).
+    /// The external marker's URL, or for `openai` the API base (such as
+    /// http://127.0.0.1:11434/v1; requests go to <base>/chat/completions).
     #[arg(long, env = "EXAMKIT_MARKER_URL", value_name = "URL")]
     pub marker_url: Option<String>,
-    /// The bearer token sent to the external marker.
+    /// The model's name at the provider (`--marker openai`).
+    #[arg(long, env = "EXAMKIT_MARKER_MODEL", value_name = "NAME")]
+    pub marker_model: Option<String>,
+    /// The longest edge of each page image sent to the model, in pixels (256 to 4096).
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_IMAGE_SIZE",
+        default_value_t = 1600,
+        value_name = "PX"
+    )]
+    pub marker_image_size: u32,
+    /// How the model is asked for JSON: `json-schema` (the question's schema as
+    /// `response_format`, strict), `json-object`, or `none` (for providers that refuse the
+    /// others; the schema is then given in the prompt). The engine checks every answer whatever
+    /// this says.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_STRUCTURED_OUTPUT",
+        value_enum,
+        default_value = "json-schema"
+    )]
+    pub marker_structured_output: StructuredOutputArg,
+    /// The bearer token sent to the marker (`Authorization: Bearer` only; never logged).
     #[arg(
         long,
         env = "EXAMKIT_MARKER_TOKEN",
@@ -161,7 +186,7 @@ pub struct MarkingArgs {
         hide_env_values = true
     )]
     pub marker_token: Option<String>,
-    /// Each call to the external marker's time limit, in seconds.
+    /// Each call to the marker's time limit, in seconds.
     #[arg(
         long,
         env = "EXAMKIT_MARKER_TIMEOUT_SECONDS",
@@ -178,6 +203,19 @@ pub enum MarkerKind {
     Builtin,
     /// An external HTTP marker.
     External,
+    /// A vision-language model over the OpenAI-compatible Chat Completions API.
+    Openai,
+}
+
+/// `--marker-structured-output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StructuredOutputArg {
+    /// `response_format` of type `json_schema`, strict.
+    JsonSchema,
+    /// `response_format` of type `json_object`.
+    JsonObject,
+    /// No `response_format`.
+    None,
 }
 
 impl MarkingArgs {
@@ -195,6 +233,26 @@ impl MarkingArgs {
                 token: self.marker_token.clone(),
                 timeout: std::time::Duration::from_secs(self.marker_timeout_seconds.max(1)),
             },
+            MarkerKind::Openai => {
+                use crate::marking::openai::{OpenAiConfig, StructuredOutput};
+                crate::marking::MarkerChoice::OpenAi(OpenAiConfig {
+                    base_url: self.marker_url.clone().ok_or(
+                        "--marker openai needs --marker-url, the API base (or EXAMKIT_MARKER_URL)",
+                    )?,
+                    model: self.marker_model.clone().ok_or(
+                        "--marker openai needs --marker-model, the model's name (or EXAMKIT_MARKER_MODEL)",
+                    )?,
+                    token: self.marker_token.clone(),
+                    timeout: std::time::Duration::from_secs(self.marker_timeout_seconds.max(1)),
+                    image_long_edge: self.marker_image_size,
+                    structured_output: match self.marker_structured_output {
+                        StructuredOutputArg::JsonSchema => StructuredOutput::JsonSchema,
+                        StructuredOutputArg::JsonObject => StructuredOutput::JsonObject,
+                        StructuredOutputArg::None => StructuredOutput::None,
+                    },
+                    ..OpenAiConfig::default()
+                })
+            }
         };
         Ok(crate::marking::MarkingConfig {
             marker,

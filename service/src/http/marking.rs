@@ -165,6 +165,10 @@ pub fn question_view(q: &QuestionRow, kinds: &HashMap<String, String>) -> Result
             .marker_json
             .as_deref()
             .and_then(|m| serde_json::from_str::<Value>(m).ok()),
+        "markerRun": q
+            .marker_run_json
+            .as_deref()
+            .and_then(|m| serde_json::from_str::<Value>(m).ok()),
         "score": score(q.awarded, q.possible, q.max_marks),
         "sourceDocuments": {
             "workAssetIds": of_kind("work"),

@@ -21,7 +21,8 @@ use serde_json::{Value, json};
 
 use super::answers::{self, MatchKind, WordBox};
 use super::marker::{
-    MarkFuture, MarkRequest, Marked, Marker, MarkerError, PageWord, Rect, Scheme, WorkPage,
+    AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, PageWord, Rect, Scheme,
+    WorkPage, structured_rubric,
 };
 use super::questions::turned;
 
@@ -44,7 +45,12 @@ impl Marker for BuiltIn {
         false
     }
 
-    fn mark<'a>(&'a self, request: &'a MarkRequest, _cancelled: Arc<AtomicBool>) -> MarkFuture<'a> {
+    fn mark<'a>(
+        &'a self,
+        request: &'a MarkRequest,
+        _check: AnswerCheck<'a>,
+        _cancelled: Arc<AtomicBool>,
+    ) -> MarkFuture<'a> {
         Box::pin(async move { mark(request) })
     }
 }
@@ -64,11 +70,11 @@ fn mark(request: &MarkRequest) -> Result<Marked, MarkerError> {
         .filter(|p| p.evidence || p.blank)
         .collect();
     let Some(first_page) = evidence_pages.first() else {
-        return Err(MarkerError {
-            code: "no_evidence_pages",
-            message: "no selected work page can be evidence of the student's answer".into(),
-            retry: false,
-        });
+        return Err(MarkerError::new(
+            "no_evidence_pages",
+            "no selected work page can be evidence of the student's answer",
+            false,
+        ));
     };
     let question = match &request.scheme {
         Scheme::Structured { parts, criteria } => {
@@ -80,6 +86,7 @@ fn mark(request: &MarkRequest) -> Result<Marked, MarkerError> {
         question,
         name: "examkit built-in marker".into(),
         model: None,
+        run: None,
     })
 }
 
@@ -298,20 +305,10 @@ fn structured(
     criteria: &Value,
     evidence_pages: &[&WorkPage],
 ) -> Result<Value, MarkerError> {
-    let unreadable = |what: &str| MarkerError {
-        code: "scheme_unreadable",
-        message: format!("the structured scheme is malformed: {what}"),
-        retry: false,
-    };
-    let parts = parts
-        .as_array()
-        .ok_or_else(|| unreadable("parts is not a list"))?;
-    let criteria = criteria
-        .as_array()
-        .ok_or_else(|| unreadable("criteria is not a list"))?;
+    let rubric = structured_rubric(parts, criteria)?;
+    let criteria = criteria.as_array().map(Vec::as_slice).unwrap_or_default();
     let fallback = evidence_pages[0];
     let mut decisions = Vec::with_capacity(criteria.len());
-    let mut rubric = Vec::with_capacity(criteria.len());
     for criterion in criteria {
         let part = criterion["partId"].as_str().unwrap_or("");
         let places: Vec<Place<'_>> = evidence_pages
@@ -324,35 +321,11 @@ fn structured(
             })
             .collect();
         decisions.push(decide(criterion, &places, fallback));
-        let mut entry = json!({
-            "id": criterion["id"],
-            "partId": criterion["partId"],
-            "code": criterion["code"],
-            "requirement": criterion["requirement"],
-            "conditions": criterion["conditions"],
-            "dependsOn": criterion["dependsOn"],
-            "maxMarks": 1,
-            "sourcePageIds": criterion["sourcePageIds"],
-        });
-        if let Some(mode) = criterion.get("conditionMode") {
-            entry["conditionMode"] = mode.clone();
-        }
-        rubric.push(entry);
     }
-    let parts: Vec<Value> = parts
-        .iter()
-        .map(|p| {
-            let mut part = json!({ "id": p["id"], "maxMarks": p["maxMarks"] });
-            if let Some(label) = p.get("label").filter(|l| l.is_string()) {
-                part["label"] = label.clone();
-            }
-            part
-        })
-        .collect();
     Ok(json!({
         "label": request.label,
         "pageSelections": request.page_selections,
-        "rubric": { "parts": parts, "criteria": rubric },
+        "rubric": rubric,
         "decisions": decisions,
     }))
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::marker::{MarkFuture, MarkRequest, Marked, Marker, MarkerError, Scheme};
+use super::marker::{AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, Scheme};
 
 /// The schema version of requests to an external marker.
 pub const REQUEST_VERSION: &str = "examkit-marker-request-v1";
@@ -117,11 +117,7 @@ pub fn request_body(request: &MarkRequest) -> Value {
 }
 
 fn failure(code: &'static str, message: String, retry: bool) -> MarkerError {
-    MarkerError {
-        code,
-        message,
-        retry,
-    }
+    MarkerError::new(code, message, retry)
 }
 
 impl Marker for External {
@@ -133,7 +129,12 @@ impl Marker for External {
         true
     }
 
-    fn mark<'a>(&'a self, request: &'a MarkRequest, _cancelled: Arc<AtomicBool>) -> MarkFuture<'a> {
+    fn mark<'a>(
+        &'a self,
+        request: &'a MarkRequest,
+        _check: AnswerCheck<'a>,
+        _cancelled: Arc<AtomicBool>,
+    ) -> MarkFuture<'a> {
         Box::pin(async move {
             let mut call = self.client.post(&self.url).json(&request_body(request));
             if let Some(token) = &self.token {
@@ -207,6 +208,7 @@ impl Marker for External {
                 question: question.clone(),
                 name: text("name").unwrap_or_else(|| "external marker".into()),
                 model: text("model"),
+                run: None,
             })
         })
     }

@@ -7,10 +7,12 @@
 //! rubric against the scheme and the evidence against the pages, then runs the engine, exactly as
 //! for imported work, and saves nothing unless everything passes.
 //!
-//! Implementations: [`crate::marking::builtin::BuiltIn`] (structured schemes, no network) and
+//! Implementations: [`crate::marking::builtin::BuiltIn`] (structured schemes, no network),
 //! [`crate::marking::external::External`] (an HTTP marking pipeline; contract in
-//! `schemas/marker-contract.md`). A marker that calls a vision-language model fits the same trait:
-//! the request carries the page images it needs ([`WorkPage::image`]).
+//! `schemas/marker-contract.md`) and [`crate::marking::openai::OpenAi`] (a vision-language model
+//! over the OpenAI-compatible Chat Completions API, reading the page images the request carries,
+//! [`WorkPage::image`]). A marker may check its answer before it returns it, with the same check
+//! the caller applies afterwards ([`AnswerCheck`]), to ask for a repair.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -186,16 +188,47 @@ pub struct MarkRequest {
 }
 
 /// Why a marker gave no answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MarkerError {
     /// A stable code: `marker_timeout`, `marker_unreachable`, `marker_http_status`,
-    /// `marker_invalid_json`, `marker_refused`, `scheme_unreadable`…
+    /// `marker_invalid_json`, `marker_answer_invalid`, `scheme_unreadable`…
     pub code: &'static str,
-    /// What happened.
+    /// What happened, in words fit for the session's reader (no addresses, no secrets).
     pub message: String,
     /// Whether another attempt may succeed (timeouts, connection errors, 5xx).
     pub retry: bool,
+    /// Structured details (the problems of an answer that could not be repaired).
+    pub details: Option<Value>,
 }
+
+impl MarkerError {
+    /// An error without details.
+    pub fn new(code: &'static str, message: impl Into<String>, retry: bool) -> MarkerError {
+        MarkerError {
+            code,
+            message: message.into(),
+            retry,
+            details: None,
+        }
+    }
+}
+
+/// A problem found in a marker's answer: a stable code, where, and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// `invalid_json`, `schema`, a check's code (`marker_rubric_mismatch`…) or an engine error
+    /// code.
+    pub code: String,
+    /// A JSON pointer into the answer (or into the import question built from it).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The check every answer passes before it is saved (the rubric against the scheme, evidence
+/// only on the student's pages, then the engine), offered to markers so that they can ask for a
+/// repair; the caller applies it again to whatever the marker returns.
+pub type AnswerCheck<'a> = &'a (dyn Fn(&Value) -> Result<(), Vec<Problem>> + Send + Sync);
 
 /// What a marker answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,6 +239,10 @@ pub struct Marked {
     pub name: String,
     /// The model, when the marker names one (`source.model`).
     pub model: Option<String>,
+    /// What the marker records of its run, saved with the question (`markerRun`): for a vision
+    /// model, the provider's latency and tokens, repair rounds and how each piece of evidence was
+    /// placed.
+    pub run: Option<Value>,
 }
 
 /// A boxed future, so markers can be chosen at run time.
@@ -219,7 +256,67 @@ pub trait Marker: Send + Sync + std::fmt::Debug {
     /// Whether it needs page images in the request.
     fn needs_images(&self) -> bool;
 
-    /// Marks one question. `cancelled` turns true when the job's lease is lost or the question
-    /// is cancelled; a marker may stop early then (its answer would not be saved anyway).
-    fn mark<'a>(&'a self, request: &'a MarkRequest, cancelled: Arc<AtomicBool>) -> MarkFuture<'a>;
+    /// The longest edge, in pixels, of the page images it wants (`None`: as rendered).
+    fn image_long_edge(&self) -> Option<u32> {
+        None
+    }
+
+    /// Marks one question. `check` is the check its answer will pass; `cancelled` turns true
+    /// when the job's lease is lost or the question is cancelled; a marker may stop early then
+    /// (its answer would not be saved anyway).
+    fn mark<'a>(
+        &'a self,
+        request: &'a MarkRequest,
+        check: AnswerCheck<'a>,
+        cancelled: Arc<AtomicBool>,
+    ) -> MarkFuture<'a>;
+}
+
+/// The import contract's rubric for a structured scheme: its parts (`id`, `label` when it has
+/// one, `maxMarks`) and criteria (one mark each, citing the scheme pages they carry), the bank's
+/// own fields (`answers`, `notes`) left out.
+pub fn structured_rubric(parts: &Value, criteria: &Value) -> Result<Value, MarkerError> {
+    let unreadable = |what: &str| {
+        MarkerError::new(
+            "scheme_unreadable",
+            format!("the structured scheme is malformed: {what}"),
+            false,
+        )
+    };
+    let parts = parts
+        .as_array()
+        .ok_or_else(|| unreadable("parts is not a list"))?;
+    let criteria = criteria
+        .as_array()
+        .ok_or_else(|| unreadable("criteria is not a list"))?;
+    let criteria: Vec<Value> = criteria
+        .iter()
+        .map(|criterion| {
+            let mut entry = serde_json::json!({
+                "id": criterion["id"],
+                "partId": criterion["partId"],
+                "code": criterion["code"],
+                "requirement": criterion["requirement"],
+                "conditions": criterion["conditions"],
+                "dependsOn": criterion["dependsOn"],
+                "maxMarks": 1,
+                "sourcePageIds": criterion["sourcePageIds"],
+            });
+            if let Some(mode) = criterion.get("conditionMode") {
+                entry["conditionMode"] = mode.clone();
+            }
+            entry
+        })
+        .collect();
+    let parts: Vec<Value> = parts
+        .iter()
+        .map(|p| {
+            let mut part = serde_json::json!({ "id": p["id"], "maxMarks": p["maxMarks"] });
+            if let Some(label) = p.get("label").filter(|l| l.is_string()) {
+                part["label"] = label.clone();
+            }
+            part
+        })
+        .collect();
+    Ok(serde_json::json!({ "parts": parts, "criteria": criteria }))
 }

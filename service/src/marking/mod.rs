@@ -11,10 +11,13 @@
 
 pub mod answers;
 pub mod builtin;
+pub mod evidence;
 pub mod external;
 pub mod indexing;
 pub mod jobs;
 pub mod marker;
+pub mod model_answer;
+pub mod openai;
 pub mod placement;
 pub mod questions;
 pub mod worker;
@@ -38,6 +41,8 @@ pub enum MarkerChoice {
         /// Each call's time limit.
         timeout: Duration,
     },
+    /// A vision-language model over the OpenAI-compatible Chat Completions API.
+    OpenAi(openai::OpenAiConfig),
 }
 
 impl MarkerChoice {
@@ -50,6 +55,7 @@ impl MarkerChoice {
                 token,
                 timeout,
             } => Arc::new(external::External::new(url, token.clone(), *timeout)?),
+            MarkerChoice::OpenAi(config) => Arc::new(openai::OpenAi::new(config.clone())?),
         })
     }
 }

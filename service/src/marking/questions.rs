@@ -17,7 +17,9 @@ use examkit_engine::Outcome;
 use examkit_pdf::{DocumentKind, Layout};
 
 use super::jobs::{JobContext, JobFailure, MARK_QUESTION};
-use super::marker::{AnswerRegion, MarkRequest, PageWord, Rect, Scheme, SchemePage, WorkPage};
+use super::marker::{
+    AnswerRegion, MarkRequest, PageWord, Problem, Rect, Scheme, SchemePage, WorkPage,
+};
 use crate::store::automated::PageRecord;
 use crate::store::automated_questions::{NewQuestion, QueueOutcome, error_json};
 use crate::store::jobs::Job;
@@ -507,11 +509,21 @@ pub async fn mark(
         assets: assets_json(&assets),
     };
     if context.marker.needs_images() {
-        attach_images(store, &mut mark_request, context.config.dpi).await?;
+        attach_images(
+            store,
+            &job.user_id,
+            &mut mark_request,
+            context.config.dpi,
+            context.marker.image_long_edge(),
+        )
+        .await?;
     }
+    let engine_assets: Vec<examkit_engine::Asset> =
+        assets.iter().filter_map(AssetRow::to_engine).collect();
+    let check = answer_check(&mark_request, &engine_assets, context.marker.name());
     let marked = context
         .marker
-        .mark(&mark_request, lost.clone())
+        .mark(&mark_request, &check, lost.clone())
         .await
         .map_err(|e| {
             let failure = if e.retry {
@@ -519,37 +531,19 @@ pub async fn mark(
             } else {
                 JobFailure::permanent(e.message)
             };
-            failure.with_code(e.code)
+            let failure = failure.with_code(e.code);
+            match e.details {
+                Some(details) => failure.with_details(details),
+                None => failure,
+            }
         })?;
     check_answer(&mark_request, &marked.question)?;
-    let source = {
-        let mut source = json!({
-            "kind": "ai",
-            "name": marked.name,
-            "markedAt": crate::store::rfc3339(now_ms()),
-            "model": marked.model.clone().unwrap_or_else(|| context.marker.name().to_owned()),
-        });
-        if context.marker.name() == "builtin" {
-            source["model"] = json!("examkit built-in marker (answer matching)");
-        }
-        source
-    };
-    let max_marks = marked.question["rubric"]["criteria"]
-        .as_array()
-        .map_or(0, Vec::len);
-    let document = json!({
-        "schemaVersion": examkit_engine::SCHEMA_VERSION,
-        "coordinateSystem": "normalized-top-left",
-        "pageBasis": "displayed-page",
-        "source": source,
-        "coverage": { "kind": "partial", "questionLabels": [work.label], "totalMarks": max_marks },
-        "questions": [marked.question],
-    });
+    let source = source_for(context.marker.name(), &marked.name, marked.model.as_deref());
+    let document = document_for(&work.label, &marked.question, source);
     let bytes = serde_json::to_vec(&document).map_err(|e| {
         JobFailure::permanent(format!("the marked question cannot be written: {e}"))
     })?;
-    let engine_assets: Vec<examkit_engine::Asset> =
-        assets.iter().filter_map(AssetRow::to_engine).collect();
+    let engine_assets = engine_assets.clone();
     let outcome =
         tokio::task::spawn_blocking(move || examkit_engine::validate(&bytes, Some(&engine_assets)))
             .await
@@ -593,60 +587,154 @@ pub async fn mark(
     if lost.load(Ordering::SeqCst) {
         return Ok(false);
     }
+    let run = marked.run.as_ref().map(Value::to_string);
     Ok(store
-        .save_marked_question(job, &work.id, &data, &document["source"].to_string())
+        .save_marked_question(
+            job,
+            &work.id,
+            &data,
+            &document["source"].to_string(),
+            run.as_deref(),
+        )
         .await?)
 }
 
-/// Renders each selected page to PNG for markers that read images.
+/// The check every marker's answer passes before it is saved, as [`super::marker::AnswerCheck`]
+/// offers it to markers: [`check_answer`] (label, pages, the rubric against a structured scheme,
+/// evidence only on the student's pages), then the engine on a one-question submission with the
+/// session's assets. Each problem has a code and a JSON pointer.
+pub fn answer_check<'a>(
+    request: &'a MarkRequest,
+    assets: &'a [examkit_engine::Asset],
+    marker: &'a str,
+) -> impl Fn(&Value) -> Result<(), Vec<Problem>> + Send + Sync + 'a {
+    move |question: &Value| {
+        check_answer(request, question).map_err(|f| {
+            vec![Problem {
+                code: f.code.to_owned(),
+                path: String::new(),
+                message: f.message,
+            }]
+        })?;
+        let document = document_for(&request.label, question, source_for(marker, "", None));
+        let bytes = serde_json::to_vec(&document).unwrap_or_default();
+        let outcome = examkit_engine::validate(&bytes, Some(assets));
+        match outcome {
+            Outcome::Valid(_) => Ok(()),
+            Outcome::Invalid(_) => Err(outcome
+                .errors()
+                .iter()
+                .map(|e| Problem {
+                    code: e.code().as_str().to_owned(),
+                    path: e.path.clone(),
+                    message: e.message.clone(),
+                })
+                .collect()),
+        }
+    }
+}
+
+/// The submission's `source` for a marker's answer.
+fn source_for(marker: &str, name: &str, model: Option<&str>) -> Value {
+    let name = if name.is_empty() { marker } else { name };
+    let model = if marker == "builtin" {
+        "examkit built-in marker (answer matching)"
+    } else {
+        model.unwrap_or(marker)
+    };
+    json!({
+        "kind": "ai",
+        "name": name,
+        "markedAt": crate::store::rfc3339(now_ms()),
+        "model": model,
+    })
+}
+
+/// A one-question submission of a marker's answer, as the engine validates it.
+fn document_for(label: &str, question: &Value, source: Value) -> Value {
+    let max_marks = question["rubric"]["criteria"]
+        .as_array()
+        .map_or(0, Vec::len);
+    json!({
+        "schemaVersion": examkit_engine::SCHEMA_VERSION,
+        "coordinateSystem": "normalized-top-left",
+        "pageBasis": "displayed-page",
+        "source": source,
+        "coverage": { "kind": "partial", "questionLabels": [label], "totalMarks": max_marks },
+        "questions": [question],
+    })
+}
+
+/// Renders each selected page to PNG for markers that read images, in displayed orientation,
+/// scaled down to `long_edge` pixels when the marker asks for it. Each file is read from the
+/// store once.
 async fn attach_images(
     store: &Store,
+    user_id: &str,
     request: &mut MarkRequest,
     dpi: u32,
+    long_edge: Option<u32>,
 ) -> Result<(), JobFailure> {
-    let mut wanted: Vec<(String, u32)> = request
-        .work_pages
-        .iter()
-        .filter(|p| p.evidence || p.blank)
-        .map(|p| (p.asset_id.clone(), p.page))
-        .collect();
-    wanted.extend(
-        request
-            .scheme_pages
-            .iter()
-            .map(|p| (p.asset_id.clone(), p.page)),
-    );
+    let mut wanted: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for page in request.work_pages.iter().filter(|p| p.evidence || p.blank) {
+        wanted
+            .entry(page.asset_id.clone())
+            .or_default()
+            .push(page.page);
+    }
+    for page in &request.scheme_pages {
+        wanted
+            .entry(page.asset_id.clone())
+            .or_default()
+            .push(page.page);
+    }
     let mut images: HashMap<(String, u32), Vec<u8>> = HashMap::new();
-    for (asset_id, page) in wanted {
-        let bytes = store
-            .asset_blob(&asset_id)
+    for (asset_id, pages) in wanted {
+        let (asset, bytes) = store
+            .asset_bytes(user_id, &asset_id)
             .await?
             .ok_or_else(|| JobFailure::permanent("an asset's file is missing"))?;
-        let content_type: Option<String> =
-            sqlx::query_scalar("SELECT content_type FROM assets WHERE id = $1")
-                .bind(&asset_id)
-                .fetch_optional(store.pool())
-                .await
-                .map_err(StoreError::from)?;
-        let format = match content_type.as_deref() {
-            Some("application/pdf") => examkit_scan::Format::Pdf,
-            Some("image/png") => examkit_scan::Format::Png,
-            Some("image/jpeg") => examkit_scan::Format::Jpeg,
-            _ => examkit_scan::Format::Webp,
-        };
-        let png = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
-            let image =
-                examkit_scan::render_page(&bytes, format, page, dpi).map_err(|e| e.to_string())?;
-            let mut out = std::io::Cursor::new(Vec::new());
-            image
-                .write_to(&mut out, image::ImageFormat::Png)
-                .map_err(|e| e.to_string())?;
-            Ok(out.into_inner())
-        })
-        .await
-        .map_err(|e| JobFailure::transient(format!("rendering a page failed: {e}")))?
-        .map_err(|e| JobFailure::permanent(format!("a page cannot be rendered: {e}")))?;
-        images.insert((asset_id, page), png);
+        let format =
+            examkit_scan::Format::from_content_type(&asset.content_type).ok_or_else(|| {
+                JobFailure::permanent(format!("cannot render {} files", asset.content_type))
+            })?;
+        let rendered =
+            tokio::task::spawn_blocking(move || -> Result<Vec<(u32, Vec<u8>)>, String> {
+                pages
+                    .into_iter()
+                    .map(|page| {
+                        let mut image = examkit_scan::render_page(&bytes, format, page, dpi)
+                            .map_err(|e| e.to_string())?;
+                        if let Some(edge) = long_edge {
+                            let (w, h) = image.dimensions();
+                            if w.max(h) > edge {
+                                let scale = f64::from(edge) / f64::from(w.max(h));
+                                let (nw, nh) = (
+                                    ((f64::from(w) * scale).round() as u32).max(1),
+                                    ((f64::from(h) * scale).round() as u32).max(1),
+                                );
+                                image = image::imageops::resize(
+                                    &image,
+                                    nw,
+                                    nh,
+                                    image::imageops::FilterType::Triangle,
+                                );
+                            }
+                        }
+                        let mut out = std::io::Cursor::new(Vec::new());
+                        image
+                            .write_to(&mut out, image::ImageFormat::Png)
+                            .map_err(|e| e.to_string())?;
+                        Ok((page, out.into_inner()))
+                    })
+                    .collect()
+            })
+            .await
+            .map_err(|e| JobFailure::transient(format!("rendering a page failed: {e}")))?
+            .map_err(|e| JobFailure::permanent(format!("a page cannot be rendered: {e}")))?;
+        for (page, png) in rendered {
+            images.insert((asset_id.clone(), page), png);
+        }
     }
     for page in &mut request.work_pages {
         page.image = images.remove(&(page.asset_id.clone(), page.page));

@@ -237,6 +237,7 @@ impl Store {
         id: &str,
         data: &QuestionData,
         marker_json: &str,
+        run_json: Option<&str>,
     ) -> Result<bool, StoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
@@ -247,8 +248,8 @@ impl Store {
         let updated = sqlx::query(
             "UPDATE marking_questions SET status = $1, awarded = $2, possible = $3, max_marks = $4, \
              question_json = $5, result_json = $6, original_json = $5, marker = $7, \
-             error_json = NULL, updated_at = $8 \
-             WHERE id = $9 AND status IN ('queued', 'running')",
+             marker_run_json = $8, error_json = NULL, updated_at = $9 \
+             WHERE id = $10 AND status IN ('queued', 'running')",
         )
         .bind(&data.status)
         .bind(data.awarded)
@@ -257,6 +258,7 @@ impl Store {
         .bind(&data.question_json)
         .bind(&data.result_json)
         .bind(marker_json)
+        .bind(run_json)
         .bind(now)
         .bind(id)
         .execute(&mut *tx)

@@ -121,6 +121,9 @@ pub struct QuestionRow {
     /// Who marked an automated question: the submission `source` its result was validated with,
     /// JSON.
     pub marker_json: Option<String>,
+    /// What the marker recorded of its run (a vision model's latency, tokens, repair rounds and
+    /// evidence placements), JSON.
+    pub marker_run_json: Option<String>,
 }
 
 /// A question to save at completion or review.
@@ -202,7 +205,8 @@ const SESSION_COLUMNS: &str = "id, user_id, title, origin, status, created_at, u
 const ASSET_COLUMNS: &str =
     "id, session_id, kind, name, content_type, size_bytes, page_count, sha256, created_at";
 const QUESTION_COLUMNS: &str = "id, session_id, position, label, status, revision, awarded, \
-     possible, max_marks, question_json, result_json, created_at, updated_at, error_json, marker";
+     possible, max_marks, question_json, result_json, created_at, updated_at, error_json, marker, \
+     marker_run_json";
 
 fn session_from_row(row: &AnyRow) -> Result<SessionRow, sqlx::Error> {
     Ok(SessionRow {
@@ -264,6 +268,7 @@ fn question_from_row(row: &AnyRow) -> Result<QuestionRow, sqlx::Error> {
         updated_at: row.try_get("updated_at")?,
         error_json: row.try_get("error_json")?,
         marker_json: row.try_get("marker")?,
+        marker_run_json: row.try_get("marker_run_json")?,
     })
 }
 

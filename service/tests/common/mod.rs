@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod marking;
+pub mod provider;
 
 use std::sync::Arc;
 

@@ -1,0 +1,687 @@
+//! The vision-model marker against an OpenAI-compatible provider the tests start
+//! (`common::provider`), which checks every request and answers from a script: boxes in the
+//! wrong place moved onto the student's ink, an award on a blank answer space and on a page
+//! that is not the student's work turned uncertain, an answer rejected then repaired, rejected
+//! twice, invalid JSON, a timeout, 429 with Retry-After, a 401, and a scheme of pages with the
+//! rubric the model reads from it. These prove the protocol and the safety rules, not any model's
+//! quality.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use common::provider::{self, Reply, Seen, decision};
+use examkit::marking::marker::{
+    AnswerRegion, MarkRequest, Marked, Marker, MarkerError, PageWord, Rect, Scheme, SchemePage,
+    WorkPage,
+};
+use examkit::marking::openai::{OpenAi, OpenAiConfig, StructuredOutput};
+use examkit::marking::questions::answer_check;
+use serde_json::{Value, json};
+
+const WORK: &str = "5b0f6a2e-8c1d-4e7a-9b3f-2d4c6e8f0a11";
+const SCHEME: &str = "c7e2d9b4-1a3f-4c5e-8d7b-9f0e1a2b3c44";
+const TOKEN: &str = "sk-test-0123456789abcdef";
+const MODEL: &str = "test-vision-model";
+
+fn p1() -> String {
+    format!("{WORK}:p1")
+}
+
+fn p2() -> String {
+    format!("{WORK}:p2")
+}
+
+fn s1() -> String {
+    format!("{SCHEME}:p1")
+}
+
+fn rect(x: f64, y: f64, width: f64, height: f64) -> Rect {
+    Rect {
+        x,
+        y,
+        width,
+        height,
+    }
+}
+
+/// Where the student wrote "x = 3" on page 1, in part a's answer space.
+const WRITTEN: Rect = Rect {
+    x: 0.2,
+    y: 0.5,
+    width: 0.12,
+    height: 0.04,
+};
+
+/// A PNG page of `w` x `h` pixels, dark where `ink` says.
+fn png(w: u32, h: u32, ink: &[Rect]) -> Vec<u8> {
+    let mut img = image::GrayImage::from_pixel(w, h, image::Luma([255]));
+    for r in ink {
+        let (x0, y0) = ((r.x * f64::from(w)) as u32, (r.y * f64::from(h)) as u32);
+        let (x1, y1) = (
+            ((r.x + r.width) * f64::from(w)) as u32,
+            ((r.y + r.height) * f64::from(h)) as u32,
+        );
+        for y in y0..y1.min(h) {
+            for x in x0..x1.min(w) {
+                img.put_pixel(x, y, image::Luma([20]));
+            }
+        }
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .expect("encode");
+    out.into_inner()
+}
+
+fn word(text: &str, bbox: Rect) -> PageWord {
+    PageWord {
+        text: text.into(),
+        bbox,
+        confidence: 0.8,
+    }
+}
+
+/// Page 1: the student's writing "x = 3" in part a's space, and the start of part b's space, left
+/// empty; page 2: a blank page of the script holding the rest of part b's space; page 3 (not shown
+/// to the model): the clean question paper.
+fn work_pages() -> Vec<WorkPage> {
+    let page = |n: u32, evidence: bool, blank: bool| WorkPage {
+        page_id: format!("{WORK}:p{n}"),
+        asset_id: WORK.into(),
+        page: n,
+        width_px: 800,
+        height_px: 1100,
+        orientation: 0,
+        evidence,
+        blank,
+        flagged: (!evidence).then(|| "nothing was written on this page".to_owned()),
+        words: Vec::new(),
+        ink: Some(Vec::new()),
+        answer_regions: Vec::new(),
+        image: None,
+    };
+    let mut one = page(1, true, false);
+    one.words = vec![
+        word("Solve", rect(0.1, 0.2, 0.06, 0.02)),
+        word("x", rect(0.2, 0.5, 0.03, 0.04)),
+        word("=", rect(0.25, 0.5, 0.03, 0.04)),
+        word("3", rect(0.29, 0.5, 0.03, 0.04)),
+    ];
+    one.ink = Some(vec![WRITTEN]);
+    one.answer_regions = vec![
+        AnswerRegion {
+            part_id: "a".into(),
+            rect: rect(0.05, 0.4, 0.9, 0.4),
+        },
+        AnswerRegion {
+            part_id: "b".into(),
+            rect: rect(0.05, 0.82, 0.9, 0.15),
+        },
+    ];
+    one.image = Some(png(800, 1100, &[WRITTEN]));
+    let mut two = page(2, false, true);
+    two.answer_regions = vec![AnswerRegion {
+        part_id: "b".into(),
+        rect: rect(0.05, 0.1, 0.9, 0.3),
+    }];
+    two.image = Some(png(800, 1100, &[]));
+    let three = page(3, false, false);
+    vec![one, two, three]
+}
+
+fn structured_scheme() -> Scheme {
+    Scheme::Structured {
+        parts: json!([{ "id": "a", "maxMarks": 2 }, { "id": "b", "maxMarks": 1 }]),
+        criteria: json!([
+            { "id": "q1-M1", "partId": "a", "code": "M1", "requirement": "Sets up a correct equation",
+              "conditions": [], "dependsOn": [], "sourcePageIds": [s1()], "answers": [], "notes": [] },
+            { "id": "q1-A1", "partId": "a", "code": "A1", "requirement": "x = 3",
+              "conditions": [], "dependsOn": ["q1-M1"], "sourcePageIds": [s1()],
+              "answers": ["x = 3"], "notes": ["cao"] },
+            { "id": "q1-B1", "partId": "b", "code": "B1", "requirement": "States the range",
+              "conditions": ["Uses strict inequalities"], "conditionMode": "all",
+              "dependsOn": [], "sourcePageIds": [s1()],
+              "answers": [], "notes": [] },
+        ]),
+    }
+}
+
+fn request(scheme: Scheme) -> MarkRequest {
+    let mut selections = serde_json::Map::new();
+    selections.insert(WORK.into(), json!([1, 2, 3]));
+    selections.insert(SCHEME.into(), json!([1]));
+    MarkRequest {
+        question_id: "q".into(),
+        session_id: "s".into(),
+        label: "1".into(),
+        scheme,
+        work_pages: work_pages(),
+        scheme_pages: vec![SchemePage {
+            page_id: s1(),
+            asset_id: SCHEME.into(),
+            page: 1,
+            width_px: 800,
+            height_px: 1100,
+            image: Some(png(800, 1100, &[rect(0.1, 0.1, 0.5, 0.02)])),
+        }],
+        page_selections: selections,
+        assets: json!([]),
+    }
+}
+
+fn engine_assets() -> Vec<examkit_engine::Asset> {
+    vec![
+        examkit_engine::Asset {
+            id: uuid::Uuid::parse_str(WORK).expect("uuid"),
+            kind: examkit_engine::AssetKind::Work,
+            page_count: 3,
+        },
+        examkit_engine::Asset {
+            id: uuid::Uuid::parse_str(SCHEME).expect("uuid"),
+            kind: examkit_engine::AssetKind::Scheme,
+            page_count: 1,
+        },
+    ]
+}
+
+fn config(provider: &provider::Provider) -> OpenAiConfig {
+    OpenAiConfig {
+        base_url: provider.base_url.clone(),
+        model: MODEL.into(),
+        token: Some(TOKEN.into()),
+        timeout: Duration::from_secs(20),
+        backoff: Duration::from_millis(20),
+        ..OpenAiConfig::default()
+    }
+}
+
+async fn mark_with(config: OpenAiConfig, request: &MarkRequest) -> Result<Marked, MarkerError> {
+    let marker = OpenAi::new(config).expect("marker");
+    let assets = engine_assets();
+    let check = answer_check(request, &assets, "openai");
+    marker
+        .mark(request, &check, Arc::new(AtomicBool::new(false)))
+        .await
+}
+
+/// The right decisions, every box in the wrong place (the page's top-left corner).
+fn right_answer(seen: &Seen) -> Value {
+    let wrong = [0, 0, 40, 40];
+    let mut blank = decision("q1-B1", "withheld", "", &p2(), wrong);
+    blank["conditionChecks"] = json!(provider::checks_for(seen, "q1-B1"));
+    json!({
+        "transcription": "x = 3",
+        "rubric": null,
+        "decisions": [
+            decision("q1-M1", "awarded", "x = 3", &p1(), wrong),
+            decision("q1-A1", "awarded", "x = 3", &p1(), [900, 900, 1000, 1000]),
+            blank,
+        ],
+    })
+}
+
+fn decision_of<'a>(question: &'a Value, id: &str) -> &'a Value {
+    question["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .find(|d| d["criterionId"] == id)
+        .expect("decision")
+}
+
+fn box_of(decision: &Value) -> Rect {
+    let b = &decision["evidence"][0]["box"];
+    let f = |k: &str| b[k].as_f64().expect("number");
+    rect(f("x"), f("y"), f("width"), f("height"))
+}
+
+fn close(a: Rect, b: Rect) -> bool {
+    (a.x - b.x).abs() < 1e-9
+        && (a.y - b.y).abs() < 1e-9
+        && (a.width - b.width).abs() < 1e-9
+        && (a.height - b.height).abs() < 1e-9
+}
+
+#[tokio::test]
+async fn boxes_in_the_wrong_place_are_moved_onto_the_students_writing() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        Reply::Answer(right_answer(seen))
+    })
+    .await;
+    let request = request(structured_scheme());
+    let marked = mark_with(config(&provider), &request)
+        .await
+        .expect("marked");
+    provider.assert_clean();
+    let log = provider.log();
+    assert_eq!(log.len(), 1);
+    // The request: the question, the scheme's criteria as text, the two pages of the student's
+    // script as images (not the clean page), the schema with this question's ids.
+    let parts = log[0].body["messages"][1]["content"]
+        .as_array()
+        .expect("parts")
+        .clone();
+    assert_eq!(parts[0]["text"], "Question 1");
+    let scheme_text = parts[1]["text"].as_str().expect("text");
+    assert!(
+        scheme_text.contains("- q1-A1 (part a, A1): x = 3"),
+        "{scheme_text}"
+    );
+    assert!(scheme_text.contains("Accepted answers: x = 3"));
+    assert!(scheme_text.contains("[0] Uses strict inequalities"));
+    let shown: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p["text"].as_str()?.strip_prefix("Work page "))
+        .collect();
+    assert_eq!(shown, [p1(), p2()]);
+    let schema = &log[0].body["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["properties"]["decisions"]["items"]["properties"]["criterionId"]["enum"],
+        json!(["q1-M1", "q1-A1", "q1-B1"])
+    );
+
+    // The marks stand, their evidence on the written words, whatever the hints said.
+    let q = &marked.question;
+    let on_words = rect(0.2, 0.5, 0.12, 0.04);
+    for id in ["q1-M1", "q1-A1"] {
+        let d = decision_of(q, id);
+        assert_eq!(d["outcome"], "awarded", "{d}");
+        assert_eq!(d["evidence"][0]["pageId"], p1());
+        assert_eq!(d["evidence"][0]["quote"], "x = 3");
+        assert!(close(box_of(d), on_words), "{d}");
+    }
+    // The blank answer: withheld, located on its answer space on the blank page.
+    let b = decision_of(q, "q1-B1");
+    assert_eq!(b["outcome"], "withheld");
+    assert_eq!(b["evidence"][0]["pageId"], p2());
+    assert!(close(box_of(b), rect(0.05, 0.1, 0.9, 0.3)), "{b}");
+    assert_eq!(
+        b["conditionChecks"],
+        json!([{ "index": 0, "result": "met" }])
+    );
+
+    let run = marked.run.expect("run");
+    assert_eq!(run["marker"], "openai");
+    assert_eq!(run["model"], MODEL);
+    assert_eq!(run["calls"], 1);
+    assert_eq!(run["repairRounds"], 0);
+    assert_eq!(run["promptTokens"], 1200);
+    assert_eq!(run["completionTokens"], 300);
+    let placements: Vec<(&str, &str)> = run["placements"]
+        .as_array()
+        .expect("placements")
+        .iter()
+        .map(|p| {
+            (
+                p["criterionId"].as_str().expect("id"),
+                p["placement"].as_str().expect("placement"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        placements,
+        [
+            ("q1-M1", "words"),
+            ("q1-A1", "words"),
+            ("q1-B1", "answer_space")
+        ]
+    );
+    assert_eq!(marked.model.as_deref(), Some(MODEL));
+}
+
+/// Marks with the right answer but for part b, where nothing is written: `b1` is the model's
+/// decision for it.
+async fn part_b_awarded(b1: Value) -> Marked {
+    let b1 = Arc::new(b1);
+    let provider = provider::start(MODEL, Some(TOKEN), true, move |seen| {
+        let mut answer = right_answer(seen);
+        answer["decisions"][2] = (*b1).clone();
+        answer["decisions"][2]["conditionChecks"] = json!(provider::checks_for(seen, "q1-B1"));
+        Reply::Answer(answer)
+    })
+    .await;
+    let marked = mark_with(config(&provider), &request(structured_scheme()))
+        .await
+        .expect("marked");
+    provider.assert_clean();
+    assert_eq!(decision_of(&marked.question, "q1-M1")["outcome"], "awarded");
+    marked
+}
+
+fn guarded(marked: &Marked) -> Vec<String> {
+    marked.run.as_ref().expect("run")["placements"]
+        .as_array()
+        .expect("placements")
+        .iter()
+        .filter_map(|p| p["guard"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn awards_where_nothing_was_written_are_never_saved_as_awards() {
+    // On the blank page of the script.
+    let marked = part_b_awarded(decision(
+        "q1-B1",
+        "awarded",
+        "x > 2",
+        &p2(),
+        [100, 150, 500, 200],
+    ))
+    .await;
+    let b = decision_of(&marked.question, "q1-B1");
+    assert_eq!(b["outcome"], "uncertain", "{b}");
+    assert!(
+        b["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("nothing was written"),
+        "{b}"
+    );
+    assert_eq!(b["evidence"][0]["pageId"], p2());
+    assert_eq!(guarded(&marked).len(), 1);
+
+    // On the student's page, quoting words that are not there, the box on the printed question:
+    // nothing written is found, so the evidence is not located.
+    let marked = part_b_awarded(decision(
+        "q1-B1",
+        "awarded",
+        "x > 2",
+        &p1(),
+        [100, 190, 300, 230],
+    ))
+    .await;
+    let b = decision_of(&marked.question, "q1-B1");
+    assert_eq!(b["outcome"], "uncertain", "{b}");
+    assert!(
+        b["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("could not be located"),
+        "{b}"
+    );
+    let quote = b["evidence"][0]["quote"].as_str().expect("quote");
+    assert!(quote.starts_with("not found on the page"), "{quote}");
+    assert!(close(box_of(b), rect(0.05, 0.82, 0.9, 0.15)), "{b}");
+
+    // The box inside part b's empty space: placed there, but no ink was added there.
+    let marked = part_b_awarded(decision(
+        "q1-B1",
+        "awarded",
+        "x > 2",
+        &p1(),
+        [100, 850, 400, 900],
+    ))
+    .await;
+    let b = decision_of(&marked.question, "q1-B1");
+    assert_eq!(b["outcome"], "uncertain", "{b}");
+    assert!(
+        b["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("no ink was added"),
+        "{b}"
+    );
+    let placement = &marked.run.as_ref().expect("run")["placements"][2];
+    assert_eq!(placement["placement"], "hint", "{placement}");
+}
+
+#[tokio::test]
+async fn an_answer_missing_a_decision_is_repaired_once() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        let mut answer = right_answer(seen);
+        if seen.repair.is_none() {
+            answer["decisions"].as_array_mut().expect("list").pop();
+        }
+        Reply::Answer(answer)
+    })
+    .await;
+    let request = request(structured_scheme());
+    let marked = mark_with(config(&provider), &request)
+        .await
+        .expect("marked");
+    provider.assert_clean();
+    let log = provider.log();
+    assert_eq!(log.len(), 2);
+    let messages = log[1].body["messages"].as_array().expect("messages");
+    // The same conversation, the model's answer, then the problems with their paths.
+    assert_eq!(
+        messages[..2],
+        log[0].body["messages"].as_array().expect("first")[..]
+    );
+    let first: Value =
+        serde_json::from_str(messages[2]["content"].as_str().expect("answer")).expect("json");
+    assert_eq!(first["decisions"].as_array().expect("decisions").len(), 2);
+    let repair = messages[3]["content"].as_str().expect("repair");
+    assert!(repair.contains("schema at /decisions"), "{repair}");
+    assert_eq!(marked.run.expect("run")["repairRounds"], 1);
+}
+
+#[tokio::test]
+async fn an_answer_the_engine_rejects_is_repaired_with_the_engines_codes() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        let mut answer = right_answer(seen);
+        if seen.repair.is_none() {
+            // A condition check for a criterion that has no conditions.
+            answer["decisions"][0]["conditionChecks"] = json!([{ "index": 0, "result": "met" }]);
+        }
+        Reply::Answer(answer)
+    })
+    .await;
+    let request = request(structured_scheme());
+    let marked = mark_with(config(&provider), &request).await;
+    provider.assert_clean();
+    assert!(marked.is_ok(), "{marked:?}");
+    let log = provider.log();
+    assert_eq!(log.len(), 2);
+    let repair = log[1].body["messages"][3]["content"]
+        .as_str()
+        .expect("repair")
+        .to_owned();
+    assert!(
+        repair.contains("at /questions/0/decisions/0/conditionChecks"),
+        "{repair}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_rejected_twice_fails_with_the_problems() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        let mut answer = right_answer(seen);
+        answer["decisions"].as_array_mut().expect("list").pop();
+        Reply::Answer(answer)
+    })
+    .await;
+    let request = request(structured_scheme());
+    let error = mark_with(config(&provider), &request)
+        .await
+        .expect_err("refused");
+    provider.assert_clean();
+    assert_eq!(provider.log().len(), 2);
+    assert_eq!(error.code, "marker_answer_invalid");
+    assert!(!error.retry);
+    let errors = error.details.expect("details")["errors"].clone();
+    assert!(
+        errors
+            .as_array()
+            .is_some_and(|e| e.iter().any(|p| p["path"] == "/decisions")),
+        "{errors}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_json_gets_one_repair_then_fails() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |_| {
+        Reply::Content("The student got x = 3, so both marks.".into())
+    })
+    .await;
+    let request = request(structured_scheme());
+    let error = mark_with(config(&provider), &request)
+        .await
+        .expect_err("refused");
+    provider.assert_clean();
+    assert_eq!(provider.log().len(), 2);
+    assert_eq!(error.code, "marker_invalid_json");
+    assert!(!error.retry);
+}
+
+#[tokio::test]
+async fn a_provider_that_does_not_answer_in_time_is_retried_then_given_up() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |_| {
+        Reply::Stall(Duration::from_secs(5))
+    })
+    .await;
+    let request = request(structured_scheme());
+    let error = mark_with(
+        OpenAiConfig {
+            timeout: Duration::from_secs(1),
+            attempts: 2,
+            ..config(&provider)
+        },
+        &request,
+    )
+    .await
+    .expect_err("timed out");
+    assert_eq!(error.code, "marker_timeout");
+    assert!(error.retry, "the job queue may try again later");
+    assert_eq!(provider.log().len(), 2);
+    assert!(!error.message.contains("127.0.0.1"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn too_many_requests_waits_for_retry_after() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        if seen.call == 0 {
+            Reply::Status(
+                429,
+                Some(1),
+                r#"{"error": {"message": "slow down"}}"#.into(),
+            )
+        } else {
+            Reply::Answer(right_answer(seen))
+        }
+    })
+    .await;
+    let request = request(structured_scheme());
+    let marked = mark_with(config(&provider), &request)
+        .await
+        .expect("marked");
+    let log = provider.log();
+    assert_eq!(log.len(), 2);
+    let waited = log[1].at.duration_since(log[0].at);
+    assert!(waited >= Duration::from_millis(950), "waited {waited:?}");
+    assert_eq!(marked.run.expect("run")["calls"], 2);
+    // A Retry-After longer than the marker waits is left to the job queue.
+    let provider = provider::start(MODEL, Some(TOKEN), true, |_| {
+        Reply::Status(503, Some(3600), "overloaded".into())
+    })
+    .await;
+    let error = mark_with(config(&provider), &request)
+        .await
+        .expect_err("left to the queue");
+    assert_eq!((error.code, error.retry), ("marker_http_status", true));
+    assert_eq!(provider.log().len(), 1);
+}
+
+#[tokio::test]
+async fn a_refused_token_fails_at_once_without_the_secret() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |_| {
+        Reply::Status(
+            401,
+            None,
+            format!(r#"{{"error": {{"message": "Incorrect API key provided: {TOKEN}"}}}}"#),
+        )
+    })
+    .await;
+    let request = request(structured_scheme());
+    let error = mark_with(config(&provider), &request)
+        .await
+        .expect_err("refused");
+    assert_eq!(provider.log().len(), 1, "a 401 is not retried");
+    assert_eq!((error.code, error.retry), ("marker_http_status", false));
+    assert!(error.message.contains("HTTP 401"), "{}", error.message);
+    assert!(
+        error.message.contains("Incorrect API key"),
+        "{}",
+        error.message
+    );
+    assert!(!error.message.contains(TOKEN), "{}", error.message);
+}
+
+#[tokio::test]
+async fn a_scheme_of_pages_is_marked_with_the_rubric_the_model_reads() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        assert_eq!(seen.scheme_pages, [s1()]);
+        assert!(seen.criteria.is_empty());
+        Reply::Answer(json!({
+            "transcription": "x = 3",
+            "rubric": {
+                "parts": [{ "id": "a", "maxMarks": 2 }],
+                "criteria": [
+                    { "id": "a-M1", "partId": "a", "code": "M1", "requirement": "Forms the equation",
+                      "dependsOn": [], "sourcePageIds": [s1()] },
+                    { "id": "a-A1", "partId": "a", "code": "A1", "requirement": "x = 3",
+                      "dependsOn": ["a-M1"], "sourcePageIds": [s1()] },
+                ],
+            },
+            "decisions": [
+                decision("a-M1", "awarded", "x = 3", &p1(), [0, 0, 10, 10]),
+                decision("a-A1", "awarded", "x = 3", &p1(), [0, 0, 10, 10]),
+            ],
+        }))
+    })
+    .await;
+    let request = request(Scheme::Pages);
+    let marked = mark_with(config(&provider), &request)
+        .await
+        .expect("marked");
+    provider.assert_clean();
+    let log = provider.log();
+    let schema = &log[0].body["response_format"]["json_schema"]["schema"];
+    assert_eq!(schema["properties"]["rubric"]["type"], "object");
+    let q = &marked.question;
+    assert_eq!(q["rubric"]["parts"], json!([{ "id": "a", "maxMarks": 2 }]));
+    assert_eq!(q["rubric"]["criteria"][1]["dependsOn"], json!(["a-M1"]));
+    assert_eq!(q["rubric"]["criteria"][1]["maxMarks"], 1);
+    assert_eq!(q["rubric"]["criteria"][1]["conditions"], json!([]));
+    assert_eq!(decision_of(q, "a-A1")["outcome"], "awarded");
+}
+
+#[tokio::test]
+async fn without_structured_output_the_schema_is_in_the_prompt() {
+    let provider = provider::start(MODEL, None, false, |seen| {
+        Reply::Content(format!("```json\n{}\n```", right_answer(seen)))
+    })
+    .await;
+    let request = request(structured_scheme());
+    for (mode, format) in [
+        (
+            StructuredOutput::JsonObject,
+            json!({ "type": "json_object" }),
+        ),
+        (StructuredOutput::None, Value::Null),
+    ] {
+        let marked = mark_with(
+            OpenAiConfig {
+                token: None,
+                structured_output: mode,
+                ..config(&provider)
+            },
+            &request,
+        )
+        .await;
+        assert!(marked.is_ok(), "{mode:?}: {marked:?}");
+        let body = provider.log().last().expect("logged").body.clone();
+        assert_eq!(body["response_format"], format);
+        let last = body["messages"][1]["content"]
+            .as_array()
+            .and_then(|p| p.last())
+            .and_then(|p| p["text"].as_str())
+            .expect("closing text")
+            .to_owned();
+        assert!(last.contains("valid against this JSON Schema"), "{last}");
+    }
+    provider.assert_clean();
+}
