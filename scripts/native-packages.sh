@@ -52,6 +52,7 @@ if [ "$(id -u)" != 0 ]; then
   fi
 fi
 echo "installing ${missing[*]}" >&2
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
+# `env` carries DEBIAN_FRONTEND through sudo, which resets the environment.
+${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
   "${missing[@]}" >/dev/null

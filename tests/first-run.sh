@@ -21,7 +21,7 @@ stop() {
   wait "$group" 2>/dev/null || true
   rm -rf "$work"
 }
-trap stop EXIT
+trap stop EXIT INT TERM
 
 up=false
 for _ in $(seq 600); do

@@ -88,7 +88,14 @@ impl FileType {
 /// off the async runtime.
 pub fn page_count(kind: FileType, bytes: &[u8], dpi: u32) -> Result<usize, InspectError> {
     use examkit_scan::ScanError;
-    let pages = examkit_scan::check_pages(bytes, kind.format(), dpi, examkit_scan::DEFAULT_MAX_PIXELS)
+    let max_pages = u32::try_from(MAX_PDF_PAGES).unwrap_or(u32::MAX);
+    let pages = examkit_scan::check_pages(
+        bytes,
+        kind.format(),
+        dpi,
+        examkit_scan::DEFAULT_MAX_PIXELS,
+        max_pages,
+    )
         .map_err(|e| {
             InspectError::Unreadable(match e {
                 ScanError::TooLarge {

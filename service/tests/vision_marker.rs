@@ -428,6 +428,62 @@ async fn awards_where_nothing_was_written_are_never_saved_as_awards() {
     assert_eq!(placement["placement"], "hint", "{placement}");
 }
 
+/// A foreign paper: no layout, no clean page to compare with. Page 1 shows the student's writing
+/// and, lower down, a printed ruled answer line.
+fn foreign_request() -> MarkRequest {
+    let mut request = request(structured_scheme());
+    let line = rect(0.1, 0.9, 0.8, 0.0015);
+    for page in &mut request.work_pages {
+        page.ink = None;
+        page.answer_regions.clear();
+        page.words.clear();
+    }
+    request.work_pages[0].image = Some(png(800, 1100, &[WRITTEN, line]));
+    request
+}
+
+#[tokio::test]
+async fn on_a_page_that_cannot_be_compared_only_marks_the_size_of_writing_are_ink() {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        let mut answer = right_answer(seen);
+        // M1: the box on the writing; A1: the box on the ruled line; B1: an award quoting nothing.
+        answer["decisions"][0] = decision("q1-M1", "awarded", "x = 3", &p1(), [150, 480, 400, 560]);
+        answer["decisions"][1] = decision("q1-A1", "awarded", "x = 3", &p1(), [100, 880, 900, 920]);
+        answer["decisions"][2] = decision("q1-B1", "awarded", "", &p1(), [0, 0, 1000, 1000]);
+        answer["decisions"][2]["conditionChecks"] = json!(provider::checks_for(seen, "q1-B1"));
+        Reply::Answer(answer)
+    })
+    .await;
+    let request = foreign_request();
+    let marked = mark_with(config(&provider), &request)
+        .await
+        .expect("marked");
+    provider.assert_clean();
+    let q = &marked.question;
+    let m1 = decision_of(q, "q1-M1");
+    assert_eq!(m1["outcome"], "awarded", "{m1}");
+    // Shrunk from the hint to the written marks.
+    let placed = box_of(m1);
+    assert!(
+        (placed.y - WRITTEN.y).abs() < 0.01 && (placed.height - WRITTEN.height).abs() < 0.01,
+        "{m1}"
+    );
+    let a1 = decision_of(q, "q1-A1");
+    assert_eq!(
+        a1["outcome"], "uncertain",
+        "a ruled line is not writing: {a1}"
+    );
+    let b1 = decision_of(q, "q1-B1");
+    assert_eq!(b1["outcome"], "uncertain", "{b1}");
+    assert!(
+        b1["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("without quoting"),
+        "{b1}"
+    );
+}
+
 #[tokio::test]
 async fn an_answer_missing_a_decision_is_repaired_once() {
     let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
@@ -570,6 +626,7 @@ async fn too_many_requests_waits_for_retry_after() {
         .expect("marked");
     let log = provider.log();
     assert_eq!(log.len(), 2);
+    provider.assert_clean();
     let waited = log[1].at.duration_since(log[0].at);
     assert!(waited >= Duration::from_millis(950), "waited {waited:?}");
     assert_eq!(marked.run.expect("run")["calls"], 2);
@@ -613,8 +670,9 @@ async fn a_refused_token_fails_at_once_without_the_secret() {
 #[tokio::test]
 async fn a_scheme_of_pages_is_marked_with_the_rubric_the_model_reads() {
     let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
-        assert_eq!(seen.scheme_pages, [s1()]);
-        assert!(seen.criteria.is_empty());
+        if seen.scheme_pages != [s1()] || !seen.criteria.is_empty() {
+            return Reply::Status(400, None, format!("unexpected request: {seen:?}"));
+        }
         Reply::Answer(json!({
             "transcription": "x = 3",
             "rubric": {
@@ -685,3 +743,272 @@ async fn without_structured_output_the_schema_is_in_the_prompt() {
     }
     provider.assert_clean();
 }
+
+// ---------------------------------------------------------------------------------------------
+// End to end through the HTTP API, on SQLite and PostgreSQL.
+
+use common::marking::{
+    SAMPLE_QUESTIONS, all_terminal, exported_paper, holds, poll_until, regions, sample_answers,
+    scan, session_from_paper, start, text, turn, upload, workers,
+};
+use common::{Db, generous, start_with};
+use examkit::auth::Scope;
+use examkit::marking::MarkerChoice;
+
+/// What the model "reads" on the sample script (see `sample_answers`): the final line of each
+/// answered part, by question label and part.
+fn written(label: &str, part: &str) -> Option<&'static str> {
+    match (label, part) {
+        ("1", "a") => Some("fg(3) = 2(2) + 3 = 7"),
+        ("1", "c") => Some("x = 9"),
+        ("2", "a") => Some("sign change so there is a root"),
+        ("2", "b") => Some("x2 = 1.7397"),
+        _ => None,
+    }
+}
+
+/// A model that reads the student's script right but puts every box in the corner, and that also
+/// awards 1 (b) and question 3, which the student left blank: the service must never save those
+/// as awards. 1 (c)'s final answer is wrong: withheld.
+fn paper_model(seen: &Seen) -> Reply {
+    let page = seen.work_pages.first().cloned().unwrap_or_default();
+    let decisions: Vec<Value> = seen
+        .criteria
+        .iter()
+        .map(|(id, part, _code)| {
+            let (outcome, quote) = match (seen.label.as_str(), part.as_str()) {
+                ("1", "c") => ("withheld", written("1", "c").unwrap_or("")),
+                ("1", "b") => ("awarded", "x = 4"),
+                ("3", _) => ("awarded", "k = 2"),
+                (label, part) => ("awarded", written(label, part).unwrap_or("")),
+            };
+            let mut d = decision(id, outcome, quote, &page, [0, 0, 40, 40]);
+            d["conditionChecks"] = json!(provider::checks_for(seen, id));
+            d
+        })
+        .collect();
+    Reply::Answer(json!({ "transcription": "", "rubric": null, "decisions": decisions }))
+}
+
+fn openai_choice(provider: &provider::Provider) -> MarkerChoice {
+    MarkerChoice::OpenAi(OpenAiConfig {
+        timeout: Duration::from_secs(60),
+        ..config(provider)
+    })
+}
+
+async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
+    let provider = provider::start(MODEL, Some(TOKEN), true, paper_model).await;
+    let choice = openai_choice(&provider);
+    let Some(s) = start_with(db, generous(), |state| {
+        state.marking.marker = choice.clone();
+    })
+    .await
+    else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let layout = exported.layout.clone();
+    // The student's answers in a handwriting font, page 2 fed upside down, skewed and noisy.
+    let files = scan(
+        &exported,
+        &sample_answers(),
+        &[
+            "--rotate", "2:180", "--skew", "0.6", "--noise", "0.02", "--seed", "5",
+        ],
+    );
+    let session = session_from_paper(&s, &key, &exported.id).await;
+    let (name, bytes) = files.into_iter().next().expect("the scan");
+    let work = upload(&s, &key, &session, "work", &name, bytes).await;
+    let marking = workers(&s, |config| config.marker = choice.clone());
+    start(&s, &key, &session).await;
+    let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
+    marking.shutdown().await;
+    provider.assert_clean();
+    assert_eq!(provider.log().len(), 3, "one call per question");
+
+    let orientation: std::collections::HashMap<String, u64> = view["indexing"]["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .map(|p| {
+            (
+                p["pageId"].as_str().expect("id").to_owned(),
+                p["orientation"].as_u64().expect("degrees"),
+            )
+        })
+        .collect();
+    let mut awards = 0;
+    for question in view["questions"].as_array().expect("questions") {
+        let label = question["label"].as_str().expect("label");
+        let number: u64 = label.parse().expect("number");
+        assert!(
+            matches!(
+                question["status"].as_str(),
+                Some("completed" | "needs_review")
+            ),
+            "{question}"
+        );
+        assert_eq!(question["markedBy"]["model"], MODEL, "{question}");
+        let run = &question["markerRun"];
+        assert_eq!(run["marker"], "openai", "{question}");
+        assert_eq!(run["calls"], 1);
+        let placements = run["placements"].as_array().expect("placements");
+        for a in question["allocations"].as_array().expect("allocations") {
+            let part = a["partId"].as_str().expect("part");
+            let evidence = &a["evidence"][0];
+            let page = evidence["pageId"].as_str().expect("page");
+            assert!(page.starts_with(&work), "{a}");
+            let placement = placements
+                .iter()
+                .find(|p| p["criterionId"] == a["criterionId"])
+                .expect("placement");
+            match (label, part) {
+                // Left blank by the student, awarded by the model: never saved as an award.
+                ("1", "b") | ("3", _) => {
+                    assert_eq!(a["submitted"], "uncertain", "{a}");
+                    assert!(placement["guard"].is_string(), "{placement}");
+                }
+                ("1", "c") => assert_eq!(a["submitted"], "withheld", "{a}"),
+                _ => {
+                    // Read right, boxed wrong: the evidence is moved onto the student's writing in
+                    // the part's answer space (as displayed, page 2 upside down).
+                    assert_eq!(a["submitted"], "awarded", "{a}");
+                    awards += 1;
+                    assert!(
+                        matches!(placement["placement"].as_str(), Some("words" | "ink")),
+                        "{placement}"
+                    );
+                    let degrees = orientation[page];
+                    assert!(
+                        regions(&layout, number, part)
+                            .iter()
+                            .any(|r| holds(&turn(r, degrees), &evidence["box"])),
+                        "{a}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(awards >= 2, "{view}");
+    let score = &view["score"];
+    assert_eq!(score["awarded"], awards, "{score}");
+}
+
+async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
+    let Some(s) = start_with(db, generous(), |_| {}).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let layout = exported.layout.clone();
+    let files = scan(&exported, &sample_answers(), &["--seed", "9"]);
+    // A session with a title: the mark scheme is only pages to it.
+    let resp = s
+        .post_json(
+            "/v1/marking/sessions",
+            &key,
+            Some(&common::marking::idem()),
+            json!({ "title": "Uploaded scheme" }).to_string().as_bytes(),
+        )
+        .await;
+    assert_eq!(resp.status, 201, "{}", text(&resp));
+    let session = resp.json()["session"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let (name, bytes) = files.into_iter().next().expect("the scan");
+    let work = upload(&s, &key, &session, "work", &name, bytes).await;
+    let scheme = upload(
+        &s,
+        &key,
+        &session,
+        "scheme",
+        "scheme.pdf",
+        exported.mark_scheme.clone(),
+    )
+    .await;
+    // Question 2 (b), where the student wrote x2 = 1.7397: its page, and where on it.
+    let space = regions(&layout, 2, "b")[0].clone();
+    let page = space["page"].as_u64().expect("page");
+    let at = |k: &str| (space[k].as_f64().expect("number") * 1000.0).round() as u32;
+    let hint = [
+        at("x"),
+        at("y"),
+        at("x") + at("width"),
+        at("y") + at("height"),
+    ];
+    let scheme_page = format!("{scheme}:p1");
+    let provider = {
+        let scheme_page = scheme_page.clone();
+        provider::start(MODEL, Some(TOKEN), true, move |seen| {
+            let page = seen.work_pages.first().cloned().unwrap_or_default();
+            Reply::Answer(json!({
+                "transcription": "x1 = 1.7692 x2 = 1.7397",
+                "rubric": {
+                    "parts": [{ "id": "b", "maxMarks": 1 }],
+                    "criteria": [{ "id": "2b-A1", "partId": "b", "code": "A1",
+                                   "requirement": "x2 = 1.7397", "dependsOn": [],
+                                   "sourcePageIds": [scheme_page] }],
+                },
+                "decisions": [decision("2b-A1", "awarded", "x2 = 1.7397", &page, hint)],
+            }))
+        })
+        .await
+    };
+    let choice = openai_choice(&provider);
+    let marking = workers(&s, |config| config.marker = choice.clone());
+    start(&s, &key, &session).await;
+    poll_until(&s, &key, &session, 300, |v| v["indexingFinished"] == true).await;
+    let body = json!({
+        "label": "2",
+        "workAssetIds": [work],
+        "schemeAssetIds": [scheme],
+        "pageSelections": { work.as_str(): [page], scheme.as_str(): [1] },
+    });
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/sessions/{session}/questions"),
+            &key,
+            Some(&common::marking::idem()),
+            body.to_string().as_bytes(),
+        )
+        .await;
+    assert!(resp.status == 201 || resp.status == 202, "{}", text(&resp));
+    let view = poll_until(&s, &key, &session, 300, |v| all_terminal(v, 1)).await;
+    marking.shutdown().await;
+    provider.assert_clean();
+    let log = provider.log();
+    assert_eq!(log.len(), 1);
+    let question = &view["questions"][0];
+    assert!(
+        matches!(
+            question["status"].as_str(),
+            Some("completed" | "needs_review")
+        ),
+        "{question}"
+    );
+    let allocation = &question["allocations"][0];
+    assert_eq!(allocation["criterionId"], "2b-A1");
+    assert_eq!(allocation["sourcePageIds"], json!([scheme_page]));
+    assert_eq!(allocation["submitted"], "awarded", "{allocation}");
+    let evidence = &allocation["evidence"][0];
+    assert_eq!(evidence["pageId"], format!("{work}:p{page}"));
+    assert!(holds(&space, &evidence["box"]), "{allocation}");
+    let placement = &question["markerRun"]["placements"][0];
+    assert!(
+        matches!(placement["placement"].as_str(), Some("words" | "hint")),
+        "{placement}"
+    );
+    assert_eq!(question["score"]["awarded"], 1);
+}
+
+on_both!(
+    a_paper_is_marked_by_the_vision_model_end_to_end,
+    a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end,
+);

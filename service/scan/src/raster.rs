@@ -118,12 +118,14 @@ pub fn page_count(bytes: &[u8], format: Format) -> Result<u32, ScanError> {
 /// and a content stream that decodes (a page without one is blank, which is fine). An image's
 /// header must decode with a size within the limit, and then its pixels must decode too: a file
 /// that starts like a JPEG and goes on as noise is refused here, not when indexing reaches it.
-/// Errors name the page.
+/// Errors name the page. A PDF of more than `max_pages` pages is counted and not checked further:
+/// the caller refuses it by its count.
 pub fn check_pages(
     bytes: &[u8],
     format: Format,
     dpi: u32,
     max_pixels: u64,
+    max_pages: u32,
 ) -> Result<u32, ScanError> {
     match format {
         Format::Pdf => {
@@ -134,6 +136,9 @@ pub fn check_pages(
             }
             let count = u32::try_from(pages.len())
                 .map_err(|_| ScanError::Unreadable("absurd page count".into()))?;
+            if count > max_pages {
+                return Ok(count);
+            }
             check_embedded_images(&pdf, max_pixels)?;
             for (i, page) in pages.iter().enumerate() {
                 let number = i + 1;

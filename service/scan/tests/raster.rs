@@ -446,7 +446,7 @@ fn check_pages_accepts_what_indexing_reads() {
     ] {
         let bytes = encode(&page, image_format);
         assert_eq!(
-            check_pages(&bytes, fmt, 150, DEFAULT_MAX_PIXELS).unwrap(),
+            check_pages(&bytes, fmt, 150, DEFAULT_MAX_PIXELS, 80).unwrap(),
             1
         );
     }
@@ -456,13 +456,13 @@ fn check_pages_accepts_what_indexing_reads() {
         (0, vec![]),
     ]);
     assert_eq!(
-        check_pages(&pdf, Format::Pdf, 150, DEFAULT_MAX_PIXELS).unwrap(),
+        check_pages(&pdf, Format::Pdf, 150, DEFAULT_MAX_PIXELS, 80).unwrap(),
         3
     );
     // A page without any content stream is a blank page, not a broken one.
     let blank = pdf_with_contents(&["empty", "drawn"]);
     assert_eq!(
-        check_pages(&blank, Format::Pdf, 150, DEFAULT_MAX_PIXELS).unwrap(),
+        check_pages(&blank, Format::Pdf, 150, DEFAULT_MAX_PIXELS, 80).unwrap(),
         2
     );
 }
@@ -470,7 +470,7 @@ fn check_pages_accepts_what_indexing_reads() {
 #[test]
 fn check_pages_refuses_what_indexing_cannot_read() {
     use examkit_scan::{DEFAULT_MAX_PIXELS, check_pages};
-    let check = |bytes: &[u8], fmt| check_pages(bytes, fmt, 150, DEFAULT_MAX_PIXELS);
+    let check = |bytes: &[u8], fmt| check_pages(bytes, fmt, 150, DEFAULT_MAX_PIXELS, 80);
 
     // A JPEG signature followed by noise.
     let mut fake_jpeg = vec![0xFF, 0xD8, 0xFF];
@@ -507,7 +507,7 @@ fn check_pages_refuses_what_indexing_cannot_read() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // The pixel limit is the caller's: a 300x200 page is too large for a limit of 50,000.
     assert!(matches!(
-        check_pages(&png, Format::Png, 150, 50_000),
+        check_pages(&png, Format::Png, 150, 50_000, 80),
         Err(ScanError::TooLarge {
             width: 300,
             height: 200,
@@ -528,8 +528,13 @@ fn check_pages_refuses_what_indexing_cannot_read() {
         check(&image_pdf, Format::Pdf),
         Err(ScanError::TooLarge { width: 20_000, .. })
     ));
-    // A PDF whose third page's content cannot be decoded names that page.
+    // A PDF whose third page's content cannot be decoded names that page; over the page limit,
+    // it is only counted (the caller refuses it by its count).
     let broken = pdf_with_contents(&["drawn", "empty", "broken", "drawn"]);
+    assert_eq!(
+        check_pages(&broken, Format::Pdf, 150, DEFAULT_MAX_PIXELS, 3).unwrap(),
+        4
+    );
     match check(&broken, Format::Pdf) {
         Err(ScanError::Unreadable(message)) => assert!(message.starts_with("page 3:"), "{message}"),
         other => panic!("expected page 3 to be unreadable, got {other:?}"),

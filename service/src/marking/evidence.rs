@@ -9,21 +9,27 @@
 //!    words on added ink count, so a quote of the printed question is never the student's;
 //! 2. **ink**: the ink indexing found added inside the part's answer space, the regions nearest
 //!    the hint → their union;
-//! 3. **hint**: the model's box, when its centre lies inside the part's answer space; or, on a
-//!    page with no recorded layout (a foreign paper), when it covers ink, shrunk to that ink;
+//! 3. **hint**: the model's box, when its centre lies inside the part's answer space, clipped to
+//!    that space; or, on a page with no recorded layout (a foreign paper), when it covers ink,
+//!    shrunk to that ink;
 //! 4. **answer space**: otherwise the evidence could not be located, and is boxed on the answer
 //!    space (or the hint, or the page).
 //!
-//! A blank answer (an empty quote) is located on the part's answer space.
+//! A blank answer (an empty quote) is located on the part's answer space, where the page holds
+//! one.
 //!
 //! Guards, applied to every decision after placement:
 //! - an award whose evidence could not be located is `uncertain`;
 //! - an award located where no ink was added (or, with no clean page to compare, where the page
 //!   has no ink) is `uncertain`;
-//! - nothing on a page that is not the student's work (the clean question paper, a mark scheme,
-//!   a blank page of the script) supports an award: such an award is `uncertain`, and evidence on
-//!   a page that can be evidence of nothing moves to the part's answer space on a page of the
-//!   student's script.
+//! - an award that quotes nothing of the student's work is `uncertain`;
+//! - nothing on a page that is not the student's work (a blank page of the script) supports an
+//!   award: such an award is `uncertain`. (Pages that can be evidence of nothing, the clean paper
+//!   or a mark scheme, are never shown to a marker as work, and an answer citing one is refused.)
+//!
+//! On a page that could not be compared with its clean page (a foreign paper, or a scan that
+//! could not be aligned), "ink" can only mean dark marks of a size that writing has: printed text
+//! counts too, so such awards rest on the marker's reading and the quote found on the page.
 //!
 //! Dependencies, conditions and totals are the engine's, never the marker's.
 
@@ -144,11 +150,10 @@ fn quote_runs(page: &WorkPage, quote: &str) -> Vec<Rect> {
         for (end, text) in texts.iter().enumerate().skip(start) {
             joined.push_str(text);
             if joined.len() >= wanted.len() {
-                if joined == wanted || (end == start && joined.contains(&wanted)) {
-                    if let Some(rect) = Rect::union(page.words[start..=end].iter().map(|w| w.bbox))
-                    {
-                        runs.push(rect);
-                    }
+                if (joined == wanted || (end == start && joined.contains(&wanted)))
+                    && let Some(rect) = Rect::union(page.words[start..=end].iter().map(|w| w.bbox))
+                {
+                    runs.push(rect);
                 }
                 break;
             }
@@ -205,7 +210,8 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
         height: 1.0,
     });
     if comparable(claim.quote).is_empty() {
-        return placed(fallback, Placement::AnswerSpace, true);
+        // A blank answer is located on its answer space, where the page holds one.
+        return placed(fallback, Placement::AnswerSpace, space.is_some());
     }
     // 1. The quote among the page's words: in the part's answer space first, then nearest the
     // hint; on a compared page, only words on added ink.
@@ -259,8 +265,13 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
     // 3. The hint: inside the part's answer space, or on a page without a layout where it covers
     // ink, shrunk to that ink.
     if let Some(hint) = claim.hint {
-        if in_space(page, claim.part_id, &hint) {
-            return placed(hint, Placement::Hint, true);
+        if let Some(region) = page
+            .answer_regions
+            .iter()
+            .find(|r| r.part_id == claim.part_id && r.rect.holds_centre_of(&hint))
+            && let Some(clipped) = hint.intersection(&region.rect)
+        {
+            return placed(clipped, Placement::Hint, true);
         }
         if page.answer_regions.is_empty()
             && let Some(ink) = ink_reader.ink_within(page, hint)
@@ -272,8 +283,13 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
     placed(fallback, Placement::AnswerSpace, false)
 }
 
-/// Whether an award placed at `placed` on `page` may stand.
-pub fn guard(page: &WorkPage, placed: &Placed, ink_reader: &dyn PageInk) -> Guard {
+/// Whether an award of `claim`, placed at `placed` on `page`, may stand.
+pub fn guard(
+    page: &WorkPage,
+    claim: &Claim<'_>,
+    placed: &Placed,
+    ink_reader: &dyn PageInk,
+) -> Guard {
     if !page.evidence {
         let why = page
             .flagged
@@ -283,6 +299,11 @@ pub fn guard(page: &WorkPage, placed: &Placed, ink_reader: &dyn PageInk) -> Guar
             "the marker awarded this mark on page {}, but {why}: a person checks it",
             page.page_id
         ));
+    }
+    if comparable(claim.quote).is_empty() {
+        return Guard::Uncertain(
+            "the marker awarded this mark without quoting the student's work it rests on; a person checks it".into(),
+        );
     }
     if !placed.located {
         return Guard::Uncertain(
@@ -304,16 +325,6 @@ pub fn guard(page: &WorkPage, placed: &Placed, ink_reader: &dyn PageInk) -> Guar
             "the page has no ink where the evidence is: the award cannot rest on the student's writing; a person checks it".into(),
         )
     }
-}
-
-/// The page to cite instead of one that can be evidence of nothing: the first of the student's
-/// pages (work, or blank pages of the script) holding the part's answer space, else the first of
-/// them.
-pub fn substitute<'a>(pages: &'a [WorkPage], part_id: &str) -> Option<&'a WorkPage> {
-    let usable = || pages.iter().filter(|p| p.evidence || p.blank);
-    usable()
-        .find(|p| answer_space(p, part_id).is_some())
-        .or_else(|| usable().next())
 }
 
 /// Dark pixels of a raster inside a box: the tightest box around pixels darker than `threshold`,
@@ -417,6 +428,10 @@ mod tests {
         }
     }
 
+    fn claim_for_guard() -> Claim<'static> {
+        claim("x = 3", None)
+    }
+
     fn claim<'a>(quote: &'a str, hint: Option<Rect>) -> Claim<'a> {
         Claim {
             part_id: "a",
@@ -467,7 +482,10 @@ mod tests {
             "{:?}",
             placed.rect
         );
-        assert_eq!(guard(&page, &placed, &Ink(None)), Guard::Stands);
+        assert_eq!(
+            guard(&page, &claim_for_guard(), &placed, &Ink(None)),
+            Guard::Stands
+        );
     }
 
     #[test]
@@ -523,7 +541,7 @@ mod tests {
         );
         assert_eq!(placed.placement, Placement::Hint);
         assert!(placed.located);
-        match guard(&page, &placed, &Ink(None)) {
+        match guard(&page, &claim_for_guard(), &placed, &Ink(None)) {
             Guard::Uncertain(why) => assert!(why.contains("no ink was added"), "{why}"),
             Guard::Stands => panic!("an award on no ink stood"),
         }
@@ -542,7 +560,7 @@ mod tests {
         assert_eq!(placed.placement, Placement::AnswerSpace);
         assert!(!placed.located);
         assert!(close(placed.rect, r(0.05, 0.4, 0.9, 0.4)));
-        match guard(&page, &placed, &Ink(None)) {
+        match guard(&page, &claim_for_guard(), &placed, &Ink(None)) {
             Guard::Uncertain(why) => assert!(why.contains("could not be located"), "{why}"),
             Guard::Stands => panic!("an unlocated award stood"),
         }
@@ -573,7 +591,10 @@ mod tests {
         );
         assert_eq!(placed.placement, Placement::Hint);
         assert!(close(placed.rect, r(0.3, 0.3, 0.1, 0.02)));
-        assert_eq!(guard(&page, &placed, &ink), Guard::Stands);
+        assert_eq!(
+            guard(&page, &claim_for_guard(), &placed, &ink),
+            Guard::Stands
+        );
         // The same hint over a clean part of the page is not located.
         let placed = place(
             &page,
@@ -589,20 +610,48 @@ mod tests {
         clean.evidence = false;
         clean.flagged = Some("it is the clean question paper".into());
         let placed = place(&clean, &claim("X = 3", None), &Ink(None));
-        match guard(&clean, &placed, &Ink(None)) {
+        match guard(&clean, &claim_for_guard(), &placed, &Ink(None)) {
             Guard::Uncertain(why) => assert!(why.contains("clean question paper"), "{why}"),
             Guard::Stands => panic!("an award on a clean page stood"),
         }
-        let mut script = page();
-        script.page_id = "w:p2".into();
-        script.evidence = false;
-        script.blank = true;
-        let mut other = page();
-        other.page_id = "w:p3".into();
-        other.answer_regions.clear();
-        let pages = [clean, other, script];
-        assert_eq!(substitute(&pages, "a").unwrap().page_id, "w:p2");
-        assert_eq!(substitute(&pages, "b").unwrap().page_id, "w:p3");
+    }
+
+    #[test]
+    fn an_award_quoting_nothing_does_not_stand() {
+        let page = page();
+        let empty = claim("", hint_rect([0, 0, 1000, 1000]));
+        let placed = place(&page, &empty, &Ink(None));
+        match guard(&page, &empty, &placed, &Ink(None)) {
+            Guard::Uncertain(why) => assert!(why.contains("without quoting"), "{why}"),
+            Guard::Stands => panic!("an award quoting nothing stood"),
+        }
+        // A blank answer on a page without its answer space is not located.
+        let mut elsewhere = page.clone();
+        elsewhere.answer_regions.clear();
+        let mut blank = claim("", None);
+        blank.awarded = false;
+        assert!(!place(&elsewhere, &blank, &Ink(None)).located);
+    }
+
+    #[test]
+    fn a_hint_centred_in_the_space_is_clipped_to_it() {
+        let mut page = page();
+        page.words.clear();
+        page.ink = Some(vec![r(0.19, 0.2, 0.09, 0.05)]);
+        // Nearly the whole page, centred inside part a's space: only the space is kept, and the
+        // ink outside it (the printed question's area) does not make the award stand.
+        let whole = claim("x = 3", hint_rect([0, 100, 1000, 1000]));
+        let placed = place(&page, &whole, &Ink(None));
+        assert_eq!(placed.placement, Placement::Hint);
+        assert!(
+            close(placed.rect, r(0.05, 0.4, 0.9, 0.4)),
+            "{:?}",
+            placed.rect
+        );
+        assert!(matches!(
+            guard(&page, &whole, &placed, &Ink(None)),
+            Guard::Uncertain(_)
+        ));
     }
 
     #[test]

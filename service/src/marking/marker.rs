@@ -50,6 +50,20 @@ impl Rect {
         if w > 0.0 && h > 0.0 { w * h } else { 0.0 }
     }
 
+    /// The box this one shares with `other`; `None` when they do not overlap.
+    pub fn intersection(&self, other: &Rect) -> Option<Rect> {
+        let x0 = self.x.max(other.x);
+        let y0 = self.y.max(other.y);
+        let x1 = (self.x + self.width).min(other.x + other.width);
+        let y1 = (self.y + self.height).min(other.y + other.height);
+        (x1 > x0 && y1 > y0).then_some(Rect {
+            x: x0,
+            y: y0,
+            width: x1 - x0,
+            height: y1 - y0,
+        })
+    }
+
     /// The smallest box holding every box of `boxes`, clamped to the page; `None` for none.
     pub fn union(boxes: impl IntoIterator<Item = Rect>) -> Option<Rect> {
         let mut iter = boxes.into_iter();

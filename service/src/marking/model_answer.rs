@@ -160,7 +160,17 @@ fn unfenced(text: &str) -> &str {
     rest.strip_suffix("```").unwrap_or(rest).trim()
 }
 
-/// Reads a model's answer: JSON, valid against `schema` (every problem reported), then typed.
+/// A problem's message, at most 300 characters: schema messages repeat the model's values.
+fn shortened(message: &str) -> String {
+    let mut short: String = message.chars().take(300).collect();
+    if message.chars().count() > 300 {
+        short.push('…');
+    }
+    short
+}
+
+/// Reads a model's answer: JSON, valid against `schema` (at most 50 problems reported, each
+/// message shortened), then typed.
 pub fn read(text: &str, schema: &Value) -> Result<ModelAnswer, Vec<Problem>> {
     let value: Value = serde_json::from_str(unfenced(text)).map_err(|e| {
         vec![Problem {
@@ -182,7 +192,7 @@ pub fn read(text: &str, schema: &Value) -> Result<ModelAnswer, Vec<Problem>> {
         .map(|e| Problem {
             code: "schema".into(),
             path: e.instance_path().to_string(),
-            message: e.to_string(),
+            message: shortened(&e.to_string()),
         })
         .collect();
     if !problems.is_empty() {

@@ -4,13 +4,15 @@
 //!
 //! The data path:
 //!
-//!     MarkRequest ─► messages (rules; `Question <label>`; the scheme as text, or each scheme page
-//!       image after `Scheme page <id>`; each work page image after `Work page <id>`)
-//!       ─► provider (retries on timeouts, 429 and 5xx, honouring Retry-After)
-//!       ─► model answer (schemas/model-answer-v1.schema.json, narrowed to the question)
-//!       ─► evidence placed on the student's ink, guards ([`crate::marking::evidence`])
-//!       ─► import question ─► the caller's check (rubric, pages, engine)
-//!       ─► on a problem, one repair request in the same conversation ─► Marked
+//! ```text
+//! MarkRequest ─► messages (rules; `Question <label>`; the scheme as text, or each scheme page
+//!   image after `Scheme page <id>`; each work page image after `Work page <id>`)
+//!   ─► provider (retries on timeouts, 429 and 5xx, honouring Retry-After)
+//!   ─► model answer (schemas/model-answer-v1.schema.json, narrowed to the question)
+//!   ─► evidence placed on the student's ink, guards ([`crate::marking::evidence`])
+//!   ─► import question ─► the caller's check (rubric, pages, engine)
+//!   ─► on a problem, one repair request in the same conversation ─► Marked
+//! ```
 //!
 //! The token is sent only as `Authorization: Bearer`; it is never logged, never put in a prompt,
 //! and removed from any provider message that reaches a client. Messages saved with a failed
@@ -47,8 +49,8 @@ pub enum StructuredOutput {
     None,
 }
 
-/// The vision-model marker's settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The vision-model marker's settings. Its `Debug` form never shows the token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct OpenAiConfig {
     /// The API base, such as `http://127.0.0.1:11434/v1`; requests go to
     /// `<base>/chat/completions`.
@@ -69,6 +71,22 @@ pub struct OpenAiConfig {
     pub backoff: Duration,
     /// The longest `Retry-After` waited for in the call; a longer one is left to the job queue.
     pub max_retry_wait: Duration,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .field("timeout", &self.timeout)
+            .field("image_long_edge", &self.image_long_edge)
+            .field("structured_output", &self.structured_output)
+            .field("attempts", &self.attempts)
+            .field("backoff", &self.backoff)
+            .field("max_retry_wait", &self.max_retry_wait)
+            .finish()
+    }
 }
 
 impl Default for OpenAiConfig {
@@ -257,7 +275,7 @@ pub fn messages(
 ) -> Result<Vec<Value>, MarkerError> {
     let missing = |page: &str| {
         MarkerError::new(
-            "marker_failed",
+            "job_failed",
             format!("the image of page {page} could not be prepared"),
             true,
         )
@@ -436,10 +454,12 @@ async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, reqwes
 }
 
 impl OpenAi {
+    /// The wait before attempt `attempt + 1` when the provider said nothing of when to retry.
     fn backoff(&self, attempt: u32) -> Duration {
         self.config
             .backoff
             .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1)))
+            .min(self.config.max_retry_wait)
     }
 
     /// One chat completion, with retries on timeouts, connection failures, 429 and 5xx.
@@ -598,7 +618,10 @@ impl PageInk for RasterInk {
         let (w, h) = raster.dimensions();
         let area = rect.width * f64::from(w) * rect.height * f64::from(h);
         let min_pixels = ((area * 0.002) as usize).max(25);
+        // Marks thinner than writing (ruled answer lines, dotted leaders, specks) are not ink.
+        let extent = super::indexing::WRITING_MIN_EXTENT * 2.0;
         evidence::dark_box(raster, rect, 128, min_pixels)
+            .filter(|found| found.width >= extent && found.height >= extent)
     }
 }
 
@@ -679,7 +702,7 @@ fn question_from(
         let mut reason = d.reason.clone();
         let mut guard_note = None;
         if claim.awarded
-            && let Guard::Uncertain(why) = evidence::guard(named, &placed, ink)
+            && let Guard::Uncertain(why) = evidence::guard(named, &claim, &placed, ink)
         {
             outcome = "uncertain".into();
             reason = format!("{why}. The model said: {}", d.reason);
@@ -743,6 +766,13 @@ impl Marker for OpenAi {
         cancelled: Arc<AtomicBool>,
     ) -> MarkFuture<'a> {
         Box::pin(async move {
+            if shown_pages(request).is_empty() {
+                return Err(MarkerError::new(
+                    "no_evidence_pages",
+                    "no selected work page can be evidence of the student's answer",
+                    false,
+                ));
+            }
             let mode = self.config.structured_output;
             let schema = model_answer::schema_for(&narrowing(request));
             let mut conversation = messages(request, &schema, mode)?;
