@@ -693,15 +693,7 @@ async fn clean_papers_and_schemes_are_never_evidence(db: Db) {
 
 /// A PNG whose header declares 100000 x 100000 pixels: indexing refuses to decode it.
 fn png_bomb() -> Vec<u8> {
-    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-        out.extend_from_slice(&u32::try_from(data.len()).expect("chunk").to_be_bytes());
-        let mut hasher = crc32fast::Hasher::new();
-        hasher.update(kind);
-        hasher.update(data);
-        out.extend_from_slice(kind);
-        out.extend_from_slice(data);
-        out.extend_from_slice(&hasher.finalize().to_be_bytes());
-    }
+    let chunk = common::png_chunk;
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     let mut ihdr = 100_000u32.to_be_bytes().repeat(2);
     ihdr.extend_from_slice(&[8, 0, 0, 0, 0]);

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Db, generous, start, tiny_image};
+use common::{Db, generous, png_chunk, start, tiny_image};
 use examkit::auth::Scope;
 use examkit::store::now_ms;
 use examkit::store::rate::Limits;
@@ -1061,17 +1061,6 @@ async fn upload_errors(db: Db) {
     )
     .await
     .assert_error(404, "not_found");
-}
-
-/// A PNG chunk with its length and CRC.
-fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-    out.extend_from_slice(&u32::try_from(data.len()).expect("chunk").to_be_bytes());
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(kind);
-    hasher.update(data);
-    out.extend_from_slice(kind);
-    out.extend_from_slice(data);
-    out.extend_from_slice(&hasher.finalize().to_be_bytes());
 }
 
 /// A two-page PDF whose second page's content stream claims a JPEG encoding but holds none.

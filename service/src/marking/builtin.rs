@@ -145,7 +145,8 @@ fn written_quote(words: &[&PageWord]) -> String {
     quote
 }
 
-fn strings(value: &Value) -> Vec<String> {
+/// The strings of a JSON list (a criterion's `answers`, `notes`…); others are skipped.
+pub(crate) fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
         .map(|items| {

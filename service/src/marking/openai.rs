@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::builtin::BLANK_QUOTE;
+use super::builtin::{BLANK_QUOTE, strings};
 use super::evidence::{self, Claim, Guard, PageInk, Placement};
 use super::marker::{
     AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, Problem, Rect, Scheme,
@@ -161,18 +161,6 @@ fn text_part(text: impl Into<String>) -> Value {
 fn image_part(png: &[u8]) -> Value {
     let data = base64::engine::general_purpose::STANDARD.encode(png);
     json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{data}") } })
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The scheme's criteria as text, one block each.

@@ -482,3 +482,15 @@ pub fn tiny_image(format: &str) -> Vec<u8> {
         .expect("encode a tiny image");
     out.into_inner()
 }
+
+/// Appends a PNG chunk with its length and CRC to `out` (for hand-made PNG headers).
+#[allow(dead_code)]
+pub fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&u32::try_from(data.len()).expect("chunk").to_be_bytes());
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(kind);
+    hasher.update(data);
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    out.extend_from_slice(&hasher.finalize().to_be_bytes());
+}
