@@ -5,7 +5,7 @@
 #   scripts/native-packages.sh          to build and run the service: Tesseract and Leptonica
 #                                       (OCR, linked through leptess, whose bindings need clang
 #                                       and pkg-config) with English and orientation data
-#   scripts/native-packages.sh --test   also what the suites use: poppler's pdftotext and
+#   scripts/native-packages.sh --test   also what the suites use: curl, poppler's pdftotext and
 #                                       pdftoppm, the tesseract command, two handwriting fonts
 #
 # It needs Debian or Ubuntu and root, or passwordless sudo. Elsewhere it names the packages and
@@ -29,6 +29,7 @@ command -v clang >/dev/null 2>&1 || need clang
 ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata >/dev/null 2>&1 || need tesseract-ocr-eng
 ls /usr/share/tesseract-ocr/*/tessdata/osd.traineddata >/dev/null 2>&1 || need tesseract-ocr-osd
 if $test_packages; then
+  command -v curl >/dev/null 2>&1 || need curl
   command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 || need poppler-utils
   command -v tesseract >/dev/null 2>&1 || need tesseract-ocr
   [ -e /usr/share/fonts/truetype/fifthhorseman/dkg.ttf ] || need fonts-dkg-handwriting
