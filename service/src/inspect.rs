@@ -127,6 +127,12 @@ pub fn blank_pdf(pages: usize) -> Vec<u8> {
     for _ in 0..pages {
         objects.push("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>".to_owned());
     }
+    pdf_of(&objects)
+}
+
+/// Writes a minimal PDF of the given objects, numbered from 1 (object 1 is the catalog), with
+/// its cross-reference table (used by tests and examples).
+pub fn pdf_of(objects: &[String]) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::with_capacity(objects.len());
     for (i, object) in objects.iter().enumerate() {

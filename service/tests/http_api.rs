@@ -1072,27 +1072,7 @@ fn pdf_with_unreadable_page() -> Vec<u8> {
         "<< /Type /Page /Parent 2 0 R /Contents 5 0 R >>".to_owned(),
         "<< /Length 19 /Filter /DCTDecode >>\nstream\nnot deflated at all\nendstream".to_owned(),
     ];
-    let mut out = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, object) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
-    }
-    let xref = out.len();
-    out.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for offset in offsets {
-        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    out
+    examkit::inspect::pdf_of(&objects)
 }
 
 /// Uploads that look like their type by their first bytes but cannot be indexed, each with a
