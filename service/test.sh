@@ -86,4 +86,6 @@ cargo clippy -p examkit --all-targets -- -D warnings
 echo "== tests (SQLite and PostgreSQL)"
 # The README's marking walkthrough runs the scan maker's command beside examkit's.
 cargo build -p examkit-scanmaker
-cargo test -p examkit
+# Calibration marks on a private SQLite database whatever DATABASE_URL says, so its end-to-end run
+# (three minutes) is left to the SQLite pass of `make test`'s rust suite.
+cargo test -p examkit -- --skip the_shipped_reference_set_is_calibrated

@@ -41,6 +41,9 @@ pub enum Command {
     /// Set accounts' favourite questions.
     #[command(subcommand)]
     Favourites(crate::bank_admin::FavouritesCommand),
+    /// Measure a marker against trusted decisions.
+    #[command(subcommand)]
+    Marker(crate::calibration::MarkerCommand),
 }
 
 /// Arguments of `examkit validate`.
@@ -76,6 +79,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Bank(command) => with_runtime(crate::bank_admin::bank(command)),
         Command::Favourites(command) => with_runtime(crate::bank_admin::favourites(command)),
+        Command::Marker(command) => with_runtime(crate::calibration::run(command)),
     }
 }
 

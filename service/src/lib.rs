@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod auth;
 pub mod bank_admin;
+pub mod calibration;
 pub mod cli;
 pub mod config;
 pub mod http;
