@@ -365,3 +365,6 @@ fn unstructured(request: &MarkRequest, page: &WorkPage) -> Value {
         }],
     })
 }
+
+#[cfg(test)]
+mod tests;

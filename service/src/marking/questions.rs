@@ -390,22 +390,111 @@ pub async fn mark(
     job: &Job,
     lost: &Arc<AtomicBool>,
 ) -> Result<bool, JobFailure> {
+    let started = std::time::Instant::now();
+    let store = &context.store;
+    let Some(loaded) = load(context, job).await? else {
+        return Err(JobFailure::permanent("the question no longer exists"));
+    };
+    store.question_running(&loaded.work.id).await?;
+    let mut request = assemble(context, job, &loaded).await?;
+    if context.marker.needs_images() {
+        attach_images(
+            store,
+            &job.user_id,
+            &mut request,
+            context.config.dpi,
+            context.marker.image_long_edge(),
+        )
+        .await?;
+    }
+    let engine_assets: Vec<examkit_engine::Asset> = loaded
+        .assets
+        .iter()
+        .filter_map(AssetRow::to_engine)
+        .collect();
+    let marked = call_marker(context, &request, &engine_assets, lost).await?;
+    check_answer(&request, &marked.question)?;
+    let source = source_for(context.marker.name(), &marked.name, marked.model.as_deref());
+    let document = document_for(&loaded.work.label, &marked.question, source);
+    let data = score(&document, engine_assets).await?;
+    if lost.load(Ordering::SeqCst) {
+        return Ok(false);
+    }
+    let run = marked.run.map(|mut run| {
+        // The whole job's time, so that the service's own share (this less the provider's
+        // latency) can be read off every question.
+        if let Some(object) = run.as_object_mut() {
+            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            object.insert("durationMs".into(), json!(ms));
+        }
+        run.to_string()
+    });
+    Ok(store
+        .save_marked_question(
+            job,
+            &loaded.work.id,
+            &data,
+            &document["source"].to_string(),
+            run.as_deref(),
+        )
+        .await?)
+}
+
+/// What marking one question starts from: its row, session, stored request, the session's assets
+/// and paper layout, and which assets are students' scripts.
+struct Loaded {
+    work: crate::store::automated_questions::QuestionWork,
+    session: SessionRow,
+    request: QuestionRequest,
+    assets: Vec<AssetRow>,
+    layout: Option<Layout>,
+    scripts: HashSet<String>,
+}
+
+/// Loads what marking the job's question needs; `None` when the question is gone.
+async fn load(context: &Arc<JobContext>, job: &Job) -> Result<Option<Loaded>, JobFailure> {
     let store = &context.store;
     let question_id = serde_json::from_str::<Value>(&job.payload)
         .ok()
         .and_then(|p| p["questionId"].as_str().map(str::to_owned))
         .ok_or_else(|| JobFailure::permanent("malformed job"))?;
     let Some(work) = store.question_work(&question_id).await? else {
-        return Err(JobFailure::permanent("the question no longer exists"));
+        return Ok(None);
     };
-    store.question_running(&work.id).await?;
     let session = session_of(context, job).await?;
     let request: QuestionRequest = serde_json::from_str(&work.request_json)
         .map_err(|e| JobFailure::permanent(format!("the question's request is malformed: {e}")))?;
     let assets = store.session_assets(&session.id).await?;
     let layout = layout_of(store, &session).await?;
-    let paper = session.paper.clone();
     let scripts = super::indexing::scripts(&store.session_pages(&session.id).await?);
+    Ok(Some(Loaded {
+        work,
+        session,
+        request,
+        assets,
+        layout,
+        scripts,
+    }))
+}
+
+/// The marker's request: each selected page with what indexing found on it (words, ink, role,
+/// the part's answer spaces from the paper's layout), and the scheme. An error when no selected
+/// page is a student's work.
+async fn assemble(
+    context: &Arc<JobContext>,
+    job: &Job,
+    loaded: &Loaded,
+) -> Result<MarkRequest, JobFailure> {
+    let store = &context.store;
+    let Loaded {
+        work,
+        session,
+        request,
+        assets,
+        layout,
+        scripts,
+    } = loaded;
+    let paper = session.paper.clone();
     let mut work_pages = Vec::new();
     let mut scheme_pages = Vec::new();
     for (asset_id, pages) in &request.page_selections {
@@ -428,7 +517,7 @@ pub async fn mark(
             let width_px = u32::try_from(record.width_px).unwrap_or(0);
             let height_px = u32::try_from(record.height_px).unwrap_or(0);
             if asset.kind == "work" {
-                let regions = match (&layout, code_of(&record), &paper) {
+                let regions = match (layout, code_of(&record), &paper) {
                     (
                         Some(layout),
                         Some((DocumentKind::QuestionPaper, id, revision, on)),
@@ -498,7 +587,7 @@ pub async fn mark(
     for (asset, pages) in &request.page_selections {
         selections.insert(asset.clone(), json!(pages));
     }
-    let mut mark_request = MarkRequest {
+    Ok(MarkRequest {
         question_id: work.id.clone(),
         session_id: session.id.clone(),
         label: work.label.clone(),
@@ -506,24 +595,21 @@ pub async fn mark(
         work_pages,
         scheme_pages,
         page_selections: selections,
-        assets: assets_json(&assets),
-    };
-    if context.marker.needs_images() {
-        attach_images(
-            store,
-            &job.user_id,
-            &mut mark_request,
-            context.config.dpi,
-            context.marker.image_long_edge(),
-        )
-        .await?;
-    }
-    let engine_assets: Vec<examkit_engine::Asset> =
-        assets.iter().filter_map(AssetRow::to_engine).collect();
-    let check = answer_check(&mark_request, &engine_assets, context.marker.name());
-    let marked = context
+        assets: assets_json(assets),
+    })
+}
+
+/// The configured marker's answer, passed through [`answer_check`] by the marker itself.
+async fn call_marker(
+    context: &Arc<JobContext>,
+    request: &MarkRequest,
+    engine_assets: &[examkit_engine::Asset],
+    lost: &Arc<AtomicBool>,
+) -> Result<super::marker::Marked, JobFailure> {
+    let check = answer_check(request, engine_assets, context.marker.name());
+    context
         .marker
-        .mark(&mark_request, &check, lost.clone())
+        .mark(request, &check, lost.clone())
         .await
         .map_err(|e| {
             let failure = if e.retry {
@@ -536,14 +622,18 @@ pub async fn mark(
                 Some(details) => failure.with_details(details),
                 None => failure,
             }
-        })?;
-    check_answer(&mark_request, &marked.question)?;
-    let source = source_for(context.marker.name(), &marked.name, marked.model.as_deref());
-    let document = document_for(&work.label, &marked.question, source);
-    let bytes = serde_json::to_vec(&document).map_err(|e| {
+        })
+}
+
+/// The engine's result for the marked question (one-question `document`), ready to save; the
+/// engine's refusal is `marker_answer_invalid` with its errors.
+async fn score(
+    document: &Value,
+    engine_assets: Vec<examkit_engine::Asset>,
+) -> Result<QuestionData, JobFailure> {
+    let bytes = serde_json::to_vec(document).map_err(|e| {
         JobFailure::permanent(format!("the marked question cannot be written: {e}"))
     })?;
-    let engine_assets = engine_assets.clone();
     let outcome =
         tokio::task::spawn_blocking(move || examkit_engine::validate(&bytes, Some(&engine_assets)))
             .await
@@ -570,7 +660,7 @@ pub async fn mark(
         .questions
         .first()
         .ok_or_else(|| JobFailure::permanent("the engine returned no question"))?;
-    let data = QuestionData {
+    Ok(QuestionData {
         label: result.label.clone(),
         status: match result.status {
             examkit_engine::Status::Completed => "completed",
@@ -583,20 +673,7 @@ pub async fn mark(
         question_json: document["questions"][0].to_string(),
         result_json: serde_json::to_string(result)
             .map_err(|e| JobFailure::permanent(format!("the result cannot be written: {e}")))?,
-    };
-    if lost.load(Ordering::SeqCst) {
-        return Ok(false);
-    }
-    let run = marked.run.as_ref().map(Value::to_string);
-    Ok(store
-        .save_marked_question(
-            job,
-            &work.id,
-            &data,
-            &document["source"].to_string(),
-            run.as_deref(),
-        )
-        .await?)
+    })
 }
 
 /// The check every marker's answer passes before it is saved, as [`super::marker::AnswerCheck`]
@@ -766,18 +843,18 @@ pub fn check_answer(request: &MarkRequest, question: &Value) -> Result<(), JobFa
         );
     }
     if let Scheme::Structured { criteria, .. } = &request.scheme {
-        let expected: HashSet<(String, String, String)> = criteria
+        let expected: HashSet<String> = criteria
             .as_array()
             .map(|cs| cs.iter().map(criterion_key).collect())
             .unwrap_or_default();
-        let answered: HashSet<(String, String, String)> = question["rubric"]["criteria"]
+        let answered: HashSet<String> = question["rubric"]["criteria"]
             .as_array()
             .map(|cs| cs.iter().map(criterion_key).collect())
             .unwrap_or_default();
         if expected != answered {
             return refuse(
                 "marker_rubric_mismatch",
-                "the marker's rubric is not the scheme's: its criteria (ids, parts, codes) must be exactly the scheme's".into(),
+                "the marker's rubric is not the scheme's: its criteria (ids, parts, codes, requirements, conditions and dependencies) must be exactly the scheme's".into(),
             );
         }
     }
@@ -831,9 +908,28 @@ pub fn check_answer(request: &MarkRequest, question: &Value) -> Result<(), JobFa
     Ok(())
 }
 
-fn criterion_key(c: &Value) -> (String, String, String) {
-    let text = |k: &str| c[k].as_str().unwrap_or("").to_owned();
-    (text("id"), text("partId"), text("code"))
+/// What of a criterion a marker may not change: everything that decides the score (id, part,
+/// code, requirement, conditions and how they combine, dependencies), as one comparable string.
+/// Accepted answers and notes are guidance, not rubric, and are left out.
+fn criterion_key(c: &Value) -> String {
+    let conditions = super::builtin::strings(&c["conditions"]);
+    let mode = match c["conditionMode"].as_str() {
+        Some(mode) => mode,
+        None if conditions.is_empty() => "",
+        None => "all",
+    };
+    let mut depends = super::builtin::strings(&c["dependsOn"]);
+    depends.sort();
+    json!([
+        c["id"],
+        c["partId"],
+        c["code"],
+        c["requirement"],
+        conditions,
+        mode,
+        depends
+    ])
+    .to_string()
 }
 
 /// Records a question whose marking failed for good.
@@ -912,3 +1008,6 @@ mod tests {
         assert!(close(turned(turned(r, 90), 270), r));
     }
 }
+
+#[cfg(test)]
+mod check_tests;
