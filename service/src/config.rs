@@ -194,6 +194,16 @@ pub struct MarkingArgs {
         value_name = "S"
     )]
     pub marker_timeout_seconds: u64,
+    /// Questions each worker marks at once (calls to the marker in flight, 1 to 64). Worth raising
+    /// for a marker that waits on a remote model; pages are still indexed one at a time per worker.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_CONCURRENCY",
+        default_value_t = 1,
+        value_name = "N",
+        value_parser = clap::value_parser!(u16).range(1..=64)
+    )]
+    pub marker_concurrency: u16,
 }
 
 /// The markers `--marker` names.
@@ -266,6 +276,7 @@ impl MarkingArgs {
             max_attempts: self.job_attempts.max(1),
             backoff: std::time::Duration::from_millis(self.job_backoff_ms),
             ocr: self.ocr == Switch::On,
+            marker_concurrency: usize::from(self.marker_concurrency),
             ..defaults
         })
     }

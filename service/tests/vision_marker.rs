@@ -1008,7 +1008,63 @@ async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
     assert_eq!(question["score"]["awarded"], 1);
 }
 
+/// One worker with `--marker-concurrency 3` has the paper's three questions at the provider at
+/// once: the provider answers none until all three have arrived (a barrier), so a worker marking
+/// one question at a time would get 503s and fail them.
+async fn one_worker_marks_several_questions_at_once(db: Db) {
+    let provider = provider::start(MODEL, Some(TOKEN), true, |seen| {
+        Reply::Barrier(3, Box::new(paper_model(seen)))
+    })
+    .await;
+    let choice = openai_choice(&provider);
+    let Some(s) = start_with(db, generous(), |state| {
+        state.marking.marker = choice.clone();
+    })
+    .await
+    else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let files = scan(&exported, &sample_answers(), &["--seed", "9"]);
+    let session = session_from_paper(&s, &key, &exported.id).await;
+    let (name, bytes) = files.into_iter().next().expect("the scan");
+    upload(&s, &key, &session, "work", &name, bytes).await;
+    let marking = workers(&s, |config| {
+        config.marker = choice.clone();
+        config.workers = 1;
+        config.marker_concurrency = 3;
+        config.max_attempts = 1;
+    });
+    start(&s, &key, &session).await;
+    let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
+    marking.shutdown().await;
+    provider.assert_clean();
+    assert_eq!(
+        provider.log().len(),
+        3,
+        "one call per question, none retried"
+    );
+    for question in view["questions"].as_array().expect("questions") {
+        assert!(
+            matches!(
+                question["status"].as_str(),
+                Some("completed" | "needs_review")
+            ),
+            "{question}"
+        );
+        let run = &question["markerRun"];
+        assert!(
+            run["durationMs"].as_u64() >= run["latencyMs"].as_u64(),
+            "the job's time includes the provider's: {run}"
+        );
+    }
+}
+
 on_both!(
+    one_worker_marks_several_questions_at_once,
     a_paper_is_marked_by_the_vision_model_end_to_end,
     a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end,
 );

@@ -201,6 +201,25 @@ impl Local {
         .await
     }
 
+    /// Any JSON call to the private service (with an idempotency key when `idempotent`): the
+    /// status and the answer's JSON (`null` when it is not JSON).
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+        idempotent: bool,
+    ) -> Result<(u16, Value), String> {
+        let key = idempotency_key();
+        let mut headers = vec![("content-type", "application/json")];
+        if idempotent {
+            headers.push(("idempotency-key", &key));
+        }
+        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let answer = self.call(method, path, &headers, bytes).await?;
+        Ok((answer.status.as_u16(), answer.json()))
+    }
+
     /// Saves revision 1 of a paper of these bank questions under `id`, exports it, and fetches
     /// both PDFs.
     pub async fn paper(

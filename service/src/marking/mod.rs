@@ -84,6 +84,8 @@ pub struct MarkingConfig {
     pub ocr: bool,
     /// The marker.
     pub marker: MarkerChoice,
+    /// Questions each worker marks at once (marker calls in flight); at least 1.
+    pub marker_concurrency: usize,
 }
 
 impl Default for MarkingConfig {
@@ -99,6 +101,7 @@ impl Default for MarkingConfig {
             dpi: 150,
             ocr: true,
             marker: MarkerChoice::BuiltIn,
+            marker_concurrency: 1,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Workers: tasks that claim jobs from the database queue and run them.
 //!
-//! A worker claims one job at a time, keeps its lease alive with heartbeats while it runs, and
-//! stops claiming when told to stop (SIGTERM). A job still running then has a grace period
+//! A worker runs one indexing or planning job at a time and up to `marker_concurrency` question
+//! marking jobs beside it (each mostly waits on its marker), keeps each job's lease alive with
+//! heartbeats while it runs, and stops claiming when told to stop (SIGTERM). A job still running then has a grace period
 //! ([`SHUTDOWN_GRACE`] or the lease, whichever is longer) to finish; past that it is released (queued again, the attempt not counted) and its result, if it
 //! still comes, is not saved: saving needs the lease token that the release cleared.
 
@@ -9,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::{JoinHandle, JoinSet};
 
 use super::MarkingConfig;
 use super::jobs::{self, JobContext, JobFailure};
@@ -76,20 +77,48 @@ pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
 async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiver<bool>) {
     tracing::info!(worker = %name, "worker started");
     let config = &context.config;
+    // One slot per job in flight: marking jobs run as tasks holding a slot, other jobs run here.
+    let slots = Arc::new(Semaphore::new(config.marker_concurrency.max(1)));
+    let mut marking = JoinSet::new();
     while !*stopped.borrow() {
+        while marking.try_join_next().is_some() {}
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            changed = stopped.changed() => {
+                if changed.is_err() {
+                    break; // The switch is gone: nothing can stop this worker any more.
+                }
+                continue;
+            }
+        };
         let claimed = context
             .store
             .claim_job(&name, now_ms(), config.lease_ms())
             .await;
         match claimed {
-            Ok(Some(job)) => run_one(&context, &name, job, &mut stopped).await,
+            Ok(Some(job)) if job.kind == jobs::MARK_QUESTION => {
+                let (context, name, mut stopped) = (context.clone(), name.clone(), stopped.clone());
+                marking.spawn(async move {
+                    run_one(&context, &name, job, &mut stopped).await;
+                    drop(slot);
+                });
+            }
+            Ok(Some(job)) => {
+                run_one(&context, &name, job, &mut stopped).await;
+                drop(slot);
+            }
             Ok(None) => {
+                drop(slot);
                 tokio::select! {
                     _ = tokio::time::sleep(config.poll) => {}
                     _ = stopped.changed() => {}
                 }
             }
             Err(e) => {
+                drop(slot);
                 tracing::warn!(worker = %name, error = %e, "claiming a job failed");
                 tokio::select! {
                     _ = tokio::time::sleep(config.poll * 4) => {}
@@ -98,6 +127,8 @@ async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiv
             }
         }
     }
+    // Stopping: the marking jobs in flight finish within their grace period, or are released.
+    while marking.join_next().await.is_some() {}
     tracing::info!(worker = %name, "worker stopped");
 }
 

@@ -49,6 +49,9 @@ pub enum Reply {
     Status(u16, Option<u64>, String),
     /// Waits this long, then answers `{}`.
     Stall(Duration),
+    /// Holds the answer until the provider has had this many requests in all (or 503 after 30 s),
+    /// then answers as the inner reply: proof that those requests were in flight at once.
+    Barrier(usize, Box<Reply>),
 }
 
 /// One logged request.
@@ -136,7 +139,7 @@ pub async fn start(
                         log.len() - 1
                     };
                     let reply = script(&Seen { call, ..seen });
-                    respond(reply, &model).await
+                    respond(reply, &model, &log).await
                 }
             })
     };
@@ -159,7 +162,11 @@ pub async fn start(
     }
 }
 
-async fn respond(reply: Reply, model: &str) -> warp::reply::Response {
+async fn respond(
+    reply: Reply,
+    model: &str,
+    log: &Arc<Mutex<Vec<Logged>>>,
+) -> warp::reply::Response {
     use warp::Reply as _;
     let completion = |content: String| {
         json!({
@@ -192,6 +199,20 @@ async fn respond(reply: Reply, model: &str) -> warp::reply::Response {
         Reply::Stall(wait) => {
             tokio::time::sleep(wait).await;
             warp::reply::json(&json!({})).into_response()
+        }
+        Reply::Barrier(calls, then) => {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while log.lock().expect("log").len() < calls {
+                if Instant::now() > deadline {
+                    return warp::reply::with_status(
+                        format!("fewer than {calls} requests arrived together"),
+                        warp::http::StatusCode::SERVICE_UNAVAILABLE,
+                    )
+                    .into_response();
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Box::pin(respond(*then, model, log)).await
         }
     }
 }
