@@ -6,15 +6,16 @@
 //!     [--questions 24] [--workers 4] [--concurrency 4] [--delay-ms 2000] [--rounds 6]
 //! ```
 //!
-//! A paper of the sample bank's questions is saved and exported in a private examkit, answered in
-//! a handwriting font by the scan maker, uploaded and marked once (the stub answering at once).
-//! Then:
-//! 1. **The service's own cost per question**: question 1 is marked again with twelve work pages
-//!    selected, five times, one at a time, and each run's `durationMs − latencyMs` (loading, page
-//!    images, placement, the engine, saving; the provider's time set aside) is printed.
+//! A paper of the sample bank's questions is saved and exported in a private examkit and answered
+//! in a handwriting font by the scan maker. Sessions made with a title are given the scan as work
+//! and the paper's mark scheme as scheme (indexed without OCR: the stub reads nothing), then:
+//! 1. **The service's own cost per question**: a question over twelve work pages and one scheme
+//!    page is marked five times, one at a time, and each run's `durationMs − latencyMs`
+//!    (loading, page images, placement, the engine, saving; the provider's time set aside) is
+//!    printed.
 //! 2. **Throughput**: with the stub answering after `--delay-ms`, `rounds × workers × concurrency`
-//!    questions are queued at once and timed until the last is marked; the ideal is
-//!    `workers × concurrency / delay` questions a second.
+//!    questions of one work page and one scheme page (24 to a session) are queued at once and timed until the last is marked;
+//!    the ideal is `workers × concurrency / delay` questions a second.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,7 +74,6 @@ fn stub_answer(body: &Value) -> Value {
                 .collect()
         })
         .unwrap_or_default();
-    let page = decision["pageId"]["enum"][0].as_str().unwrap_or_default();
     let text: String = body["messages"][1]["content"]
         .as_array()
         .map(|parts| {
@@ -84,6 +84,24 @@ fn stub_answer(body: &Value) -> Value {
                 .join("\n")
         })
         .unwrap_or_default();
+    let after = |prefix: &str| -> Option<String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix).map(str::to_owned))
+    };
+    let page = after("Work page ").unwrap_or_default();
+    // A scheme of pages: the stub reads one one-mark criterion from the first scheme page.
+    let (ids, rubric) = if ids.is_empty() {
+        let source = after("Scheme page ").unwrap_or_default();
+        (
+            vec!["c1".to_owned()],
+            json!({ "parts": [{ "id": "a", "maxMarks": 1 }],
+                    "criteria": [{ "id": "c1", "partId": "a", "code": "B1",
+                                   "requirement": "the answer", "dependsOn": [],
+                                   "sourcePageIds": [source] }] }),
+        )
+    } else {
+        (ids, Value::Null)
+    };
     let decisions: Vec<Value> = ids
         .iter()
         .map(|id| {
@@ -104,7 +122,7 @@ fn stub_answer(body: &Value) -> Value {
             })
         })
         .collect();
-    let content = json!({ "transcription": "", "rubric": null, "decisions": decisions });
+    let content = json!({ "transcription": "", "rubric": rubric, "decisions": decisions });
     json!({
         "id": "bench", "object": "chat.completion", "created": 0, "model": "bench",
         "choices": [{ "index": 0, "finish_reason": "stop",
@@ -199,6 +217,7 @@ async fn main() -> Result<(), Error> {
         workers: o.workers,
         marker_concurrency: o.concurrency,
         poll: Duration::from_millis(100),
+        ocr: false,
         marker,
         ..MarkingConfig::default()
     };
@@ -237,55 +256,86 @@ async fn main() -> Result<(), Error> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let files = examkit_scanmaker::make(&args).map_err(|e| format!("scan maker: {e:?}"))?;
     let scan = std::fs::read(files.first().ok_or("no scan")?)?;
-    let session = local.session(paper_id).await?;
-    let session_id = session["id"].as_str().ok_or("session id")?.to_owned();
-    let scheme_id = session["assets"][0]["id"]
-        .as_str()
-        .ok_or("scheme id")?
-        .to_owned();
-    let work = local
-        .upload(&session_id, "scan.pdf", "application/pdf", scan)
-        .await?;
-    let work_id = work["id"].as_str().ok_or("work id")?.to_owned();
-    let pages = work["pageCount"].as_u64().ok_or("page count")?;
-    local.start_marking(&session_id).await?;
-    let view = wait_for(&local, &session_id, o.questions).await?;
-    let listed = view["questions"].as_array().ok_or("questions")?.clone();
+    let pages = u32::try_from(examkit::inspect::page_count(
+        examkit::inspect::FileType::Pdf,
+        &scan,
+        150,
+    )?)?;
+    let scheme_pages = u32::try_from(examkit::inspect::page_count(
+        examkit::inspect::FileType::Pdf,
+        &paper.mark_scheme,
+        150,
+    )?)?;
     println!(
-        "paper: {} questions on {pages} pages, marked once ({} failed)",
-        listed.len(),
-        listed.iter().filter(|q| q["status"] == "failed").count()
+        "paper: {} questions on {pages} pages, mark scheme {scheme_pages} pages",
+        answers.len()
     );
 
+    // A session with a title, the scan as work and the mark scheme as scheme, indexed.
+    let session = |n: usize| {
+        let (local, scan, scheme) = (&local, scan.clone(), paper.mark_scheme.clone());
+        async move {
+            let (status, made) = local
+                .request(
+                    Method::POST,
+                    "/v1/marking/sessions",
+                    Some(&json!({ "title": format!("Benchmark {n}") })),
+                    true,
+                )
+                .await?;
+            if status != 201 {
+                return Err::<(String, String, String), Error>(
+                    format!("session: {status} {made}").into(),
+                );
+            }
+            let id = made["session"]["id"]
+                .as_str()
+                .ok_or("session id")?
+                .to_owned();
+            let work = local
+                .upload_as(&id, "work", "scan.pdf", "application/pdf", scan)
+                .await?;
+            let scheme = local
+                .upload_as(&id, "scheme", "mark-scheme.pdf", "application/pdf", scheme)
+                .await?;
+            local.start_marking(&id).await?;
+            wait_for(local, &id, 0).await?;
+            let work = work["id"].as_str().ok_or("work id")?.to_owned();
+            let scheme = scheme["id"].as_str().ok_or("scheme id")?.to_owned();
+            Ok((id, work, scheme))
+        }
+    };
+    let question =
+        |label: String, work: &str, scheme: &str, work_pages: Vec<u32>, schemes: &[u32]| {
+            json!({
+                "label": label, "workAssetIds": [work], "schemeAssetIds": [scheme],
+                "pageSelections": { work: work_pages, scheme: schemes },
+            })
+        };
+
     // 1. The service's own cost for a question over twelve work pages.
-    let first = listed
-        .iter()
-        .find(|q| q["label"] == "1")
-        .ok_or("question 1")?;
-    let scheme_pages = first["sourceDocuments"]["pageSelections"][&scheme_id].clone();
-    let twelve: Vec<u64> = (1..=pages.min(12)).collect();
-    let body = json!({
-        "label": "1", "workAssetIds": [work_id], "schemeAssetIds": [scheme_id],
-        "pageSelections": { work_id.as_str(): twelve, scheme_id.as_str(): scheme_pages },
-    });
-    let path = format!("/v1/marking/sessions/{session_id}/questions");
+    let (first, work, scheme) = session(0).await?;
+    let path = |session: &str| format!("/v1/marking/sessions/{session}/questions");
+    let twelve: Vec<u32> = (1..=pages.min(12)).collect();
     let mut own = Vec::new();
-    let mut listed_now = listed.len();
-    for _ in 0..5 {
+    for n in 1..=5 {
+        let body = question(format!("twelve-{n}"), &work, &scheme, twelve.clone(), &[1]);
         let (status, answer) = local
-            .request(Method::POST, &path, Some(&body), true)
+            .request(Method::POST, &path(&first), Some(&body), true)
             .await?;
         if status != 202 {
-            return Err(format!("marking question 1 again: {status} {answer}").into());
+            return Err(format!("marking a twelve-page question: {status} {answer}").into());
         }
-        listed_now += 1;
-        let view = wait_for(&local, &session_id, listed_now).await?;
+        let view = wait_for(&local, &first, n).await?;
         let id = &answer["question"]["id"];
-        let question = view["questions"]
+        let marked = view["questions"]
             .as_array()
             .and_then(|qs| qs.iter().find(|q| &q["id"] == id))
             .ok_or("the new question")?;
-        let run = &question["markerRun"];
+        if marked["status"] == "failed" {
+            return Err(format!("the twelve-page question failed: {}", marked["error"]).into());
+        }
+        let run = &marked["markerRun"];
         let (total, provider) = (
             run["durationMs"].as_f64().ok_or("durationMs")?,
             run["latencyMs"].as_f64().ok_or("latencyMs")?,
@@ -293,7 +343,7 @@ async fn main() -> Result<(), Error> {
         own.push(total - provider);
     }
     println!(
-        "service's own cost per {}-page question (loading, page images, placement, engine, saving): median {:.0} ms, min {:.0} ms, max {:.0} ms over {} runs",
+        "service's own cost per {}-page question (and one scheme page; loading, page images, placement, engine, saving): median {:.0} ms, min {:.0} ms, max {:.0} ms over {} runs",
         twelve.len(),
         median(own.clone()),
         own.iter().copied().fold(f64::INFINITY, f64::min),
@@ -302,27 +352,33 @@ async fn main() -> Result<(), Error> {
     );
 
     // 2. Throughput against a provider answering after a fixed delay.
-    delay.store(o.delay_ms, Ordering::SeqCst);
     let total = o.rounds * o.workers * o.concurrency;
+    let mut sessions = Vec::new();
+    for n in 0..total.div_ceil(24) {
+        sessions.push(session(n + 1).await?);
+    }
+    delay.store(o.delay_ms, Ordering::SeqCst);
     let started = Instant::now();
     for n in 0..total {
-        let q = &listed[n % listed.len()];
-        let body = json!({
-            "label": q["label"], "workAssetIds": [work_id], "schemeAssetIds": [scheme_id],
-            "pageSelections": q["sourceDocuments"]["pageSelections"],
-        });
+        let (id, work, scheme) = &sessions[n / 24];
+        let page = u32::try_from(n % 24)? % pages + 1;
+        let body = question(format!("{}", n % 24 + 1), work, scheme, vec![page], &[1]);
         let (status, answer) = local
-            .request(Method::POST, &path, Some(&body), true)
+            .request(Method::POST, &path(id), Some(&body), true)
             .await?;
         if status != 202 {
             return Err(format!("queueing: {status} {answer}").into());
         }
     }
-    let view = wait_for(&local, &session_id, listed_now + total).await?;
+    let mut failed = 0;
+    for (k, (id, _, _)) in sessions.iter().enumerate() {
+        let expected = (total - k * 24).min(24);
+        let view = wait_for(&local, id, expected).await?;
+        failed += view["questions"].as_array().map_or(0, |qs| {
+            qs.iter().filter(|q| q["status"] == "failed").count()
+        });
+    }
     let elapsed = started.elapsed().as_secs_f64();
-    let failed = view["questions"].as_array().map_or(0, |qs| {
-        qs.iter().filter(|q| q["status"] == "failed").count()
-    });
     let rate = total as f64 / elapsed;
     let ideal = (o.workers * o.concurrency) as f64 / (o.delay_ms as f64 / 1000.0);
     println!(

@@ -638,7 +638,10 @@ async fn too_many_requests_waits_for_retry_after() {
     let error = mark_with(config(&provider), &request)
         .await
         .expect_err("left to the queue");
-    assert_eq!((error.code, error.retry), ("marker_http_status", true));
+    assert_eq!(
+        (error.code.as_str(), error.retry),
+        ("marker_http_status", true)
+    );
     assert_eq!(provider.log().len(), 1);
 }
 
@@ -657,7 +660,10 @@ async fn a_refused_token_fails_at_once_without_the_secret() {
         .await
         .expect_err("refused");
     assert_eq!(provider.log().len(), 1, "a 401 is not retried");
-    assert_eq!((error.code, error.retry), ("marker_http_status", false));
+    assert_eq!(
+        (error.code.as_str(), error.retry),
+        ("marker_http_status", false)
+    );
     assert!(error.message.contains("HTTP 401"), "{}", error.message);
     assert!(
         error.message.contains("Incorrect API key"),

@@ -308,8 +308,21 @@ impl Local {
         content_type: &str,
         bytes: Vec<u8>,
     ) -> Result<Value, String> {
+        self.upload_as(session, "work", name, content_type, bytes)
+            .await
+    }
+
+    /// Uploads a file as an asset of `kind` (`work` or `scheme`): the asset's view.
+    pub async fn upload_as(
+        &self,
+        session: &str,
+        kind: &str,
+        name: &str,
+        content_type: &str,
+        bytes: Vec<u8>,
+    ) -> Result<Value, String> {
         let query: String = form_urlencoded::Serializer::new(String::new())
-            .append_pair("kind", "work")
+            .append_pair("kind", kind)
             .append_pair("name", name)
             .finish();
         let answer = self

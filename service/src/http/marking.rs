@@ -276,14 +276,13 @@ pub fn indexing_view(s: &SessionRow, pages: &[PageRecord], assets: &[AssetRow]) 
         "pagesFailed": pages.iter().filter(|p| p.state == "failed").count(),
         "startedAt": s.started_at.map(rfc3339),
         "finishedAt": s.indexed_at.map(rfc3339),
+        // Every page belongs to one of the session's assets; one whose asset is not listed (never
+        // expected) is left out rather than given a kind it may not have.
         "pages": pages
             .iter()
-            .map(|p| {
-                page_view(
-                    p,
-                    kinds.get(p.asset_id.as_str()).copied().unwrap_or("work"),
-                    scripts.contains(&p.asset_id),
-                )
+            .filter_map(|p| {
+                let kind = kinds.get(p.asset_id.as_str())?;
+                Some(page_view(p, kind, scripts.contains(&p.asset_id)))
             })
             .collect::<Vec<_>>(),
     })

@@ -14,6 +14,7 @@
 //! (the engine applies the contract's scoring rules). With a scheme it cannot read as structured
 //! criteria it says so: one uncertain allocation for the whole question, its reason stated.
 
+use super::failure::FailureCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -71,7 +72,7 @@ fn mark(request: &MarkRequest) -> Result<Marked, MarkerError> {
         .collect();
     let Some(first_page) = evidence_pages.first() else {
         return Err(MarkerError::new(
-            "no_evidence_pages",
+            FailureCode::NoEvidencePages,
             "no selected work page can be evidence of the student's answer",
             false,
         ));

@@ -7,6 +7,7 @@
 //! contract's JSON fail the question at once. The answer is checked by the caller as every
 //! marker's is, and nothing partial is ever saved.
 
+use super::failure::FailureCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -116,7 +117,7 @@ pub fn request_body(request: &MarkRequest) -> Value {
     })
 }
 
-fn failure(code: &'static str, message: String, retry: bool) -> MarkerError {
+fn failure(code: FailureCode, message: String, retry: bool) -> MarkerError {
     MarkerError::new(code, message, retry)
 }
 
@@ -141,32 +142,37 @@ impl Marker for External {
                 call = call.bearer_auth(token);
             }
             let response = call.send().await.map_err(|e| {
-                if e.is_timeout() {
+                // The client's words can carry the marker's address: logged, not sent.
+                let timed_out = e.is_timeout();
+                tracing::warn!(error = %e.without_url(), "calling the external marker failed");
+                if timed_out {
                     failure(
-                        "marker_timeout",
-                        format!("the marker did not answer in time: {e}"),
+                        FailureCode::MarkerTimeout,
+                        "the marker did not answer in time".to_owned(),
                         true,
                     )
                 } else {
                     failure(
-                        "marker_unreachable",
-                        format!("the marker could not be reached: {e}"),
+                        FailureCode::MarkerUnreachable,
+                        "the marker could not be reached".to_owned(),
                         true,
                     )
                 }
             })?;
             let status = response.status();
             let body = response.bytes().await.map_err(|e| {
-                if e.is_timeout() {
+                let timed_out = e.is_timeout();
+                tracing::warn!(error = %e.without_url(), "reading the external marker's answer failed");
+                if timed_out {
                     failure(
-                        "marker_timeout",
-                        format!("the marker's answer did not arrive in time: {e}"),
+                        FailureCode::MarkerTimeout,
+                        "the marker's answer did not arrive in time".to_owned(),
                         true,
                     )
                 } else {
                     failure(
-                        "marker_unreachable",
-                        format!("the marker's answer could not be read: {e}"),
+                        FailureCode::MarkerUnreachable,
+                        "the marker's answer could not be read".to_owned(),
                         true,
                     )
                 }
@@ -174,14 +180,14 @@ impl Marker for External {
             if !status.is_success() {
                 let shown = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
                 return Err(failure(
-                    "marker_http_status",
+                    FailureCode::MarkerHttpStatus,
                     format!("the marker answered HTTP {}: {shown}", status.as_u16()),
                     status.is_server_error() || status.as_u16() == 429,
                 ));
             }
             if body.len() > MAX_ANSWER_BYTES {
                 return Err(failure(
-                    "marker_invalid_json",
+                    FailureCode::MarkerInvalidJson,
                     format!(
                         "the marker's answer is {} bytes; the limit is {MAX_ANSWER_BYTES}",
                         body.len()
@@ -191,14 +197,14 @@ impl Marker for External {
             }
             let answer: Value = serde_json::from_slice(&body).map_err(|e| {
                 failure(
-                    "marker_invalid_json",
+                    FailureCode::MarkerInvalidJson,
                     format!("the marker's answer is not JSON: {e}"),
                     false,
                 )
             })?;
             let Some(question) = answer.get("question").filter(|q| q.is_object()) else {
                 return Err(failure(
-                    "marker_invalid_json",
+                    FailureCode::MarkerInvalidJson,
                     "the marker's answer has no question object".into(),
                     false,
                 ));

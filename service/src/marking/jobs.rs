@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::MarkingConfig;
+use super::failure::FailureCode;
 use super::marker::Marker;
 use super::{indexing, questions};
 use crate::store::jobs::Job;
@@ -44,8 +45,8 @@ impl JobContext {
 /// Why an attempt failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobFailure {
-    /// A stable code for the failed question or page (`marker_timeout`, `page_unreadable`…).
-    pub code: &'static str,
+    /// A stable code for the failed question.
+    pub code: FailureCode,
     /// What went wrong, for the job record and the session's reader.
     pub message: String,
     /// Whether retrying cannot help (a malformed job, a file that cannot be read).
@@ -58,7 +59,7 @@ impl JobFailure {
     /// A failure worth retrying.
     pub fn transient(message: impl Into<String>) -> JobFailure {
         JobFailure {
-            code: "job_failed",
+            code: FailureCode::JobFailed,
             message: message.into(),
             permanent: false,
             details: None,
@@ -68,7 +69,7 @@ impl JobFailure {
     /// A failure no retry can mend.
     pub fn permanent(message: impl Into<String>) -> JobFailure {
         JobFailure {
-            code: "job_failed",
+            code: FailureCode::JobFailed,
             message: message.into(),
             permanent: true,
             details: None,
@@ -76,7 +77,7 @@ impl JobFailure {
     }
 
     /// The same failure under a stable code.
-    pub fn with_code(mut self, code: &'static str) -> JobFailure {
+    pub fn with_code(mut self, code: FailureCode) -> JobFailure {
         self.code = code;
         self
     }
@@ -89,8 +90,11 @@ impl JobFailure {
 }
 
 impl From<StoreError> for JobFailure {
+    /// The database's own words stay in the log: the job's reader gets a plain sentence.
     fn from(e: StoreError) -> Self {
-        JobFailure::transient(format!("storage failed: {e}")).with_code("storage_failed")
+        tracing::warn!(error = %e, "a marking job could not read or write the database");
+        JobFailure::transient("the database could not be read or written")
+            .with_code(FailureCode::StorageFailed)
     }
 }
 

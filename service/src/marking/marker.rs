@@ -14,6 +14,7 @@
 //! [`WorkPage::image`]). A marker may check its answer before it returns it, with the same check
 //! the caller applies afterwards ([`AnswerCheck`]), to ask for a repair.
 
+use super::failure::FailureCode;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -204,9 +205,8 @@ pub struct MarkRequest {
 /// Why a marker gave no answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MarkerError {
-    /// A stable code: `marker_timeout`, `marker_unreachable`, `marker_http_status`,
-    /// `marker_invalid_json`, `marker_answer_invalid`, `scheme_unreadable`…
-    pub code: &'static str,
+    /// A stable code.
+    pub code: FailureCode,
     /// What happened, in words fit for the session's reader (no addresses, no secrets).
     pub message: String,
     /// Whether another attempt may succeed (timeouts, connection errors, 5xx).
@@ -217,7 +217,7 @@ pub struct MarkerError {
 
 impl MarkerError {
     /// An error without details.
-    pub fn new(code: &'static str, message: impl Into<String>, retry: bool) -> MarkerError {
+    pub fn new(code: FailureCode, message: impl Into<String>, retry: bool) -> MarkerError {
         MarkerError {
             code,
             message: message.into(),
@@ -275,6 +275,12 @@ pub trait Marker: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// How its page images are encoded: PNG (lossless, the external contract's) unless it says
+    /// otherwise.
+    fn image_format(&self) -> image::ImageFormat {
+        image::ImageFormat::Png
+    }
+
     /// Marks one question. `check` is the check its answer will pass; `cancelled` turns true
     /// when the job's lease is lost or the question is cancelled; a marker may stop early then
     /// (its answer would not be saved anyway).
@@ -292,7 +298,7 @@ pub trait Marker: Send + Sync + std::fmt::Debug {
 pub fn structured_rubric(parts: &Value, criteria: &Value) -> Result<Value, MarkerError> {
     let unreadable = |what: &str| {
         MarkerError::new(
-            "scheme_unreadable",
+            FailureCode::SchemeUnreadable,
             format!("the structured scheme is malformed: {what}"),
             false,
         )

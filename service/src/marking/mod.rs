@@ -13,6 +13,7 @@ pub mod answers;
 pub mod builtin;
 pub mod evidence;
 pub mod external;
+pub mod failure;
 pub mod indexing;
 pub mod jobs;
 pub mod marker;

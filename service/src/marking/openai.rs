@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 
 use super::builtin::{BLANK_QUOTE, strings};
 use super::evidence::{self, Claim, Guard, PageInk, Placement};
+use super::failure::FailureCode;
 use super::marker::{
     AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, Problem, Rect, Scheme,
     WorkPage, structured_rubric,
@@ -158,9 +159,14 @@ fn text_part(text: impl Into<String>) -> Value {
     json!({ "type": "text", "text": text.into() })
 }
 
-fn image_part(png: &[u8]) -> Value {
-    let data = base64::engine::general_purpose::STANDARD.encode(png);
-    json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{data}") } })
+fn image_part(image: &[u8]) -> Value {
+    let data = base64::engine::general_purpose::STANDARD.encode(image);
+    let media = if image.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        "image/jpeg"
+    } else {
+        "image/png"
+    };
+    json!({ "type": "image_url", "image_url": { "url": format!("data:{media};base64,{data}") } })
 }
 
 /// The scheme's criteria as text, one block each.
@@ -263,7 +269,7 @@ pub fn messages(
 ) -> Result<Vec<Value>, MarkerError> {
     let missing = |page: &str| {
         MarkerError::new(
-            "job_failed",
+            FailureCode::JobFailed,
             format!("the image of page {page} could not be prepared"),
             true,
         )
@@ -459,11 +465,15 @@ impl OpenAi {
     ) -> Result<Completion, MarkerError> {
         let token = self.config.token.as_deref();
         let attempts = self.config.attempts.max(1);
-        let mut last = MarkerError::new("marker_unreachable", "the provider was not called", true);
+        let mut last = MarkerError::new(
+            FailureCode::MarkerUnreachable,
+            "the provider was not called",
+            true,
+        );
         for attempt in 1..=attempts {
             if cancelled.load(Ordering::SeqCst) {
                 return Err(MarkerError::new(
-                    "cancelled",
+                    FailureCode::Cancelled,
                     "marking was cancelled",
                     false,
                 ));
@@ -483,7 +493,7 @@ impl OpenAi {
                     tracing::warn!(error = %e.without_url(), attempt, "the vision-model provider could not be called");
                     last = if timed_out {
                         MarkerError::new(
-                            "marker_timeout",
+                            FailureCode::MarkerTimeout,
                             format!(
                                 "the model provider did not answer within {} s",
                                 self.config.timeout.as_secs()
@@ -492,7 +502,7 @@ impl OpenAi {
                         )
                     } else {
                         MarkerError::new(
-                            "marker_unreachable",
+                            FailureCode::MarkerUnreachable,
                             "the model provider could not be reached",
                             true,
                         )
@@ -515,9 +525,9 @@ impl OpenAi {
                     tracing::warn!(error = %e.without_url(), attempt, "the vision-model provider's answer could not be read");
                     last = MarkerError::new(
                         if timed_out {
-                            "marker_timeout"
+                            FailureCode::MarkerTimeout
                         } else {
-                            "marker_unreachable"
+                            FailureCode::MarkerUnreachable
                         },
                         "the model provider's answer did not arrive whole",
                         true,
@@ -530,7 +540,7 @@ impl OpenAi {
             };
             if status.as_u16() == 429 || status.is_server_error() {
                 last = MarkerError::new(
-                    "marker_http_status",
+                    FailureCode::MarkerHttpStatus,
                     format!(
                         "the model provider answered HTTP {}: {}",
                         status.as_u16(),
@@ -547,7 +557,7 @@ impl OpenAi {
             }
             if !status.is_success() {
                 return Err(MarkerError::new(
-                    "marker_http_status",
+                    FailureCode::MarkerHttpStatus,
                     format!(
                         "the model provider refused the request with HTTP {}: {}",
                         status.as_u16(),
@@ -558,14 +568,14 @@ impl OpenAi {
             }
             if bytes.len() > MAX_ANSWER_BYTES {
                 return Err(MarkerError::new(
-                    "marker_invalid_json",
+                    FailureCode::MarkerInvalidJson,
                     format!("the model provider's answer is over {MAX_ANSWER_BYTES} bytes"),
                     false,
                 ));
             }
             let answer: Value = serde_json::from_slice(&bytes).map_err(|_| {
                 MarkerError::new(
-                    "marker_invalid_json",
+                    FailureCode::MarkerInvalidJson,
                     "the model provider's answer is not a chat completion (not JSON)",
                     false,
                 )
@@ -574,7 +584,7 @@ impl OpenAi {
                 .as_str()
                 .ok_or_else(|| {
                     MarkerError::new(
-                        "marker_invalid_json",
+                        FailureCode::MarkerInvalidJson,
                         "the model provider's answer has no message content",
                         false,
                     )
@@ -635,7 +645,7 @@ fn question_from(
         (Scheme::Structured { parts, criteria }, _) => {
             structured_rubric(parts, criteria).map_err(|e| {
                 vec![Problem {
-                    code: e.code.into(),
+                    code: e.code.as_str().into(),
                     path: String::new(),
                     message: e.message,
                 }]
@@ -747,6 +757,12 @@ impl Marker for OpenAi {
         Some(self.config.image_long_edge)
     }
 
+    /// JPEG: a tenth of a scan's PNG, so the request is smaller and the page faster to encode;
+    /// every vision model reads it.
+    fn image_format(&self) -> image::ImageFormat {
+        image::ImageFormat::Jpeg
+    }
+
     fn mark<'a>(
         &'a self,
         request: &'a MarkRequest,
@@ -756,7 +772,7 @@ impl Marker for OpenAi {
         Box::pin(async move {
             if shown_pages(request).is_empty() {
                 return Err(MarkerError::new(
-                    "no_evidence_pages",
+                    FailureCode::NoEvidencePages,
                     "no selected work page can be evidence of the student's answer",
                     false,
                 ));
@@ -804,9 +820,9 @@ impl Marker for OpenAi {
                     let invalid_json = problems.iter().all(|p| p.code == "invalid_json");
                     let mut error = MarkerError::new(
                         if invalid_json {
-                            "marker_invalid_json"
+                            FailureCode::MarkerInvalidJson
                         } else {
-                            "marker_answer_invalid"
+                            FailureCode::MarkerAnswerInvalid
                         },
                         format!(
                             "the model's answer was refused twice (after one repair request): {}",

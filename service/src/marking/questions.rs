@@ -7,6 +7,7 @@
 //! assets before anything is saved. The question, the engine's result and the job's end are saved
 //! in one transaction; a failure saves only the failure.
 
+use super::failure::FailureCode;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -109,11 +110,9 @@ pub async fn plan(
         };
         let mut work_pages = 0;
         for page in pages.iter().filter(|p| p.state == "ok") {
-            let kind = kind_of
-                .get(page.asset_id.as_str())
-                .copied()
-                .unwrap_or("work");
-            if kind == "work"
+            // Only a page of an asset known to be work is; an unknown kind is nothing.
+            let kind = kind_of.get(page.asset_id.as_str()).copied();
+            if kind == Some("work")
                 && work_pages < MAX_WORK_PAGES
                 && labels_of(page).iter().any(|l| l == label)
             {
@@ -139,13 +138,13 @@ pub async fn plan(
         }
         let failed = if work_pages == 0 {
             Some(error_json(
-                "question_not_found",
+                FailureCode::QuestionNotFound.as_str(),
                 &format!("no page of the uploaded work shows question {label}"),
                 None,
             ))
         } else if request.scheme_asset_ids.is_empty() {
             Some(error_json(
-                "scheme_required",
+                FailureCode::SchemeRequired.as_str(),
                 "the session has no indexed scheme page to cite",
                 None,
             ))
@@ -181,7 +180,7 @@ pub async fn plan(
         .await?;
     if let QueueOutcome::AllowanceExceeded { used, .. } = outcome {
         let error = error_json(
-            "marking_allowance_exhausted",
+            FailureCode::MarkingAllowanceExhausted.as_str(),
             &format!(
                 "the account's daily allowance of {} questions is used ({used}); start a new session tomorrow",
                 config.allowance.questions_per_day
@@ -303,17 +302,31 @@ fn answer_regions(layout: &Layout, label: &str, page: u32, degrees: u32) -> Vec<
     regions
 }
 
+/// A page's stored index could not be read: the question cannot be marked from it.
+fn corrupt(record: &PageRecord, what: &str, e: &serde_json::Error) -> JobFailure {
+    tracing::error!(asset = %record.asset_id, page = record.page, error = %e, "a stored page index is corrupt");
+    JobFailure::permanent(format!(
+        "the stored {what} of page {} of asset {} cannot be read",
+        record.page, record.asset_id
+    ))
+    .with_code(FailureCode::PageNotIndexed)
+}
+
 /// The regions of writing added to the clean page, when the page was compared and aligned with
-/// it.
-fn ink_of(record: &PageRecord) -> Option<Vec<Rect>> {
-    let compared: Value = serde_json::from_str(record.compare_json.as_deref()?).ok()?;
+/// it; `None` when it was not. A stored comparison that cannot be read is an error, never taken
+/// for "not compared" (which would change what the guards allow).
+fn ink_of(record: &PageRecord) -> Result<Option<Vec<Rect>>, JobFailure> {
+    let Some(text) = record.compare_json.as_deref() else {
+        return Ok(None);
+    };
+    let compared: Value =
+        serde_json::from_str(text).map_err(|e| corrupt(record, "comparison", &e))?;
     if compared["available"] != true || compared["aligned"] != true {
-        return None;
+        return Ok(None);
     }
     let extent = super::indexing::WRITING_MIN_EXTENT;
-    Some(
-        compared["addedRegions"]
-            .as_array()?
+    Ok(compared["addedRegions"].as_array().map(|regions| {
+        regions
             .iter()
             .filter_map(|r| {
                 Some(Rect {
@@ -324,13 +337,15 @@ fn ink_of(record: &PageRecord) -> Option<Vec<Rect>> {
                 })
             })
             .filter(|r| r.width >= extent && r.height >= extent)
-            .collect(),
-    )
+            .collect()
+    }))
 }
 
-fn words_of(record: &PageRecord) -> Vec<PageWord> {
-    let words: Vec<Value> = serde_json::from_str(&record.words_json).unwrap_or_default();
-    words
+/// The words indexing read on a page; an error when the stored words cannot be read.
+fn words_of(record: &PageRecord) -> Result<Vec<PageWord>, JobFailure> {
+    let words: Vec<Value> =
+        serde_json::from_str(&record.words_json).map_err(|e| corrupt(record, "words", &e))?;
+    Ok(words
         .iter()
         .filter_map(|w| {
             let b = &w["bbox"];
@@ -345,7 +360,7 @@ fn words_of(record: &PageRecord) -> Vec<PageWord> {
                 confidence: w["confidence"].as_f64().unwrap_or(0.0) as f32,
             })
         })
-        .collect()
+        .collect())
 }
 
 /// The structured scheme of question `label`, its criteria citing `source_pages`.
@@ -404,6 +419,7 @@ pub async fn mark(
             &mut request,
             context.config.dpi,
             context.marker.image_long_edge(),
+            context.marker.image_format(),
         )
         .await?;
     }
@@ -511,7 +527,7 @@ async fn assemble(
                     JobFailure::permanent(format!(
                         "page {page} of asset {asset_id} was not indexed"
                     ))
-                    .with_code("page_not_indexed")
+                    .with_code(FailureCode::PageNotIndexed)
                 })?;
             let page_id = format!("{asset_id}:p{page}");
             let width_px = u32::try_from(record.width_px).unwrap_or(0);
@@ -546,8 +562,8 @@ async fn assemble(
                     evidence,
                     blank,
                     flagged: (!evidence).then(|| record.role_reason.clone()),
-                    words: words_of(&record),
-                    ink: ink_of(&record),
+                    words: words_of(&record)?,
+                    ink: ink_of(&record)?,
                     answer_regions: regions,
                     image: None,
                 });
@@ -578,7 +594,7 @@ async fn assemble(
             "no selected page is a student's work, so nothing can support an award ({})",
             reasons.join("; ")
         ))
-        .with_code("no_student_work"));
+        .with_code(FailureCode::NoStudentWork));
     }
     let source_pages: Vec<String> = scheme_pages.iter().map(|p| p.page_id.clone()).collect();
     let scheme_json = store.session_scheme(&session.id).await?;
@@ -652,7 +668,7 @@ async fn score(
                 "the marker's answer is not a valid question: {}",
                 codes.join(", ")
             ))
-            .with_code("marker_answer_invalid")
+            .with_code(FailureCode::MarkerAnswerInvalid)
             .with_details(json!({ "errors": errors })));
         }
     };
@@ -688,7 +704,7 @@ pub fn answer_check<'a>(
     move |question: &Value| {
         check_answer(request, question).map_err(|f| {
             vec![Problem {
-                code: f.code.to_owned(),
+                code: f.code.as_str().to_owned(),
                 path: String::new(),
                 message: f.message,
             }]
@@ -751,6 +767,7 @@ async fn attach_images(
     request: &mut MarkRequest,
     dpi: u32,
     long_edge: Option<u32>,
+    encoding: image::ImageFormat,
 ) -> Result<(), JobFailure> {
     let mut wanted: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for page in request.work_pages.iter().filter(|p| p.evidence || p.blank) {
@@ -799,9 +816,15 @@ async fn attach_images(
                             }
                         }
                         let mut out = std::io::Cursor::new(Vec::new());
-                        image
-                            .write_to(&mut out, image::ImageFormat::Png)
-                            .map_err(|e| e.to_string())?;
+                        if encoding == image::ImageFormat::Jpeg {
+                            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
+                                .encode_image(&image)
+                                .map_err(|e| e.to_string())?;
+                        } else {
+                            image
+                                .write_to(&mut out, encoding)
+                                .map_err(|e| e.to_string())?;
+                        }
                         Ok((page, out.into_inner()))
                     })
                     .collect()
@@ -826,10 +849,10 @@ async fn attach_images(
 /// rubric against a structured scheme, and evidence only on pages that can be evidence.
 pub fn check_answer(request: &MarkRequest, question: &Value) -> Result<(), JobFailure> {
     let refuse =
-        |code: &'static str, message: String| Err(JobFailure::permanent(message).with_code(code));
+        |code: FailureCode, message: String| Err(JobFailure::permanent(message).with_code(code));
     if question["label"].as_str() != Some(request.label.as_str()) {
         return refuse(
-            "marker_answer_invalid",
+            FailureCode::MarkerAnswerInvalid,
             format!(
                 "the marker answered for label {}, not {}",
                 question["label"], request.label
@@ -838,7 +861,7 @@ pub fn check_answer(request: &MarkRequest, question: &Value) -> Result<(), JobFa
     }
     if question["pageSelections"] != Value::Object(request.page_selections.clone()) {
         return refuse(
-            "marker_answer_invalid",
+            FailureCode::MarkerAnswerInvalid,
             "the marker's pageSelections are not the question's: a marker cites only the pages it was given".into(),
         );
     }
@@ -853,7 +876,7 @@ pub fn check_answer(request: &MarkRequest, question: &Value) -> Result<(), JobFa
             .unwrap_or_default();
         if expected != answered {
             return refuse(
-                "marker_rubric_mismatch",
+                FailureCode::MarkerRubricMismatch,
                 "the marker's rubric is not the scheme's: its criteria (ids, parts, codes, requirements, conditions and dependencies) must be exactly the scheme's".into(),
             );
         }
@@ -896,7 +919,7 @@ pub fn check_answer(request: &MarkRequest, question: &Value) -> Result<(), JobFa
             }
             if let Some(reason) = flagged.get(page) {
                 return refuse(
-                    "evidence_not_student_work",
+                    FailureCode::EvidenceNotStudentWork,
                     format!(
                         "the marker cites page {} as evidence, but {reason}",
                         evidence["pageId"].as_str().unwrap_or("")
@@ -938,7 +961,11 @@ pub async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Resu
         .ok()
         .and_then(|p| p["questionId"].as_str().map(str::to_owned))
         .unwrap_or_default();
-    let error = error_json(failure.code, &failure.message, failure.details.clone());
+    let error = error_json(
+        failure.code.as_str(),
+        &failure.message,
+        failure.details.clone(),
+    );
     context
         .store
         .fail_marked_question(job, &question_id, &error, &failure.message)

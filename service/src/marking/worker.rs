@@ -6,6 +6,7 @@
 //! ([`SHUTDOWN_GRACE`] or the lease, whichever is longer) to finish; past that it is released (queued again, the attempt not counted) and its result, if it
 //! still comes, is not saved: saving needs the lease token that the release cleared.
 
+use super::failure::FailureCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -147,7 +148,7 @@ async fn run_one(
             "the job's worker stopped before finishing it {} times",
             job.max_attempts
         ))
-        .with_code("worker_lost");
+        .with_code(FailureCode::WorkerLost);
         give_up(context, &job, &failure).await;
         return;
     }

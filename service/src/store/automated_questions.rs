@@ -329,7 +329,11 @@ impl Store {
             "UPDATE marking_questions SET status = 'cancelled', cancel_requested = 1, \
              error_json = $1, updated_at = $2 WHERE id = $3",
         )
-        .bind(error_json("cancelled", reason, None))
+        .bind(error_json(
+            crate::marking::failure::FailureCode::Cancelled.as_str(),
+            reason,
+            None,
+        ))
         .bind(now)
         .bind(id)
         .execute(&mut *tx)
@@ -362,7 +366,11 @@ impl Store {
              WHERE kind = 'mark_question' \
              AND (state = 'queued' OR (state = 'running' AND lease_expires <= $2)))",
         )
-        .bind(error_json("cancelled", reason, None))
+        .bind(error_json(
+            crate::marking::failure::FailureCode::Cancelled.as_str(),
+            reason,
+            None,
+        ))
         .bind(now)
         .execute(&mut *tx)
         .await?;
