@@ -5,6 +5,7 @@
 //! path is the parameter's name; for JSON bodies it is the field's RFC 6901 JSON Pointer.
 
 use serde::Serialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::ApiError;
@@ -178,6 +179,42 @@ pub fn integer_field<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Resul
             &"an integer",
         )
     })
+}
+
+/// Parses a JSON request body into `T`, telling syntax errors (`invalid_json`) from shape errors
+/// (`invalid_body`). The body must be a JSON object: serde's derived structs would also read a
+/// JSON array as a struct, field by field in order, so an array (or a string, a number, `null`)
+/// is refused here before `T` sees it. The request types it is used with are flat (their nested
+/// values are checked field by field, or by the engine), so the top level is the only place a
+/// struct can be read.
+pub fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => {
+            ApiError::InvalidBody(format!("the body does not have the expected fields: {e}"))
+        }
+        _ => ApiError::InvalidJson(e.to_string()),
+    })?;
+    if !value.is_object() {
+        return Err(ApiError::InvalidBody(format!(
+            "the body must be a JSON object, not {}",
+            json_kind(&value)
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        ApiError::InvalidBody(format!("the body does not have the expected fields: {e}"))
+    })
+}
+
+/// What kind of JSON value this is, for error messages.
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,10 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use examkit_engine::limits::MAX_DOCUMENT_BYTES;
-use examkit_engine::{Asset, Outcome};
+use examkit_engine::Outcome;
 
+use super::engine::{engine_assets, run_engine, status_str};
+use super::fields::parse_json;
 use super::marking::{asset_view, session_view};
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, document_too_large, parse_id,
@@ -21,7 +23,7 @@ use super::{
 };
 use crate::auth::{Scope, sha256_hex};
 use crate::inspect::{self, FileType, InspectError, MAX_FILE_BYTES, MAX_PDF_PAGES};
-use crate::store::marking::{AddAssetError, AssetRow, Completion, QuestionData, SessionRow};
+use crate::store::marking::{AddAssetError, Completion, QuestionData, SessionRow};
 
 const IMPORT: &[Scope] = &[Scope::MarkingImport];
 static CREATE: Op = Op {
@@ -112,42 +114,6 @@ pub fn checked_title(title: &str) -> Result<&str, ApiError> {
         )));
     }
     Ok(title.trim())
-}
-
-/// Parses a JSON request body into `T`, telling syntax errors (`invalid_json`) from shape errors
-/// (`invalid_body`). The body must be a JSON object: serde's derived structs would also read a
-/// JSON array as a struct, field by field in order, so an array (or a string, a number, `null`)
-/// is refused here before `T` sees it. The request types it is used with are flat (their nested
-/// values are checked field by field, or by the engine), so the top level is the only place a
-/// struct can be read.
-pub fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => {
-            ApiError::InvalidBody(format!("the body does not have the expected fields: {e}"))
-        }
-        _ => ApiError::InvalidJson(e.to_string()),
-    })?;
-    if !value.is_object() {
-        return Err(ApiError::InvalidBody(format!(
-            "the body must be a JSON object, not {}",
-            json_kind(&value)
-        )));
-    }
-    serde_json::from_value(value).map_err(|e| {
-        ApiError::InvalidBody(format!("the body does not have the expected fields: {e}"))
-    })
-}
-
-/// What kind of JSON value this is, for error messages.
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[derive(Deserialize)]
@@ -328,27 +294,6 @@ pub async fn receive_asset(
     )
 }
 
-/// The engine's view of a session's assets.
-pub fn engine_assets(assets: &[AssetRow]) -> Result<Vec<Asset>, ApiError> {
-    assets
-        .iter()
-        .map(|a| a.to_engine().ok_or(ApiError::Internal))
-        .collect()
-}
-
-/// Runs the engine off the async threads.
-pub async fn run_engine(
-    document: Vec<u8>,
-    assets: Vec<Asset>,
-) -> Result<(Vec<u8>, Outcome), ApiError> {
-    tokio::task::spawn_blocking(move || {
-        let outcome = examkit_engine::validate(&document, Some(&assets));
-        (document, outcome)
-    })
-    .await
-    .map_err(|_| ApiError::Internal)
-}
-
 /// The 422 error for an invalid outcome, carrying the engine's errors.
 pub fn validation_failed(outcome: &Outcome) -> ApiError {
     #[derive(Serialize)]
@@ -475,12 +420,4 @@ async fn completed_reply(
             outcome,
         },
     )
-}
-
-/// The stable name of a status.
-pub fn status_str(status: examkit_engine::Status) -> &'static str {
-    match status {
-        examkit_engine::Status::Completed => "completed",
-        examkit_engine::Status::NeedsReview => "needs_review",
-    }
 }

@@ -14,7 +14,8 @@ use warp::reply::Response;
 use examkit_engine::Outcome;
 use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 
-use super::imports::{engine_assets, parse_json, run_engine, status_str};
+use super::engine::{engine_assets, run_engine, status_str};
+use super::fields::parse_json;
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, document_too_large, parse_id,
     read_body, require_json,

@@ -7,6 +7,7 @@
 
 pub mod allow;
 pub mod docs;
+pub mod engine;
 pub mod error;
 pub mod fields;
 pub mod imports;

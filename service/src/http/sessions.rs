@@ -12,7 +12,8 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::imports::{checked_title, parse_json, receive_asset};
+use super::fields::parse_json;
+use super::imports::{checked_title, receive_asset};
 use super::marking::{indexing_view, page_view, question_view, session_view};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
 use crate::auth::Scope;

@@ -1,13 +1,11 @@
-//! The kinds of job and what a worker does with each.
+//! The kinds of job, what every job can reach, and why an attempt failed. What a worker does with
+//! each kind is in [`super::worker`], so this module depends on none of the jobs it names.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use super::MarkingConfig;
 use super::failure::FailureCode;
 use super::marker::Marker;
-use super::{indexing, questions};
-use crate::store::jobs::Job;
 use crate::store::{Store, StoreError};
 
 /// Index one page of one uploaded asset: payload `{"assetId", "page"}`.
@@ -95,69 +93,5 @@ impl From<StoreError> for JobFailure {
         tracing::warn!(error = %e, "a marking job could not read or write the database");
         JobFailure::transient("the database could not be read or written")
             .with_code(FailureCode::StorageFailed)
-    }
-}
-
-/// Runs a claimed job. `Ok(true)`: its result was saved and the job finished; `Ok(false)`: the
-/// lease was lost (`lost` set, or found at saving) and nothing was saved.
-pub async fn run(
-    context: Arc<JobContext>,
-    job: Job,
-    lost: Arc<AtomicBool>,
-) -> Result<bool, JobFailure> {
-    if let Some(delay) = test_delay(&job.kind) {
-        eprintln!(
-            "test hook: job {} ({}) running, attempt {}",
-            job.id, job.kind, job.attempts
-        );
-        tokio::time::sleep(delay).await;
-    }
-    match job.kind.as_str() {
-        INDEX_PAGE => indexing::run(&context, &job, &lost).await,
-        PLAN_QUESTIONS => questions::plan(&context, &job, &lost).await,
-        MARK_QUESTION => questions::mark(&context, &job, &lost).await,
-        other => Err(JobFailure::permanent(format!("unknown job kind {other:?}"))),
-    }
-}
-
-/// Records that a job failed for good, with what that means for its session.
-pub async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Result<(), StoreError> {
-    match job.kind.as_str() {
-        INDEX_PAGE => indexing::fail(context, job, &failure.message).await,
-        MARK_QUESTION => questions::fail(context, job, failure).await,
-        _ => {
-            let mut tx = context.store.begin_write().await?;
-            Store::fail_job_in(&mut tx, job, &failure.message, crate::store::now_ms()).await?;
-            tx.commit().await?;
-            Ok(())
-        }
-    }
-}
-
-/// Test hook for the queue's crash tests: when `EXAMKIT_TEST_JOB_DELAY_MS` is set, every job (or
-/// only the kinds listed, comma-separated, in `EXAMKIT_TEST_JOB_DELAY_KINDS`) announces itself on
-/// standard error and waits that many milliseconds before it runs, so a test can kill the worker
-/// mid-job. Never set it in production.
-fn test_delay(kind: &str) -> Option<std::time::Duration> {
-    type Hook = Option<(std::time::Duration, Option<Vec<String>>)>;
-    static HOOK: std::sync::OnceLock<Hook> = std::sync::OnceLock::new();
-    let (delay, kinds) = HOOK
-        .get_or_init(|| {
-            let delay = std::env::var("EXAMKIT_TEST_JOB_DELAY_MS")
-                .ok()
-                .and_then(|ms| ms.trim().parse::<u64>().ok())
-                .map(std::time::Duration::from_millis)?;
-            let kinds = std::env::var("EXAMKIT_TEST_JOB_DELAY_KINDS").ok().map(|k| {
-                k.split(',')
-                    .map(|kind| kind.trim().to_owned())
-                    .filter(|kind| !kind.is_empty())
-                    .collect()
-            });
-            Some((delay, kinds))
-        })
-        .as_ref()?;
-    match kinds {
-        Some(kinds) if !kinds.iter().any(|k| k == kind) => None,
-        _ => Some(*delay),
     }
 }

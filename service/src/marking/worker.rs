@@ -16,8 +16,9 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::MarkingConfig;
 use super::jobs::{self, JobContext, JobFailure};
+use super::{indexing, questions};
 use crate::store::jobs::{Job, Retry};
-use crate::store::{Store, now_ms};
+use crate::store::{Store, StoreError, now_ms};
 
 /// The least time a running job is given to finish at shutdown (the lease, if longer).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -176,7 +177,7 @@ async fn run_one(
             }
         })
     };
-    let run = jobs::run(context.clone(), job.clone(), lost.clone());
+    let run = run(context.clone(), job.clone(), lost.clone());
     tokio::pin!(run);
     let result = tokio::select! {
         result = &mut run => Some(result),
@@ -222,7 +223,71 @@ async fn run_one(
 
 async fn give_up(context: &Arc<JobContext>, job: &Job, failure: &JobFailure) {
     tracing::warn!(job = %job.id, error = %failure.message, "job failed");
-    if let Err(e) = jobs::fail(context, job, failure).await {
+    if let Err(e) = fail(context, job, failure).await {
         tracing::warn!(job = %job.id, error = %e, "recording a failed job failed");
+    }
+}
+
+/// Runs a claimed job. `Ok(true)`: its result was saved and the job finished; `Ok(false)`: the
+/// lease was lost (`lost` set, or found at saving) and nothing was saved.
+async fn run(
+    context: Arc<JobContext>,
+    job: Job,
+    lost: Arc<AtomicBool>,
+) -> Result<bool, JobFailure> {
+    if let Some(delay) = test_delay(&job.kind) {
+        eprintln!(
+            "test hook: job {} ({}) running, attempt {}",
+            job.id, job.kind, job.attempts
+        );
+        tokio::time::sleep(delay).await;
+    }
+    match job.kind.as_str() {
+        jobs::INDEX_PAGE => indexing::run(&context, &job, &lost).await,
+        jobs::PLAN_QUESTIONS => questions::plan(&context, &job, &lost).await,
+        jobs::MARK_QUESTION => questions::mark(&context, &job, &lost).await,
+        other => Err(JobFailure::permanent(format!("unknown job kind {other:?}"))),
+    }
+}
+
+/// Records that a job failed for good, with what that means for its session.
+async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Result<(), StoreError> {
+    match job.kind.as_str() {
+        jobs::INDEX_PAGE => indexing::fail(context, job, &failure.message).await,
+        jobs::MARK_QUESTION => questions::fail(context, job, failure).await,
+        _ => {
+            let mut tx = context.store.begin_write().await?;
+            Store::fail_job_in(&mut tx, job, &failure.message, crate::store::now_ms()).await?;
+            tx.commit().await?;
+            Ok(())
+        }
+    }
+}
+
+/// Test hook for the queue's crash tests: when `EXAMKIT_TEST_JOB_DELAY_MS` is set, every job (or
+/// only the kinds listed, comma-separated, in `EXAMKIT_TEST_JOB_DELAY_KINDS`) announces itself on
+/// standard error and waits that many milliseconds before it runs, so a test can kill the worker
+/// mid-job. Never set it in production.
+fn test_delay(kind: &str) -> Option<std::time::Duration> {
+    type Hook = Option<(std::time::Duration, Option<Vec<String>>)>;
+    static HOOK: std::sync::OnceLock<Hook> = std::sync::OnceLock::new();
+    let (delay, kinds) = HOOK
+        .get_or_init(|| {
+            let delay = std::env::var("EXAMKIT_TEST_JOB_DELAY_MS")
+                .ok()
+                .and_then(|ms| ms.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_millis)?;
+            let kinds = std::env::var("EXAMKIT_TEST_JOB_DELAY_KINDS").ok().map(|k| {
+                k.split(',')
+                    .map(|kind| kind.trim().to_owned())
+                    .filter(|kind| !kind.is_empty())
+                    .collect()
+            });
+            Some((delay, kinds))
+        })
+        .as_ref()?;
+    match kinds {
+        Some(kinds) if !kinds.iter().any(|k| k == kind) => None,
+        _ => Some(*delay),
     }
 }
