@@ -835,6 +835,29 @@ async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
     marking.shutdown().await;
     provider.assert_clean();
     assert_eq!(provider.log().len(), 3, "one call per question");
+    // Indexing kept each page's image for the model (JPEG, within the configured size), and the
+    // model was shown exactly those bytes.
+    let bodies: Vec<String> = provider.log().iter().map(|l| l.body.to_string()).collect();
+    let mut shown = 0;
+    for page in 1..=4 {
+        let kept = s
+            .store
+            .page_image(&work, page)
+            .await
+            .expect("readable")
+            .expect("each page's image was kept");
+        let (w, h) = image::load_from_memory_with_format(&kept, image::ImageFormat::Jpeg)
+            .expect("a JPEG")
+            .into_luma8()
+            .dimensions();
+        assert!(w.max(h) <= 1600, "{w}x{h}");
+        let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &kept);
+        shown += usize::from(bodies.iter().any(|b| b.contains(&encoded)));
+    }
+    assert!(
+        shown >= 2,
+        "the kept images are what the model was shown ({shown} of 4)"
+    );
 
     let orientation: std::collections::HashMap<String, u64> = view["indexing"]["pages"]
         .as_array()

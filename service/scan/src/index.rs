@@ -147,6 +147,19 @@ impl Indexer {
         format: Format,
         page: u32,
     ) -> Result<PageIndex, ScanError> {
+        self.index_page_with_raster(bytes, format, page)
+            .map(|(index, _)| index)
+    }
+
+    /// [`Indexer::index_page`], also giving back the displayed-page raster it read (the same
+    /// pixels [`crate::render_page`] gives at the indexer's dpi), so a caller need not render the
+    /// page again.
+    pub fn index_page_with_raster(
+        &mut self,
+        bytes: &[u8],
+        format: Format,
+        page: u32,
+    ) -> Result<(PageIndex, GrayImage), ScanError> {
         let dpi = self.options.dpi;
         let max_pixels = self.options.max_pixels;
         let (raster, layer) = match format {
@@ -167,7 +180,8 @@ impl Indexer {
                 None,
             ),
         };
-        self.index_raster(page, &raster, layer, format)
+        let index = self.index_raster(page, &raster, layer, format)?;
+        Ok((index, raster))
     }
 
     /// Indexes an already rendered displayed page (no text layer).

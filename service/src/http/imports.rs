@@ -11,8 +11,8 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 use examkit_engine::Outcome;
+use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 
 use super::engine::{engine_assets, run_engine, status_str};
 use super::fields::parse_json;

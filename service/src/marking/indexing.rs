@@ -54,6 +54,8 @@ struct Found {
     compare_note: Option<String>,
     /// The page renders to exactly the clean page's pixels.
     identical: bool,
+    /// The displayed page as the marker will be shown it, when it takes images (JPEG).
+    image: Option<Vec<u8>>,
 }
 
 fn format_of(content_type: &str) -> Option<Format> {
@@ -99,9 +101,22 @@ pub async fn run(
         ..IndexOptions::default()
     };
     let work = asset.kind == "work";
+    // Kept for a marker that is shown pages as JPEG, so marking need not render them again.
+    let image_edge = (context.marker.needs_images()
+        && context.marker.image_format() == image::ImageFormat::Jpeg)
+        .then(|| context.marker.image_long_edge())
+        .flatten();
     let found = tokio::task::spawn_blocking(move || {
-        index_blocking(&bytes, format, page, &options, work, reference.as_ref())
-            .map(|found| (found, reference))
+        index_blocking(
+            &bytes,
+            format,
+            page,
+            &options,
+            work,
+            reference.as_ref(),
+            image_edge,
+        )
+        .map(|found| (found, reference))
     })
     .await
     .map_err(|e| JobFailure::transient(format!("the indexing task failed: {e}")))??;
@@ -117,7 +132,7 @@ pub async fn run(
         reference.as_ref(),
     )?;
     Ok(store
-        .save_page_index(job, &job.session_id, &record, None)
+        .save_page_index(job, &job.session_id, &record, None, found.image.as_deref())
         .await?)
 }
 
@@ -159,12 +174,21 @@ fn index_blocking(
     options: &IndexOptions,
     work: bool,
     reference: Option<&Reference>,
+    image_edge: Option<u32>,
 ) -> Result<Found, JobFailure> {
     let mut indexer = Indexer::new(options)
         .map_err(|e| JobFailure::transient(format!("the page reader cannot start: {e}")))?;
-    let index = indexer
-        .index_page(bytes, format, page)
+    let (index, raster) = indexer
+        .index_page_with_raster(bytes, format, page)
         .map_err(|e| JobFailure::permanent(format!("page {page} cannot be read: {e}")))?;
+    let image = match image_edge {
+        Some(edge) => Some(
+            super::questions::page_image(&raster, Some(edge), image::ImageFormat::Jpeg).map_err(
+                |e| JobFailure::permanent(format!("page {page} cannot be encoded: {e}")),
+            )?,
+        ),
+        None => None,
+    };
     let code = index.codes.iter().find_map(|c| PageCode::parse(&c.payload));
     let mut comparison = None;
     let mut compare_note = None;
@@ -192,15 +216,13 @@ fn index_blocking(
                         .map_err(|e| {
                             JobFailure::transient(format!("the clean page cannot be rendered: {e}"))
                         })?;
-                let scanned =
-                    examkit_scan::render_page(bytes, format, page, options.dpi).map_err(|e| {
-                        JobFailure::permanent(format!("page {page} cannot be read: {e}"))
-                    })?;
+                // The raster indexing read is the page rendered at the same dpi.
+                let scanned = &raster;
                 // The same pixels are the clean page, whatever alignment makes of them (a page
                 // with too little ink to align, say).
                 identical = scanned.dimensions() == clean.dimensions()
                     && scanned.as_raw() == clean.as_raw();
-                comparison = Some(examkit_scan::compare(&scanned, &clean));
+                comparison = Some(examkit_scan::compare(scanned, &clean));
             }
             (Some(_), Some(_)) => {
                 compare_note = Some(
@@ -216,6 +238,7 @@ fn index_blocking(
         comparison,
         compare_note,
         identical,
+        image,
     })
 }
 
@@ -390,7 +413,7 @@ pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), St
         indexed_at: now_ms(),
     };
     store
-        .save_page_index(job, &job.session_id, &record, Some(error))
+        .save_page_index(job, &job.session_id, &record, Some(error), None)
         .await?;
     Ok(())
 }

@@ -761,6 +761,52 @@ fn document_for(label: &str, question: &Value, source: Value) -> Value {
 /// Renders each selected page to PNG for markers that read images, in displayed orientation,
 /// scaled down to `long_edge` pixels when the marker asks for it. Each file is read from the
 /// store once.
+/// A displayed page as a marker is shown it: no longer than `long_edge` on its long side, encoded
+/// as `encoding` (JPEG at quality 85, or PNG).
+pub fn page_image(
+    image: &image::GrayImage,
+    long_edge: Option<u32>,
+    encoding: image::ImageFormat,
+) -> Result<Vec<u8>, String> {
+    let (w, h) = image.dimensions();
+    let resized;
+    let image = match long_edge {
+        Some(edge) if w.max(h) > edge => {
+            let scale = f64::from(edge) / f64::from(w.max(h));
+            let (nw, nh) = (
+                ((f64::from(w) * scale).round() as u32).max(1),
+                ((f64::from(h) * scale).round() as u32).max(1),
+            );
+            resized = image::imageops::resize(image, nw, nh, image::imageops::FilterType::Triangle);
+            &resized
+        }
+        _ => image,
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    if encoding == image::ImageFormat::Jpeg {
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
+            .encode_image(image)
+            .map_err(|e| e.to_string())?;
+    } else {
+        image
+            .write_to(&mut out, encoding)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(out.into_inner())
+}
+
+/// The stored page image when indexing kept one that fits (JPEG, no longer than `long_edge`).
+fn fitting(stored: Option<Vec<u8>>, long_edge: Option<u32>) -> Option<Vec<u8>> {
+    let image = stored?;
+    let (w, h) =
+        image::ImageReader::with_format(std::io::Cursor::new(&image), image::ImageFormat::Jpeg)
+            .into_dimensions()
+            .ok()?;
+    long_edge
+        .is_none_or(|edge| w.max(h) <= edge)
+        .then_some(image)
+}
+
 async fn attach_images(
     store: &Store,
     user_id: &str,
@@ -784,6 +830,25 @@ async fn attach_images(
     }
     let mut images: HashMap<(String, u32), Vec<u8>> = HashMap::new();
     for (asset_id, pages) in wanted {
+        // Pages indexing kept an image of are not rendered again.
+        let mut missing = Vec::new();
+        for page in pages {
+            let stored = if encoding == image::ImageFormat::Jpeg {
+                fitting(store.page_image(&asset_id, page).await?, long_edge)
+            } else {
+                None
+            };
+            match stored {
+                Some(image) => {
+                    images.insert((asset_id.clone(), page), image);
+                }
+                None => missing.push(page),
+            }
+        }
+        if missing.is_empty() {
+            continue;
+        }
+        let pages = missing;
         let (asset, bytes) = store
             .asset_bytes(user_id, &asset_id)
             .await?
@@ -797,35 +862,9 @@ async fn attach_images(
                 pages
                     .into_iter()
                     .map(|page| {
-                        let mut image = examkit_scan::render_page(&bytes, format, page, dpi)
+                        let image = examkit_scan::render_page(&bytes, format, page, dpi)
                             .map_err(|e| e.to_string())?;
-                        if let Some(edge) = long_edge {
-                            let (w, h) = image.dimensions();
-                            if w.max(h) > edge {
-                                let scale = f64::from(edge) / f64::from(w.max(h));
-                                let (nw, nh) = (
-                                    ((f64::from(w) * scale).round() as u32).max(1),
-                                    ((f64::from(h) * scale).round() as u32).max(1),
-                                );
-                                image = image::imageops::resize(
-                                    &image,
-                                    nw,
-                                    nh,
-                                    image::imageops::FilterType::Triangle,
-                                );
-                            }
-                        }
-                        let mut out = std::io::Cursor::new(Vec::new());
-                        if encoding == image::ImageFormat::Jpeg {
-                            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
-                                .encode_image(&image)
-                                .map_err(|e| e.to_string())?;
-                        } else {
-                            image
-                                .write_to(&mut out, encoding)
-                                .map_err(|e| e.to_string())?;
-                        }
-                        Ok((page, out.into_inner()))
+                        Ok((page, page_image(&image, long_edge, encoding)?))
                     })
                     .collect()
             })

@@ -282,6 +282,7 @@ impl Store {
         session_id: &str,
         record: &PageRecord,
         failed: Option<&str>,
+        image: Option<&[u8]>,
     ) -> Result<bool, StoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
@@ -296,8 +297,8 @@ impl Store {
         sqlx::query(
             "INSERT INTO asset_pages (asset_id, page, session_id, state, error, orientation, \
              text_source, width_px, height_px, role, role_reason, code_json, labels_json, \
-             words_json, compare_json, indexed_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+             words_json, compare_json, indexed_at, image) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
         )
         .bind(&record.asset_id)
         .bind(record.page)
@@ -315,6 +316,7 @@ impl Store {
         .bind(&record.words_json)
         .bind(&record.compare_json)
         .bind(record.indexed_at)
+        .bind(image.map(<[u8]>::to_vec))
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -408,6 +410,21 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         Ok(row.as_ref().map(|r| page_from_row(r, true)).transpose()?)
+    }
+
+    /// The page image indexing kept for a vision-model marker (see `asset_pages.image`), if any.
+    pub async fn page_image(
+        &self,
+        asset_id: &str,
+        page: u32,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let image: Option<Option<Vec<u8>>> =
+            sqlx::query_scalar("SELECT image FROM asset_pages WHERE asset_id = $1 AND page = $2")
+                .bind(asset_id)
+                .bind(i64::from(page))
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(image.flatten())
     }
 
     /// The bytes of an asset by id alone, for workers (who act for the asset's account).
