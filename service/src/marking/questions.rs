@@ -44,12 +44,14 @@ pub struct QuestionRequest {
     pub page_selections: BTreeMap<String, Vec<u32>>,
 }
 
-fn labels_of(page: &PageRecord) -> Vec<String> {
-    serde_json::from_str::<Vec<Value>>(&page.labels_json)
-        .unwrap_or_default()
+/// The question labels indexing found on a page; an error when they cannot be read.
+fn labels_of(page: &PageRecord) -> Result<Vec<String>, JobFailure> {
+    let found: Vec<Value> =
+        serde_json::from_str(&page.labels_json).map_err(|e| corrupt(page, "labels", &e))?;
+    Ok(found
         .iter()
         .filter_map(|l| l["label"].as_str().map(str::to_owned))
-        .collect()
+        .collect())
 }
 
 fn code_of(page: &PageRecord) -> Option<(DocumentKind, String, u32, u32)> {
@@ -93,6 +95,15 @@ pub async fn plan(
         .ok_or_else(|| JobFailure::permanent("the session has no structured scheme"))?;
     let assets = store.session_assets(&session.id).await?;
     let pages = store.session_pages(&session.id).await?;
+    let mut labels: HashMap<(&str, i64), Vec<String>> = HashMap::new();
+    for page in &pages {
+        labels.insert((page.asset_id.as_str(), page.page), labels_of(page)?);
+    }
+    let shows = |page: &PageRecord, label: &str| {
+        labels
+            .get(&(page.asset_id.as_str(), page.page))
+            .is_some_and(|found| found.iter().any(|l| l == label))
+    };
     let kind_of: HashMap<&str, &str> = assets
         .iter()
         .map(|a| (a.id.as_str(), a.kind.as_str()))
@@ -112,10 +123,7 @@ pub async fn plan(
         for page in pages.iter().filter(|p| p.state == "ok") {
             // Only a page of an asset known to be work is; an unknown kind is nothing.
             let kind = kind_of.get(page.asset_id.as_str()).copied();
-            if kind == Some("work")
-                && work_pages < MAX_WORK_PAGES
-                && labels_of(page).iter().any(|l| l == label)
-            {
+            if kind == Some("work") && work_pages < MAX_WORK_PAGES && shows(page, label) {
                 select(&mut request, page, "work");
                 work_pages += 1;
             }
@@ -123,7 +131,7 @@ pub async fn plan(
         let mut scheme_pages: Vec<&PageRecord> = pages
             .iter()
             .filter(|p| kind_of.get(p.asset_id.as_str()) == Some(&"scheme"))
-            .filter(|p| labels_of(p).iter().any(|l| l == label))
+            .filter(|p| shows(p, label))
             .take(MAX_SCHEME_PAGES)
             .collect();
         if scheme_pages.is_empty() {
@@ -363,9 +371,22 @@ fn words_of(record: &PageRecord) -> Result<Vec<PageWord>, JobFailure> {
         .collect())
 }
 
-/// The structured scheme of question `label`, its criteria citing `source_pages`.
-fn structured_scheme(scheme_json: Option<&str>, label: &str, source_pages: &[String]) -> Scheme {
-    let scheme: Option<Value> = scheme_json.and_then(|s| serde_json::from_str(s).ok());
+/// The structured scheme of question `label`, its criteria citing `source_pages`; a scheme of
+/// pages when the session has none or does not list the label. A stored scheme that cannot be
+/// read is an error, never taken for "no scheme" (which would hand the rubric to the marker).
+fn structured_scheme(
+    scheme_json: Option<&str>,
+    label: &str,
+    source_pages: &[String],
+) -> Result<Scheme, JobFailure> {
+    let scheme: Option<Value> = match scheme_json {
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+            tracing::error!(error = %e, "a session's stored scheme is corrupt");
+            JobFailure::permanent("the session's mark scheme cannot be read")
+                .with_code(FailureCode::SchemeUnreadable)
+        })?),
+        None => None,
+    };
     let question = scheme.as_ref().and_then(|s| {
         s["questions"]
             .as_array()?
@@ -381,12 +402,12 @@ fn structured_scheme(scheme_json: Option<&str>, label: &str, source_pages: &[Str
                     c["sourcePageIds"] = json!(source_pages);
                 }
             }
-            Scheme::Structured {
+            Ok(Scheme::Structured {
                 parts: q["parts"].clone(),
                 criteria,
-            }
+            })
         }
-        _ => Scheme::Pages,
+        _ => Ok(Scheme::Pages),
     }
 }
 
@@ -598,7 +619,7 @@ async fn assemble(
     }
     let source_pages: Vec<String> = scheme_pages.iter().map(|p| p.page_id.clone()).collect();
     let scheme_json = store.session_scheme(&session.id).await?;
-    let scheme = structured_scheme(scheme_json.as_deref(), &work.label, &source_pages);
+    let scheme = structured_scheme(scheme_json.as_deref(), &work.label, &source_pages)?;
     let mut selections = Map::new();
     for (asset, pages) in &request.page_selections {
         selections.insert(asset.clone(), json!(pages));

@@ -1,7 +1,8 @@
 //! [`check_answer`], the check every marker's answer passes before it is saved, on hand-built
 //! requests: each of its refusals (label, page selections, the rubric against a structured scheme,
 //! evidence on pages that are not the student's work), the cases it lets through, and the
-//! refusals left to the engine behind it in [`answer_check`].
+//! refusals left to the engine behind it in [`answer_check`]; and reading what indexing stored,
+//! where a corrupt record fails the question rather than reading as empty.
 
 use super::*;
 use crate::marking::marker::structured_rubric;
@@ -516,4 +517,87 @@ fn a_refusal_of_check_answer_reaches_the_marker_with_its_code() {
         engine_codes(&request, &question),
         vec!["marker_rubric_mismatch".to_owned()]
     );
+}
+
+/// A stored page index as indexing writes it, every JSON field readable.
+fn stored_page() -> crate::store::automated::PageRecord {
+    crate::store::automated::PageRecord {
+        asset_id: WORK.into(),
+        page: 1,
+        state: "ok".into(),
+        error: None,
+        orientation: 0,
+        text_source: "ocr".into(),
+        width_px: 1240,
+        height_px: 1754,
+        role: "work".into(),
+        role_reason: "ink was added".into(),
+        code_json: None,
+        labels_json: r#"[{"label": "1"}]"#.into(),
+        words_json: r#"[{"text": "x", "bbox": {"x": 0.1, "y": 0.1, "width": 0.05, "height": 0.02}, "confidence": 90}]"#.into(),
+        compare_json: Some(
+            r#"{"available": true, "aligned": true, "addedRegions": [{"x": 0.1, "y": 0.1, "width": 0.2, "height": 0.05}]}"#
+                .into(),
+        ),
+        indexed_at: 0,
+    }
+}
+
+#[test]
+fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_empty() {
+    let page = stored_page();
+    assert_eq!(super::labels_of(&page).expect("labels"), ["1"]);
+    assert_eq!(super::words_of(&page).expect("words").len(), 1);
+    assert_eq!(super::ink_of(&page).expect("ink").map(|r| r.len()), Some(1));
+    let no_comparison = crate::store::automated::PageRecord {
+        compare_json: None,
+        ..stored_page()
+    };
+    assert_eq!(super::ink_of(&no_comparison).expect("ink"), None);
+
+    let broken = crate::store::automated::PageRecord {
+        labels_json: "[{".into(),
+        words_json: "not json".into(),
+        compare_json: Some("{".into()),
+        ..stored_page()
+    };
+    for failure in [
+        super::labels_of(&broken).expect_err("labels"),
+        super::words_of(&broken).expect_err("words"),
+        super::ink_of(&broken).expect_err("comparison"),
+    ] {
+        assert_eq!(failure.code, FailureCode::PageNotIndexed);
+        assert!(failure.permanent);
+        assert!(
+            failure
+                .message
+                .contains(&format!("page 1 of asset {WORK} cannot be read")),
+            "{}",
+            failure.message
+        );
+    }
+}
+
+#[test]
+fn a_stored_scheme_that_cannot_be_read_is_never_taken_for_a_scheme_of_pages() {
+    let pages = [s1()];
+    let stored =
+        json!({ "questions": [{ "label": "1", "parts": parts(), "criteria": criteria() }] })
+            .to_string();
+    assert!(matches!(
+        super::structured_scheme(Some(&stored), "1", &pages),
+        Ok(Scheme::Structured { .. })
+    ));
+    assert!(matches!(
+        super::structured_scheme(None, "1", &pages),
+        Ok(Scheme::Pages)
+    ));
+    assert!(matches!(
+        super::structured_scheme(Some(&stored), "7", &pages),
+        Ok(Scheme::Pages)
+    ));
+    let failure = super::structured_scheme(Some("{\"questions\": ["), "1", &pages)
+        .expect_err("a corrupt scheme");
+    assert_eq!(failure.code, FailureCode::SchemeUnreadable);
+    assert!(failure.permanent);
 }
