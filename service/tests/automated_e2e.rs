@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use common::marking::{
-    SAMPLE_QUESTIONS, all_terminal, exported_paper, holds, poll_until, regions, sample_answers,
-    scan, session_from_paper, start, text, turn, upload, workers,
+    SAMPLE_QUESTIONS, all_terminal, exported_paper, exported_paper_with_id, holds, poll_until,
+    regions, sample_answers, scan, session_from_paper, start, text, turn, upload, workers,
 };
 use common::{Db, generous, start_with};
 use examkit::auth::Scope;
@@ -27,7 +27,13 @@ async fn a_handwritten_scan_is_marked_end_to_end(db: Db) {
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;
     // The paper, saved and exported; its layout comes with the export.
-    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let exported = exported_paper_with_id(
+        &s,
+        &key,
+        &SAMPLE_QUESTIONS,
+        "4d51bccf-e097-4b5f-9dda-1962c7c4446b",
+    )
+    .await;
     let (paper, layout) = (exported.id.clone(), exported.layout.clone());
     // The completed scan: page 2 fed upside down.
     let files = scan(

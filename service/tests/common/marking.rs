@@ -65,13 +65,24 @@ pub struct Exported {
 /// Saves a paper of the given sample-bank questions (revision 1 of each), exports it and fetches
 /// both PDFs.
 pub async fn exported_paper(s: &Server, key: &str, questions: &[&str]) -> Exported {
+    exported_paper_with_id(s, key, questions, &uuid::Uuid::new_v4().to_string()).await
+}
+
+/// [`exported_paper`] under a chosen id. The id is printed in every page's QR code, so a test
+/// whose outcome rests on OCR of a scan fixes it: the same pixels every run.
+pub async fn exported_paper_with_id(
+    s: &Server,
+    key: &str,
+    questions: &[&str],
+    id: &str,
+) -> Exported {
+    let id = id.to_owned();
     let mut pins = Vec::new();
     for q in questions {
         let resp = s.get(&format!("/v1/questions/{q}/revisions/1"), key).await;
         assert_eq!(resp.status, 200, "{}", text(&resp));
         pins.push(resp.json()["question"]["pin"].clone());
     }
-    let id = uuid::Uuid::new_v4().to_string();
     let body = json!({ "id": id, "title": "Mock paper", "questions": pins, "writingSpace": "smart", "gradeGuide": false });
     let resp = json_post(s, key, "/v1/papers", &body).await;
     assert_eq!(resp.status, 201, "{}", text(&resp));
