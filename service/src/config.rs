@@ -332,3 +332,33 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    fn worker(args: &[&str]) -> Result<crate::marking::MarkingConfig, String> {
+        let cli = Cli::try_parse_from(["examkit", "worker"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Worker(w) => w.marking.config(),
+            other => Err(format!("parsed as {other:?}")),
+        }
+    }
+
+    #[test]
+    fn marker_concurrency_is_one_by_default_and_taken_from_1_to_64() {
+        assert_eq!(worker(&[]).map(|c| c.marker_concurrency), Ok(1));
+        assert_eq!(
+            worker(&["--marker-concurrency", "64"]).map(|c| c.marker_concurrency),
+            Ok(64)
+        );
+        for bad in ["0", "65", "-1", "many", ""] {
+            let flag = format!("--marker-concurrency={bad}");
+            let e = worker(&[flag.as_str()]).expect_err(bad);
+            assert!(e.contains("--marker-concurrency"), "{bad}: {e}");
+        }
+    }
+}
