@@ -9,17 +9,24 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::auth::{self, parse_scopes};
 use crate::config::StoreArgs;
-use crate::store::accounts::CreateKeyError;
+use crate::store::accounts::{CreateKeyError, normalise_email};
 use crate::store::{Store, now_ms, rfc3339};
 
 /// `examkit users …`
 #[derive(Debug, Subcommand)]
 pub enum UsersCommand {
-    /// Create an account; prints its id.
+    /// Create an account; prints its id. With `--email` and `--password-stdin` it can sign in to
+    /// the app at `/app/`.
     Create {
-        /// The account's display name.
-        #[arg(long)]
-        name: String,
+        /// The account's display name (defaults to the email).
+        #[arg(long, required_unless_present = "email")]
+        name: Option<String>,
+        /// The email the account signs in to the app with.
+        #[arg(long, requires = "password_stdin")]
+        email: Option<String>,
+        /// Read the app password from the first line of standard input.
+        #[arg(long, requires = "email")]
+        password_stdin: bool,
         /// Create the account unverified (its keys get 401 until it is verified).
         #[arg(long)]
         unverified: bool,
@@ -41,6 +48,23 @@ pub enum UsersCommand {
         /// Set whether the account is restricted.
         #[arg(long)]
         restricted: Option<bool>,
+        /// Where state is kept.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Set an account's app password (read from standard input) and end its browser sessions.
+    /// With `--user`, also gives an existing account the email it signs in with.
+    SetPassword {
+        /// The email the account signs in with.
+        #[arg(long)]
+        email: String,
+        /// The account id, to give an account without an email one.
+        #[arg(long)]
+        user: Option<String>,
+        /// Read the password from the first line of standard input (required: a password is
+        /// never an argument, which other users of the machine could read).
+        #[arg(long, required = true)]
+        password_stdin: bool,
         /// Where state is kept.
         #[command(flatten)]
         store: StoreArgs,
@@ -170,24 +194,89 @@ fn print(text: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// The password on the first line of standard input, checked against the password rules.
+fn read_password(from_stdin: bool) -> Result<String, String> {
+    if !from_stdin {
+        return Err("the password is read from standard input: pass --password-stdin".into());
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| format!("reading the password from standard input failed: {e}"))?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    crate::password::check(password)?;
+    Ok(password.to_owned())
+}
+
 async fn users_inner(command: UsersCommand) -> Result<(), String> {
     match command {
         UsersCommand::Create {
             name,
+            email,
+            password_stdin,
             unverified,
             restricted,
             store,
         } => {
+            let login = match email {
+                Some(email) => {
+                    let email = normalise_email(&email)
+                        .ok_or_else(|| format!("--email {email:?} is not an email address"))?;
+                    let password = read_password(password_stdin)?;
+                    Some((email, crate::password::hash(&password)?))
+                }
+                None => None,
+            };
+            let name = name
+                .or_else(|| login.as_ref().map(|(email, _)| email.clone()))
+                .unwrap_or_default();
             let name = name.trim();
             if name.is_empty() {
                 return Err("--name must not be empty".into());
             }
             let store = open(&store).await?;
+            if let Some((email, _)) = &login
+                && store
+                    .user_by_email(email)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .is_some()
+            {
+                return Err(format!("another account already signs in with {email}"));
+            }
             let user = store
                 .create_user(name, !unverified, restricted)
                 .await
                 .map_err(|e| e.to_string())?;
+            if let Some((email, hash)) = login {
+                store
+                    .set_login(Some(&user.id), &email, &hash)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
             print(&format!("{}\n", user.id))
+        }
+        UsersCommand::SetPassword {
+            email,
+            user,
+            password_stdin,
+            store,
+        } => {
+            let email = normalise_email(&email)
+                .ok_or_else(|| format!("--email {email:?} is not an email address"))?;
+            let password = read_password(password_stdin)?;
+            let hash = crate::password::hash(&password)?;
+            let store = open(&store).await?;
+            let user = store
+                .set_login(user.as_deref(), &email, &hash)
+                .await
+                .map_err(|e| e.to_string())?;
+            eprintln!(
+                "set the app password of {} ({email}); its browser sessions ended",
+                user.id
+            );
+            Ok(())
         }
         UsersCommand::Update {
             user,
@@ -212,8 +301,8 @@ async fn users_inner(command: UsersCommand) -> Result<(), String> {
             let keys = store.keys(None).await.map_err(|e| e.to_string())?;
             let now = now_ms();
             let mut text = format!(
-                "{:<36}  {:<8}  {:<10}  {:<11}  {:<24}  NAME\n",
-                "ID", "VERIFIED", "RESTRICTED", "ACTIVE KEYS", "CREATED"
+                "{:<36}  {:<8}  {:<10}  {:<11}  {:<24}  {:<32}  NAME\n",
+                "ID", "VERIFIED", "RESTRICTED", "ACTIVE KEYS", "CREATED", "EMAIL"
             );
             for u in users {
                 let active = keys
@@ -221,12 +310,13 @@ async fn users_inner(command: UsersCommand) -> Result<(), String> {
                     .filter(|k| k.user_id == u.id && k.is_active(now))
                     .count();
                 text.push_str(&format!(
-                    "{:<36}  {:<8}  {:<10}  {:<11}  {:<24}  {}\n",
+                    "{:<36}  {:<8}  {:<10}  {:<11}  {:<24}  {:<32}  {}\n",
                     u.id,
                     yes_no(u.verified),
                     yes_no(u.restricted),
                     active,
                     rfc3339(u.created_at),
+                    u.email.as_deref().unwrap_or("-"),
                     u.name
                 ));
             }

@@ -2,7 +2,7 @@
 //! `GET /v1/marking/assets/{id}` (scope `marking:read`) and `PATCH /v1/marking/questions/{id}`
 //! (scope `marking:review`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -11,10 +11,8 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use examkit_engine::Outcome;
 use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 
-use super::engine::{engine_assets, run_engine, status_str};
 use super::fields::parse_json;
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, document_too_large, parse_id,
@@ -22,7 +20,7 @@ use super::{
 };
 use crate::auth::Scope;
 use crate::store::automated::PageRecord;
-use crate::store::marking::{AssetRow, QuestionData, QuestionRow, ReviewError, SessionRow};
+use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
 use crate::store::{Store, rfc3339};
 
 static LIST: Op = Op {
@@ -381,126 +379,30 @@ struct ReviewRequest {
 async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
     let id = parse_id(&id, "marking question")?;
     let store = &ctx.state.store;
-    let current = store
+    // An unknown question is a 404 before anything of the body is read.
+    store
         .question(&p.user.id, &id)
         .await?
         .ok_or(ApiError::NotFound("marking question"))?;
     require_json(&ctx)?;
     let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, document_too_large).await?;
     let request: ReviewRequest = parse_json(&bytes)?;
-    if request.decisions.is_empty() {
-        return Err(ApiError::InvalidBody(
-            "decisions must hold at least one decision".into(),
-        ));
-    }
-    if current.status != "completed" && current.status != "needs_review" {
-        return Err(ApiError::QuestionNotMarked(current.status.clone()));
-    }
-    if request.revision != current.revision {
-        return Err(ApiError::StaleRevision(current.revision));
-    }
-    let session = store
-        .session(&p.user.id, &current.session_id)
+    let reviewer = Reviewer {
+        kind: ReviewerKind::ApiKey,
+        name: p.key.name.clone(),
+    };
+    let saved = crate::review::review(
+        store,
+        &p.user.id,
+        &id,
+        request.revision,
+        request.decisions,
+        &reviewer,
+    )
+    .await?;
+    let kinds: HashMap<String, String> = store
+        .session_assets(&saved.session_id)
         .await?
-        .ok_or(ApiError::NotFound("marking question"))?;
-    let mut question: Value =
-        serde_json::from_str(&current.question_json).map_err(|_| ApiError::Internal)?;
-    let criteria: HashSet<String> = question["rubric"]["criteria"]
-        .as_array()
-        .map(|cs| {
-            cs.iter()
-                .filter_map(|c| c["id"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-
-    // Replace each reviewed decision in place, remembering where each one came from in the body.
-    let mut decisions = question["decisions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut origin: HashMap<usize, usize> = HashMap::new();
-    let mut seen = HashSet::new();
-    for (j, decision) in request.decisions.iter().enumerate() {
-        let Some(criterion) = decision.get("criterionId").and_then(Value::as_str) else {
-            return Err(ApiError::InvalidBody(format!(
-                "decisions[{j}].criterionId must be a string"
-            )));
-        };
-        if !criteria.contains(criterion) {
-            return Err(ApiError::InvalidBody(format!(
-                "decisions[{j}].criterionId {criterion:?} is not a criterion of this question"
-            )));
-        }
-        if !seen.insert(criterion.to_owned()) {
-            return Err(ApiError::InvalidBody(format!(
-                "decisions[{j}] repeats criterion {criterion:?}; send one decision per criterion"
-            )));
-        }
-        match decisions
-            .iter()
-            .position(|d| d["criterionId"].as_str() == Some(criterion))
-        {
-            Some(k) => {
-                decisions[k] = decision.clone();
-                origin.insert(k, j);
-            }
-            None => {
-                origin.insert(decisions.len(), j);
-                decisions.push(decision.clone());
-            }
-        }
-    }
-    question["decisions"] = Value::Array(decisions);
-    // The original marker's claims described the original decisions; a review replaces them.
-    if let Some(object) = question.as_object_mut() {
-        object.remove("reportedScore");
-        object.remove("complete");
-    }
-    let total_marks = criteria.len();
-    // An import's source is the session's; an automated question's is its marker's.
-    let source: Value = session
-        .source_json
-        .as_deref()
-        .or(current.marker_json.as_deref())
-        .and_then(|s| serde_json::from_str(s).ok())
-        .ok_or(ApiError::Internal)?;
-    let document = json!({
-        "schemaVersion": examkit_engine::SCHEMA_VERSION,
-        "coordinateSystem": "normalized-top-left",
-        "pageBasis": "displayed-page",
-        "source": source,
-        "coverage": { "kind": "partial", "questionLabels": [current.label], "totalMarks": total_marks },
-        "questions": [question],
-    });
-    let document_bytes = serde_json::to_vec(&document).map_err(|_| ApiError::Internal)?;
-    let assets = engine_assets(&store.session_assets(&session.id).await?)?;
-    let (_, outcome) = run_engine(document_bytes, assets).await?;
-    let report = match &outcome {
-        Outcome::Valid(report) => report,
-        Outcome::Invalid(_) => return Err(review_failed(&outcome, &origin)),
-    };
-    let result = report.questions.first().ok_or(ApiError::Internal)?;
-    let data = QuestionData {
-        label: result.label.clone(),
-        status: status_str(result.status).to_owned(),
-        awarded: i64::from(result.score.awarded),
-        possible: i64::from(result.score.possible),
-        max_marks: i64::from(result.score.max),
-        question_json: document["questions"][0].to_string(),
-        result_json: serde_json::to_string(result).map_err(|_| ApiError::Internal)?,
-    };
-    let saved = match store
-        .review_question(&p.user.id, &id, request.revision, &data)
-        .await
-    {
-        Ok(saved) => saved,
-        Err(ReviewError::NotFound) => return Err(ApiError::NotFound("marking question")),
-        Err(ReviewError::Stale(current)) => return Err(ApiError::StaleRevision(current)),
-        Err(ReviewError::Store(e)) => return Err(e.into()),
-    };
-    let assets = store.session_assets(&session.id).await?;
-    let kinds: HashMap<String, String> = assets
         .iter()
         .map(|a| (a.id.clone(), a.kind.clone()))
         .collect();
@@ -508,36 +410,4 @@ async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         StatusCode::OK,
         &json!({ "question": question_view(&saved, &kinds)? }),
     )
-}
-
-/// The 422 of a review, with engine paths inside the reviewed decisions pointed at the body.
-fn review_failed(outcome: &Outcome, origin: &HashMap<usize, usize>) -> ApiError {
-    let prefix = "/questions/0/decisions/";
-    let errors: Vec<Value> = outcome
-        .errors()
-        .iter()
-        .map(|e| {
-            let mut path = e.path.clone();
-            if let Some(rest) = path.strip_prefix(prefix) {
-                let (index, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-                if let Some(j) = index.parse::<usize>().ok().and_then(|k| origin.get(&k)) {
-                    path = format!("/decisions/{j}{tail}");
-                }
-            }
-            json!({ "path": path, "code": e.code().as_str(), "message": e.message })
-        })
-        .collect();
-    let count = errors.len();
-    let details = serde_json::to_string(&json!({ "errors": errors, "truncated": false }))
-        .ok()
-        .and_then(|s| serde_json::value::RawValue::from_string(s).ok());
-    match details {
-        Some(details) => ApiError::ValidationFailed {
-            message: format!(
-                "the reviewed question is invalid: {count} error(s); see error.details.errors"
-            ),
-            details,
-        },
-        None => ApiError::Internal,
-    }
 }

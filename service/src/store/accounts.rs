@@ -21,6 +21,8 @@ pub struct User {
     pub restricted: bool,
     /// Creation time, Unix milliseconds.
     pub created_at: i64,
+    /// The email the account signs in to the app with (trimmed, lower-case), when it has one.
+    pub email: Option<String>,
 }
 
 /// An API key as stored (never the secret).
@@ -84,6 +86,38 @@ pub enum CreateKeyError {
     Store(#[from] StoreError),
 }
 
+/// Why an account's sign-in could not be set.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    /// No such account.
+    #[error("no user with id {0}")]
+    UnknownUser(String),
+    /// No account signs in with this email.
+    #[error("no user with email {0}")]
+    UnknownEmail(String),
+    /// Another account already signs in with this email.
+    #[error("another account already signs in with {0}")]
+    EmailTaken(String),
+    /// A storage failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// An email as accounts store it: trimmed and lower-case. `None` when it is not a plausible
+/// address (one `@` with text on both sides, no spaces or control characters, at most 254 bytes).
+pub fn normalise_email(email: &str) -> Option<String> {
+    let email = email.trim().to_lowercase();
+    let (local, domain) = email.split_once('@')?;
+    let plausible = !local.is_empty()
+        && !domain.is_empty()
+        && !domain.contains('@')
+        && email.len() <= 254
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control());
+    plausible.then_some(email)
+}
+
+const USER_COLUMNS: &str = "id, name, verified, restricted, created_at, email";
+
 const KEY_COLUMNS: &str = "id, user_id, name, prefix, fingerprint, scopes, created_at, expires_at, \
      revoked_at, last_used_at, request_count, error_count";
 
@@ -94,6 +128,7 @@ fn user_from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
         verified: row.try_get::<i64, _>("verified")? != 0,
         restricted: row.try_get::<i64, _>("restricted")? != 0,
         created_at: row.try_get("created_at")?,
+        email: row.try_get("email")?,
     })
 }
 
@@ -129,6 +164,7 @@ impl Store {
             verified,
             restricted,
             created_at: now_ms(),
+            email: None,
         };
         let statement = sqlx::query(
             "INSERT INTO users (id, name, verified, restricted, created_at) VALUES ($1, $2, $3, $4, $5)",
@@ -140,6 +176,62 @@ impl Store {
         .bind(user.created_at);
         self.execute_write(Durability::Saved, statement).await?;
         Ok(user)
+    }
+
+    /// The account that signs in with `email` (already normalised) and its password hash.
+    pub async fn user_by_email(
+        &self,
+        email: &str,
+    ) -> Result<Option<(User, Option<String>)>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS}, password_hash FROM users WHERE email = $1"
+        )))
+        .bind(email)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some((user_from_row(&row)?, row.try_get("password_hash")?)))
+    }
+
+    /// Gives an account (by id, or by the email it already has) an email and a password hash,
+    /// and ends every browser session it has, in one transaction. Returns the account.
+    pub async fn set_login(
+        &self,
+        user: Option<&str>,
+        email: &str,
+        password_hash: &str,
+    ) -> Result<User, LoginError> {
+        let mut tx = self.begin_write().await?;
+        let holder: Option<String> = sqlx::query_scalar("SELECT id FROM users WHERE email = $1")
+            .bind(email)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+        let id = match (user, holder) {
+            (Some(id), Some(holder)) if holder != id => {
+                return Err(LoginError::EmailTaken(email.to_owned()));
+            }
+            (Some(id), _) => id.to_owned(),
+            (None, Some(holder)) => holder,
+            (None, None) => return Err(LoginError::UnknownEmail(email.to_owned())),
+        };
+        let done = sqlx::query("UPDATE users SET email = $1, password_hash = $2 WHERE id = $3")
+            .bind(email)
+            .bind(password_hash)
+            .bind(&id)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+        if done.rows_affected() == 0 {
+            return Err(LoginError::UnknownUser(id));
+        }
+        sqlx::query("DELETE FROM app_sessions WHERE user_id = $1")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+        tx.commit().await.map_err(StoreError::from)?;
+        self.user(&id).await?.ok_or(LoginError::UnknownUser(id))
     }
 
     /// Changes an account's verified and restricted flags; returns whether the account exists.
@@ -165,9 +257,9 @@ impl Store {
 
     /// One account.
     pub async fn user(&self, id: &str) -> Result<Option<User>, StoreError> {
-        let row = sqlx::query(
-            "SELECT id, name, verified, restricted, created_at FROM users WHERE id = $1",
-        )
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE id = $1"
+        )))
         .bind(id)
         .fetch_optional(self.pool())
         .await?;
@@ -176,9 +268,9 @@ impl Store {
 
     /// Every account, oldest first.
     pub async fn users(&self) -> Result<Vec<User>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, name, verified, restricted, created_at FROM users ORDER BY created_at, id",
-        )
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users ORDER BY created_at, id"
+        )))
         .fetch_all(self.pool())
         .await?;
         rows.iter().map(user_from_row).collect()

@@ -622,15 +622,19 @@ impl Store {
     }
 
     /// Saves a reviewed question when `revision` is still current; the revision increases by one.
+    /// Each decision the review changed is logged with its reviewer, in the same transaction.
     pub async fn review_question(
         &self,
         user_id: &str,
         id: &str,
         revision: i64,
         data: &QuestionData,
+        reviewer: &Reviewer,
+        changed: &[ChangedDecision],
     ) -> Result<QuestionRow, ReviewError> {
         let now = now_ms();
-        let statement = sqlx::query(
+        let mut tx = self.begin_write().await?;
+        let updated = sqlx::query(
             "UPDATE marking_questions SET revision = revision + 1, status = $1, awarded = $2, \
              possible = $3, max_marks = $4, question_json = $5, result_json = $6, updated_at = $7 \
              WHERE id = $8 AND user_id = $9 AND revision = $10",
@@ -644,8 +648,31 @@ impl Store {
         .bind(now)
         .bind(id)
         .bind(user_id)
-        .bind(revision);
-        let updated = self.execute_write(Durability::Saved, statement).await?;
+        .bind(revision)
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::from)?;
+        if updated.rows_affected() == 1 {
+            for decision in changed {
+                sqlx::query(
+                    "INSERT INTO review_log (question_id, revision, criterion_id, outcome, \
+                     reviewer_kind, reviewer_name, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(id)
+                .bind(revision + 1)
+                .bind(&decision.criterion_id)
+                .bind(&decision.outcome)
+                .bind(reviewer.kind.as_str())
+                .bind(&reviewer.name)
+                .bind(now)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::from)?;
+            }
+            tx.commit().await.map_err(StoreError::from)?;
+        } else {
+            tx.rollback().await.map_err(StoreError::from)?;
+        }
         let current = self
             .question(user_id, id)
             .await?
@@ -655,6 +682,97 @@ impl Store {
         }
         Ok(current)
     }
+
+    /// The latest logged review of each criterion of a question, by criterion id.
+    pub async fn review_log(
+        &self,
+        question_id: &str,
+    ) -> Result<std::collections::HashMap<String, LoggedDecision>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT criterion_id, revision, outcome, reviewer_kind, reviewer_name, decided_at \
+             FROM review_log WHERE question_id = $1 ORDER BY revision",
+        )
+        .bind(question_id)
+        .fetch_all(self.pool())
+        .await?;
+        let mut latest = std::collections::HashMap::new();
+        for row in rows {
+            let kind: String = row.try_get("reviewer_kind")?;
+            latest.insert(
+                row.try_get::<String, _>("criterion_id")?,
+                LoggedDecision {
+                    revision: row.try_get("revision")?,
+                    outcome: row.try_get("outcome")?,
+                    reviewer: Reviewer {
+                        kind: ReviewerKind::parse(&kind).ok_or_else(|| {
+                            StoreError::Corrupt(format!("unknown reviewer kind {kind:?}"))
+                        })?,
+                        name: row.try_get("reviewer_name")?,
+                    },
+                    decided_at: row.try_get("decided_at")?,
+                },
+            );
+        }
+        Ok(latest)
+    }
+}
+
+/// How a reviewer reached the review path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewerKind {
+    /// A teacher signed in to the app.
+    Teacher,
+    /// A client of `PATCH /v1/marking/questions/{id}`, by its API key.
+    ApiKey,
+}
+
+impl ReviewerKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewerKind::Teacher => "teacher",
+            ReviewerKind::ApiKey => "api_key",
+        }
+    }
+
+    fn parse(name: &str) -> Option<ReviewerKind> {
+        match name {
+            "teacher" => Some(ReviewerKind::Teacher),
+            "api_key" => Some(ReviewerKind::ApiKey),
+            _ => None,
+        }
+    }
+}
+
+/// Who made a review: a teacher (by email or name) or an API key (by its name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reviewer {
+    /// How they reached the review path.
+    pub kind: ReviewerKind,
+    /// The account's email or name, or the key's name.
+    pub name: String,
+}
+
+/// A decision a review changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedDecision {
+    /// The criterion.
+    pub criterion_id: String,
+    /// The submitted outcome: `awarded`, `withheld` or `uncertain`.
+    pub outcome: String,
+}
+
+/// The latest logged review of one criterion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedDecision {
+    /// The revision the review made.
+    pub revision: i64,
+    /// The submitted outcome.
+    pub outcome: String,
+    /// Who made it.
+    pub reviewer: Reviewer,
+    /// When, Unix milliseconds.
+    pub decided_at: i64,
 }
 
 /// Test hook for the crash-safety tests: when `EXAMKIT_TEST_COMPLETE_DELAY_MS` is set, completing

@@ -5,6 +5,7 @@
 //! Each backend has its own migrations (`migrations/sqlite`, `migrations/postgres`), applied at start.
 
 pub mod accounts;
+pub mod app_sessions;
 pub mod automated;
 pub mod automated_questions;
 pub mod bank;

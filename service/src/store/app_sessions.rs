@@ -1,0 +1,181 @@
+//! Browser sessions of the teachers' app and the limits on failed sign-ins.
+//!
+//! A session is found by the SHA-256 of its cookie's secret, so a copy of the database cannot be
+//! replayed as cookies. Both the sessions and the sign-in counters live in the database, so every
+//! instance sharing it knows a session, ends it at sign-out and counts the same failures.
+
+use sqlx::Row;
+
+use super::accounts::User;
+use super::{Durability, PruneBatch, Store, StoreError};
+
+const PRUNE: PruneBatch = PruneBatch {
+    delete: "DELETE FROM app_sessions WHERE id_hash",
+    select: "SELECT id_hash FROM app_sessions WHERE expires_at <= $1",
+};
+
+/// A stored browser session.
+#[derive(Debug, Clone)]
+pub struct AppSession {
+    /// SHA-256 of the cookie's secret, hexadecimal.
+    pub id_hash: String,
+    /// The signed-in account.
+    pub user_id: String,
+    /// The token every state-changing request of this session must carry.
+    pub csrf_token: String,
+    /// When the session began, Unix milliseconds.
+    pub created_at: i64,
+    /// The last request seen, Unix milliseconds (updated at most once a minute).
+    pub last_seen_at: i64,
+    /// The absolute expiry, Unix milliseconds.
+    pub expires_at: i64,
+}
+
+fn session_from_row(row: &sqlx::any::AnyRow) -> Result<AppSession, StoreError> {
+    Ok(AppSession {
+        id_hash: row.try_get("id_hash")?,
+        user_id: row.try_get("user_id")?,
+        csrf_token: row.try_get("csrf_token")?,
+        created_at: row.try_get("created_at")?,
+        last_seen_at: row.try_get("last_seen_at")?,
+        expires_at: row.try_get("expires_at")?,
+    })
+}
+
+/// A counted window of failed sign-ins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// The window's length, milliseconds.
+    pub length_ms: i64,
+    /// Failures allowed in one window.
+    pub limit: i64,
+}
+
+impl Store {
+    /// Stores a new session.
+    pub async fn create_app_session(&self, session: &AppSession) -> Result<(), StoreError> {
+        self.execute_write(
+            Durability::Saved,
+            sqlx::query(
+                "INSERT INTO app_sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&session.id_hash)
+            .bind(&session.user_id)
+            .bind(&session.csrf_token)
+            .bind(session.created_at)
+            .bind(session.last_seen_at)
+            .bind(session.expires_at),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A session and its account, by the hash of the cookie's secret.
+    pub async fn app_session(
+        &self,
+        id_hash: &str,
+    ) -> Result<Option<(AppSession, User)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at \
+             FROM app_sessions WHERE id_hash = $1",
+        )
+        .bind(id_hash)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let session = session_from_row(&row)?;
+        let Some(user) = self.user(&session.user_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some((session, user)))
+    }
+
+    /// Records that a session was used at `now`.
+    pub async fn touch_app_session(&self, id_hash: &str, now: i64) -> Result<(), StoreError> {
+        self.execute_write(
+            Durability::Bookkeeping,
+            sqlx::query("UPDATE app_sessions SET last_seen_at = $1 WHERE id_hash = $2")
+                .bind(now)
+                .bind(id_hash),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Ends one session.
+    pub async fn end_app_session(&self, id_hash: &str) -> Result<(), StoreError> {
+        self.execute_write(
+            Durability::Saved,
+            sqlx::query("DELETE FROM app_sessions WHERE id_hash = $1").bind(id_hash),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Ends every session of an account; returns how many there were.
+    pub async fn end_app_sessions_of(&self, user_id: &str) -> Result<u64, StoreError> {
+        let done = self
+            .execute_write(
+                Durability::Saved,
+                sqlx::query("DELETE FROM app_sessions WHERE user_id = $1").bind(user_id),
+            )
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Deletes the sessions whose absolute expiry passed by `now`, in batches.
+    pub async fn prune_app_sessions(&self, now: i64) -> Result<u64, StoreError> {
+        self.prune_in_batches(PRUNE, now).await
+    }
+
+    /// Failed sign-ins counted against `subject` (an account or a client address) in the window
+    /// holding `now`.
+    pub async fn sign_in_failures(
+        &self,
+        subject: &str,
+        window: Window,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        let bucket = bucket(subject, window, now);
+        let count: Option<i64> =
+            sqlx::query_scalar("SELECT count FROM rate_counters WHERE bucket = $1")
+                .bind(&bucket)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(count.unwrap_or(0))
+    }
+
+    /// Counts one failed sign-in against each subject; returns the counts after it.
+    pub async fn record_sign_in_failure(
+        &self,
+        subjects: &[&str],
+        window: Window,
+        now: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let mut tx = self.begin_bookkeeping().await?;
+        let mut counts = Vec::with_capacity(subjects.len());
+        for subject in subjects {
+            let row = sqlx::query(
+                "INSERT INTO rate_counters (bucket, count, expires_at) VALUES ($1, 1, $2) \
+                 ON CONFLICT (bucket) DO UPDATE SET count = rate_counters.count + 1 RETURNING count",
+            )
+            .bind(bucket(subject, window, now))
+            .bind(window_end(window, now))
+            .fetch_one(&mut *tx)
+            .await?;
+            counts.push(row.try_get::<i64, _>("count")?);
+        }
+        tx.commit().await?;
+        Ok(counts)
+    }
+}
+
+/// The end of the window holding `now`, Unix milliseconds.
+pub fn window_end(window: Window, now: i64) -> i64 {
+    (now.div_euclid(window.length_ms) + 1) * window.length_ms
+}
+
+fn bucket(subject: &str, window: Window, now: i64) -> String {
+    format!("signin:{subject}:{}", now.div_euclid(window.length_ms))
+}
