@@ -5,6 +5,7 @@
 //! serves HTTP, stores imports and administers accounts and keys. No validation rule lives here.
 
 pub mod admin;
+pub mod app;
 pub mod auth;
 pub mod bank_admin;
 pub mod calibration;

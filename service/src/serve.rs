@@ -97,6 +97,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         typesetter: Typesetter::new(export, args.typeset_concurrency.unwrap_or(cores)),
         max_papers: DEFAULT_MAX_PAPERS,
         marking: marking.clone(),
+        app: crate::app::AppConfig::for_listen(args.listen),
     });
     let workers = if marking.enabled {
         crate::marking::worker::spawn(store.clone(), marking)

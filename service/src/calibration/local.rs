@@ -130,6 +130,7 @@ impl Local {
             typesetter: Typesetter::new(true, cores),
             max_papers: DEFAULT_MAX_PAPERS,
             marking: marking.clone(),
+            app: crate::app::AppConfig::default(),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

@@ -55,6 +55,8 @@ pub struct AppState {
     pub max_papers: usize,
     /// Automated marking: whether it is offered, the allowance, the workers' settings.
     pub marking: crate::marking::MarkingConfig,
+    /// The teachers' app: cookie security, session lifetimes, sign-in limits.
+    pub app: crate::app::AppConfig,
 }
 
 impl AppState {
@@ -67,6 +69,7 @@ impl AppState {
             typesetter: crate::typeset::Typesetter::with_default_concurrency(true),
             max_papers: papers::DEFAULT_MAX_PAPERS,
             marking: crate::marking::MarkingConfig::default(),
+            app: crate::app::AppConfig::default(),
         }
     }
 }
@@ -601,7 +604,7 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .boxed()
 }
 
-/// Binds `addr` and returns the bound address and the server future (which runs until `shutdown`
+/// Binds `addr` (serving the API and the teachers' app) and returns the bound address and the server future (which runs until `shutdown`
 /// resolves).
 pub async fn bind(
     state: Arc<AppState>,
@@ -610,7 +613,8 @@ pub async fn bind(
 ) -> std::io::Result<(SocketAddr, impl Future<Output = ()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
-    let server = warp::serve(routes(state))
+    // The teachers' app answers `/` and `/app/…`; everything else is the API's.
+    let server = warp::serve(crate::app::routes(state.clone()).or(routes(state)).unify())
         .incoming(listener)
         .graceful(shutdown)
         .run();

@@ -126,6 +126,25 @@ pub struct QuestionRow {
     pub marker_run_json: Option<String>,
 }
 
+/// One question of a class set (see [`Store::paper_set`]).
+#[derive(Debug, Clone)]
+pub struct SetQuestion {
+    /// The question id.
+    pub id: String,
+    /// Its session (one student's script).
+    pub session_id: String,
+    /// The session's title.
+    pub session_title: String,
+    /// The question's label.
+    pub label: String,
+    /// Its status.
+    pub status: String,
+    /// Awarded, possible and maximum marks.
+    pub score: (i64, i64, i64),
+    /// Its position in the session.
+    pub position: i64,
+}
+
 /// A question to save at completion or review.
 #[derive(Debug, Clone)]
 pub struct QuestionData {
@@ -603,6 +622,46 @@ impl Store {
             .iter()
             .map(question_from_row)
             .collect::<Result<_, _>>()?)
+    }
+
+    /// Every question of this account's sessions made from one paper revision: the class set
+    /// that marking by question steps through. Sessions oldest first, questions in paper order.
+    pub async fn paper_set(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        revision: i64,
+    ) -> Result<Vec<SetQuestion>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT q.id, q.session_id, s.title, q.label, q.status, q.awarded, q.possible, \
+             q.max_marks, q.position FROM marking_questions q \
+             JOIN marking_sessions s ON s.id = q.session_id \
+             WHERE s.user_id = $1 AND s.paper_id = $2 AND s.paper_revision = $3 \
+             ORDER BY s.created_at, s.id, q.position",
+        )
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(revision)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(SetQuestion {
+                    id: row.try_get("id")?,
+                    session_id: row.try_get("session_id")?,
+                    session_title: row.try_get("title")?,
+                    label: row.try_get("label")?,
+                    status: row.try_get("status")?,
+                    score: (
+                        row.try_get("awarded")?,
+                        row.try_get("possible")?,
+                        row.try_get("max_marks")?,
+                    ),
+                    position: row.try_get("position")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
     }
 
     /// A question of this account.

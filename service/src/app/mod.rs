@@ -1,0 +1,414 @@
+//! The signed-in app for teachers, at `/app/`: sign in, API keys and their usage, and the review
+//! page for marked work.
+//!
+//! Pages are rendered on the server with `maud` (escaped by default, checked at compile time, no
+//! template files to keep in step) and work without JavaScript; one small script adds the review
+//! page's keyboard, selection, zoom and in-place saving. Styles and scripts are inside the binary.
+//!
+//! The app reads and writes through the same store functions as `/v1` (and saves decisions
+//! through [`crate::review`], the path of `PATCH /v1/marking/questions/{id}`), so no rule is
+//! written twice. It authenticates only by its own browser session ([`session`]); `/v1`
+//! authenticates only by API key, so neither credential opens the other.
+
+pub mod assets;
+pub mod keys;
+pub mod layout;
+pub mod pages;
+pub mod review;
+pub mod session;
+pub mod sign_in;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use maud::Markup;
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
+use warp::http::{Method, StatusCode};
+use warp::reply::Response;
+
+use crate::http::{ApiError, AppState};
+use crate::store::StoreError;
+use crate::store::accounts::User;
+use crate::store::app_sessions::{AppSession, Window};
+
+/// How the app runs: cookie security, session lifetimes and sign-in limits.
+#[derive(Debug, Clone, Copy)]
+pub struct AppConfig {
+    /// Whether cookies are `Secure` (and the session cookie `__Host-` prefixed). Off only when the
+    /// service listens on loopback over plain HTTP.
+    pub secure_cookies: bool,
+    /// A session ends after this long without a request, milliseconds.
+    pub idle_ms: i64,
+    /// A session ends this long after sign-in whatever happens, milliseconds.
+    pub absolute_ms: i64,
+    /// Failed sign-ins allowed per account.
+    pub account_failures: Window,
+    /// Failed sign-ins allowed per client address.
+    pub address_failures: Window,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        const MINUTE: i64 = 60_000;
+        AppConfig {
+            secure_cookies: true,
+            idle_ms: 2 * 60 * MINUTE,
+            absolute_ms: 12 * 60 * MINUTE,
+            account_failures: Window {
+                length_ms: 15 * MINUTE,
+                limit: 5,
+            },
+            address_failures: Window {
+                length_ms: 15 * MINUTE,
+                limit: 20,
+            },
+        }
+    }
+}
+
+impl AppConfig {
+    /// The configuration of a service listening on `listen`: secure cookies unless on loopback.
+    pub fn for_listen(listen: SocketAddr) -> AppConfig {
+        AppConfig {
+            secure_cookies: !listen.ip().is_loopback(),
+            ..AppConfig::default()
+        }
+    }
+}
+
+/// Why an app request failed; each renders as a page with its status.
+#[derive(Debug)]
+pub enum AppError {
+    /// No signed-in session: pages redirect to sign-in, other requests get 401.
+    SignInRequired,
+    /// A state-changing request without this session's CSRF token.
+    Csrf,
+    /// Nothing of this account has this id (other accounts' ids included).
+    NotFound(&'static str),
+    /// A form that cannot be read.
+    BadForm(String),
+    /// An error of the shared registry (the review path's, the store's).
+    Api(ApiError),
+}
+
+impl From<ApiError> for AppError {
+    fn from(e: ApiError) -> Self {
+        match e {
+            ApiError::NotFound(what) => AppError::NotFound(what),
+            other => AppError::Api(other),
+        }
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        AppError::Api(ApiError::from(e))
+    }
+}
+
+/// One request to the app.
+#[derive(Clone)]
+pub struct Visit {
+    /// The service state.
+    pub state: Arc<AppState>,
+    /// The method.
+    pub method: Method,
+    /// The path.
+    pub path: String,
+    /// The query string, if any.
+    pub query: String,
+    /// The request headers.
+    pub headers: HeaderMap,
+    /// The client's address.
+    pub remote: Option<SocketAddr>,
+}
+
+/// A signed-in visit: the session and its account.
+#[derive(Clone)]
+pub struct Signed {
+    /// The request.
+    pub visit: Visit,
+    /// The session.
+    pub session: AppSession,
+    /// The account.
+    pub user: User,
+}
+
+impl Visit {
+    /// The value of cookie `name`, if sent.
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        self.headers
+            .get_all(warp::http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_owned())
+    }
+
+    /// Whether the page's script sent this request (it wants a fragment back, not a redirect).
+    pub fn from_script(&self) -> bool {
+        self.headers
+            .get("x-requested-with")
+            .is_some_and(|v| v.as_bytes() == b"fetch")
+    }
+
+    /// The query's parameters.
+    pub fn query_pairs(&self) -> Vec<(String, String)> {
+        form_urlencoded::parse(self.query.as_bytes())
+            .into_owned()
+            .collect()
+    }
+
+    /// One query parameter.
+    pub fn query_param(&self, name: &str) -> Option<String> {
+        self.query_pairs()
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// A submitted form's fields, in order (a checkbox list repeats its name).
+#[derive(Debug, Default)]
+pub struct Form(pub Vec<(String, String)>);
+
+impl Form {
+    /// Parses an `application/x-www-form-urlencoded` body.
+    pub fn parse(body: &[u8]) -> Form {
+        Form(form_urlencoded::parse(body).into_owned().collect())
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`.
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+}
+
+/// The most bytes a form body may have.
+pub const MAX_FORM_BYTES: u64 = 64 * 1024;
+
+/// The Content-Security-Policy of every app response: scripts, styles, images and requests only
+/// from this origin, no inline script or style, never framed.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+     connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+fn header(response: &mut Response, name: &'static str, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(name), value);
+    }
+}
+
+/// Adds the headers every app response carries.
+fn secure(mut response: Response) -> Response {
+    header(&mut response, "content-security-policy", CSP);
+    header(&mut response, "x-frame-options", "DENY");
+    header(&mut response, "x-content-type-options", "nosniff");
+    header(&mut response, "referrer-policy", "same-origin");
+    header(&mut response, "cross-origin-opener-policy", "same-origin");
+    if !response.headers().contains_key("cache-control") {
+        header(&mut response, "cache-control", "no-store");
+    }
+    response
+}
+
+/// A page of HTML.
+pub fn html(status: StatusCode, markup: Markup) -> Response {
+    let mut response = Response::new(markup.into_string().into());
+    *response.status_mut() = status;
+    header(&mut response, "content-type", "text/html; charset=utf-8");
+    response
+}
+
+/// A `303 See Other` to `location`.
+pub fn see_other(location: &str) -> Response {
+    let mut response = Response::new(Vec::new().into());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    header(&mut response, "location", location);
+    response
+}
+
+/// Adds a `Set-Cookie` header.
+pub fn set_cookie(response: &mut Response, cookie: &str) {
+    if let Ok(value) = HeaderValue::from_str(cookie) {
+        response
+            .headers_mut()
+            .append(warp::http::header::SET_COOKIE, value);
+    }
+}
+
+impl AppError {
+    fn render(self, visit: &Visit) -> Response {
+        match self {
+            AppError::SignInRequired => {
+                if visit.method == Method::GET && !visit.from_script() {
+                    let next: String =
+                        form_urlencoded::byte_serialize(visit.path.as_bytes()).collect();
+                    see_other(&format!("/app/sign-in?next={next}"))
+                } else {
+                    layout::error_page(
+                        StatusCode::UNAUTHORIZED,
+                        "Sign in needed",
+                        "Your session has ended. Sign in again, then repeat what you were doing.",
+                    )
+                }
+            }
+            AppError::Csrf => layout::error_page(
+                StatusCode::FORBIDDEN,
+                "The form could not be accepted",
+                "The form was not sent from this page of examkit, or it is too old. Go back, reload the page and try again.",
+            ),
+            AppError::NotFound(what) => layout::error_page(
+                StatusCode::NOT_FOUND,
+                "Not found",
+                &format!("There is no {what} with this address in your account."),
+            ),
+            AppError::BadForm(message) => {
+                layout::error_page(StatusCode::BAD_REQUEST, "The form is not right", &message)
+            }
+            AppError::Api(e) => {
+                if matches!(e, ApiError::Internal) {
+                    tracing::error!(path = %visit.path, "an app request failed");
+                }
+                layout::error_page(e.status(), "Something went wrong", &e.message())
+            }
+        }
+    }
+}
+
+fn visit(state: Arc<AppState>) -> impl Filter<Extract = (Visit,), Error = std::convert::Infallible> + Clone {
+    warp::any()
+        .map(move || state.clone())
+        .and(warp::method())
+        .and(warp::path::full())
+        .and(
+            warp::query::raw()
+                .or(warp::any().map(String::new))
+                .unify(),
+        )
+        .and(warp::header::headers_cloned())
+        .and(warp::addr::remote())
+        .map(
+            |state, method, path: warp::path::FullPath, query, headers, remote| Visit {
+                state,
+                method,
+                path: path.as_str().to_owned(),
+                query,
+                headers,
+                remote,
+            },
+        )
+}
+
+/// Runs a handler and finishes its response (errors as pages, the security headers).
+async fn finish(visit: Visit, result: Result<Response, AppError>) -> Response {
+    let response = match result {
+        Ok(response) => response,
+        Err(e) => e.render(&visit),
+    };
+    secure(response)
+}
+
+/// Every route of the app, and `/`, which sends a browser to it.
+pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
+    let root = warp::path::end()
+        .and(warp::get().or(warp::head()).unify())
+        .map(|| secure(see_other("/app/")));
+    let app = warp::path("app")
+        .and(warp::path::tail())
+        .and(visit(state))
+        .and(
+            warp::body::content_length_limit(MAX_FORM_BYTES)
+                .and(warp::body::bytes())
+                .or(warp::any().map(Bytes::new))
+                .unify(),
+        )
+        .then(|tail: warp::path::Tail, visit: Visit, body: Bytes| async move {
+            let segments: Vec<String> = tail
+                .as_str()
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            let result = dispatch(visit.clone(), segments, body).await;
+            finish(visit, result).await
+        });
+    root.or(app).unify().boxed()
+}
+
+async fn dispatch(visit: Visit, path: Vec<String>, body: Bytes) -> Result<Response, AppError> {
+    let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+    let get = visit.method == Method::GET || visit.method == Method::HEAD;
+    let post = visit.method == Method::POST;
+    match (segments.as_slice(), get, post) {
+        ([], true, _) => {
+            let signed = session::signed_in(&visit).await?;
+            Ok(see_other(if signed.is_some() {
+                "/app/sessions"
+            } else {
+                "/app/sign-in"
+            }))
+        }
+        (["static", name], true, _) => assets::serve(name).ok_or(AppError::NotFound("file")),
+        (["sign-in"], true, _) => sign_in::form(visit).await,
+        (["sign-in"], _, true) => sign_in::submit(visit, Form::parse(&body)).await,
+        (["sign-out"], _, true) => sign_in::sign_out(visit, Form::parse(&body)).await,
+        _ => {
+            let signed = session::require(&visit).await?;
+            if post {
+                let form = Form::parse(&body);
+                session::check_csrf(&signed, &form)?;
+                signed_post(signed, &segments, form).await
+            } else if get {
+                signed_get(signed, &segments).await
+            } else {
+                Err(AppError::NotFound("page"))
+            }
+        }
+    }
+}
+
+async fn signed_get(signed: Signed, path: &[&str]) -> Result<Response, AppError> {
+    match path {
+        ["keys"] => keys::list(signed, None).await,
+        ["keys", id] => keys::usage(signed, id).await,
+        ["keys", id, "revoke"] => keys::confirm_revoke(signed, id).await,
+        ["sessions"] => review::sessions(signed).await,
+        ["sessions", id] => review::session(signed, id).await,
+        ["sets", paper, revision] => review::set(signed, paper, revision).await,
+        ["sets", paper, revision, "questions", label] => {
+            review::set_question(signed, paper, revision, label).await
+        }
+        ["questions", id] => review::question(signed, id).await,
+        ["pages", asset, page] => pages::page(signed, asset, page).await,
+        _ => Err(AppError::NotFound("page")),
+    }
+}
+
+async fn signed_post(signed: Signed, path: &[&str], form: Form) -> Result<Response, AppError> {
+    match path {
+        ["keys"] => keys::create(signed, form).await,
+        ["keys", id, "revoke"] => keys::revoke(signed, id).await,
+        ["questions", id, "decide"] => review::decide(signed, id, form).await,
+        ["sign-out-everywhere"] => sign_in::sign_out_everywhere(signed).await,
+        _ => Err(AppError::NotFound("page")),
+    }
+}

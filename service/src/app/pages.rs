@@ -1,0 +1,84 @@
+//! Page images for the review page: one page of one of the account's assets, as displayed (the
+//! basis evidence boxes are drawn on), in JPEG. Pages indexing kept an image of are sent as they
+//! are; others (imports, markers that take no images) are rendered from the file.
+
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::{AppError, Signed};
+
+/// Rendering resolution of pages without a kept image.
+const DPI: u32 = 110;
+/// The longest edge of a rendered page, pixels.
+const LONG_EDGE: u32 = 1600;
+
+fn jpeg(image: &image::GrayImage) -> Result<Vec<u8>, String> {
+    let (w, h) = image.dimensions();
+    let resized;
+    let image = if w.max(h) > LONG_EDGE {
+        let scale = f64::from(LONG_EDGE) / f64::from(w.max(h));
+        resized = image::imageops::resize(
+            image,
+            ((f64::from(w) * scale).round() as u32).max(1),
+            ((f64::from(h) * scale).round() as u32).max(1),
+            image::imageops::FilterType::Triangle,
+        );
+        &resized
+    } else {
+        image
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
+        .encode_image(image)
+        .map_err(|e| e.to_string())?;
+    Ok(out.into_inner())
+}
+
+/// `GET /app/pages/{asset}/{page}`.
+pub async fn page(signed: Signed, asset: &str, page: &str) -> Result<Response, AppError> {
+    let not_found = || AppError::NotFound("page");
+    let asset_id = crate::http::parse_id(asset, "asset").map_err(|_| not_found())?;
+    let number: u32 = page.parse().map_err(|_| not_found())?;
+    let store = &signed.visit.state.store;
+    let row = store
+        .asset(&signed.user.id, &asset_id)
+        .await?
+        .ok_or_else(not_found)?;
+    if number == 0 || i64::from(number) > row.page_count {
+        return Err(not_found());
+    }
+    let body = match store.page_image(&asset_id, number).await? {
+        Some(kept) => kept,
+        None => {
+            let (asset, bytes) = store
+                .asset_bytes(&signed.user.id, &asset_id)
+                .await?
+                .ok_or_else(not_found)?;
+            let format = examkit_scan::Format::from_content_type(&asset.content_type)
+                .ok_or_else(not_found)?;
+            tokio::task::spawn_blocking(move || {
+                examkit_scan::render_page(&bytes, format, number, DPI)
+                    .map_err(|e| e.to_string())
+                    .and_then(|raster| jpeg(&raster))
+            })
+            .await
+            .map_err(|_| AppError::Api(crate::http::ApiError::Internal))?
+            .map_err(|e| {
+                tracing::warn!(error = %e, "a page could not be rendered for review");
+                AppError::Api(crate::http::ApiError::Internal)
+            })?
+        }
+    };
+    let mut response = Response::new(body.into());
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        warp::http::header::CONTENT_TYPE,
+        warp::http::HeaderValue::from_static("image/jpeg"),
+    );
+    headers.insert(
+        warp::http::header::CACHE_CONTROL,
+        warp::http::HeaderValue::from_static("private, max-age=300"),
+    );
+    Ok(response)
+}

@@ -1,0 +1,869 @@
+//! The review pages: marked sessions, class sets (the sessions made from one paper revision,
+//! marked question by question), and one question with its pages, evidence and decisions.
+//!
+//! Decisions are saved through [`crate::review::review`], the path of
+//! `PATCH /v1/marking/questions/{id}`: the same checks, engine and revision rule.
+
+use std::collections::HashMap;
+
+use maud::{Markup, html};
+use serde_json::{Value, json};
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::layout::{Section, csrf, page, score, status_text, when};
+use super::{AppError, Form, Signed, html, see_other};
+use crate::http::ApiError;
+use crate::store::marking::{QuestionRow, Reviewer, ReviewerKind, SessionRow, SetQuestion};
+
+/// Sessions listed on the first page.
+const LISTED_SESSIONS: i64 = 50;
+/// The longest reason a teacher may give.
+pub const MAX_REASON_CHARS: usize = 2000;
+
+fn parse_id(raw: &str, what: &'static str) -> Result<String, AppError> {
+    crate::http::parse_id(raw, what).map_err(|_| AppError::NotFound(what))
+}
+
+fn kind_text(session: &SessionRow) -> &'static str {
+    if session.origin == crate::store::automated::ORIGIN {
+        "Automated marking"
+    } else {
+        "Imported marking"
+    }
+}
+
+fn status_badge(status: &str) -> Markup {
+    html! { span class={ "badge status-" (status) } { (status_text(status)) } }
+}
+
+/// `GET /app/sessions`: sessions newest first with each question's status and score range;
+/// `?review=1` keeps only questions that need review.
+pub async fn sessions(signed: Signed) -> Result<Response, AppError> {
+    let store = &signed.visit.state.store;
+    let only_review = signed.visit.query_param("review").as_deref() == Some("1");
+    let rows = store
+        .recent_sessions(&signed.user.id, LISTED_SESSIONS)
+        .await?;
+    let mut listed = Vec::new();
+    for row in rows {
+        let questions = store.session_questions(&row.session.id).await?;
+        let questions: Vec<QuestionRow> = questions
+            .into_iter()
+            .filter(|q| !only_review || q.status == "needs_review")
+            .collect();
+        if only_review && questions.is_empty() {
+            continue;
+        }
+        listed.push((row, questions));
+    }
+    let body = html! {
+        h1 { "Marked work" }
+        nav.filter aria-label="Filter" {
+            @if only_review {
+                a href="/app/sessions" { "Show every question" }
+                " · " strong { "Showing questions that need review" }
+            } @else {
+                strong { "Showing every question" }
+                " · " a href="/app/sessions?review=1" #filter-review { "Only questions that need review" }
+            }
+        }
+        @if listed.is_empty() {
+            p #no-sessions {
+                @if only_review { "No question needs review." } @else { "No marked work yet. Marking sessions made through the API appear here." }
+            }
+        }
+        @for (row, questions) in &listed {
+            @let s = &row.session;
+            section.session aria-labelledby={ "s-" (s.id) } {
+                h2 #{ "s-" (s.id) } { a href={ "/app/sessions/" (s.id) } { (s.title) } }
+                p.meta {
+                    (kind_text(s)) " · " (when(s.created_at)) " · score "
+                    strong { (score(row.score.0, row.score.1, row.score.2)) }
+                    @if let Some((paper, revision)) = &s.paper {
+                        " · " a href={ "/app/sets/" (paper) "/" (revision) } { "Mark the class set by question" }
+                    }
+                }
+                @if questions.is_empty() {
+                    p.hint { "No questions marked yet." }
+                } @else {
+                    ul.questions {
+                        @for q in questions {
+                            li {
+                                a href={ "/app/questions/" (q.id) } { "Question " (q.label) }
+                                " " (status_badge(&q.status)) " "
+                                span.score { (score(q.awarded, q.possible, q.max_marks)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html(
+        StatusCode::OK,
+        page("Marked work", Some(&signed), Section::Review, body),
+    ))
+}
+
+/// `GET /app/sessions/{id}`.
+pub async fn session(signed: Signed, id: &str) -> Result<Response, AppError> {
+    let id = parse_id(id, "marking session")?;
+    let store = &signed.visit.state.store;
+    let s = store
+        .session(&signed.user.id, &id)
+        .await?
+        .ok_or(AppError::NotFound("marking session"))?;
+    let questions = store.session_questions(&s.id).await?;
+    let total = |f: fn(&QuestionRow) -> i64| questions.iter().map(f).sum::<i64>();
+    let body = html! {
+        p { a href="/app/sessions" { "← Marked work" } }
+        h1 { (s.title) }
+        p.meta {
+            (kind_text(&s)) " · made " (when(s.created_at)) " · score "
+            strong { (score(total(|q| q.awarded), total(|q| q.possible), total(|q| q.max_marks))) }
+        }
+        @if let Some((paper, revision)) = &s.paper {
+            p { a href={ "/app/sets/" (paper) "/" (revision) } { "Mark every student's script of this paper, question by question" } }
+        }
+        @if questions.is_empty() {
+            p { "No questions marked yet." }
+        } @else {
+            table #questions {
+                caption { "Questions" }
+                thead { tr { th scope="col" { "Question" } th scope="col" { "Status" } th scope="col" { "Score" } th scope="col" { "Revision" } } }
+                tbody {
+                    @for q in &questions {
+                        tr {
+                            th scope="row" { a href={ "/app/questions/" (q.id) } { "Question " (q.label) } }
+                            td { (status_badge(&q.status)) }
+                            td { (score(q.awarded, q.possible, q.max_marks)) }
+                            td.num { (q.revision) }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html(
+        StatusCode::OK,
+        page(&s.title, Some(&signed), Section::Review, body),
+    ))
+}
+
+/// Labels of a set in paper order (the order of their first appearance).
+fn labels_of(set: &[SetQuestion]) -> Vec<String> {
+    let mut labels: Vec<(i64, String)> = Vec::new();
+    for q in set {
+        if !labels.iter().any(|(_, l)| l == &q.label) {
+            labels.push((q.position, q.label.clone()));
+        }
+    }
+    labels.sort_by_key(|(position, _)| *position);
+    labels.into_iter().map(|(_, l)| l).collect()
+}
+
+/// One label's questions in stepping order: those needing review first, then the rest, each in
+/// session order.
+fn stepping_order<'a>(set: &'a [SetQuestion], label: &str) -> Vec<&'a SetQuestion> {
+    let mut order: Vec<&SetQuestion> = set
+        .iter()
+        .filter(|q| q.label == label && q.status == "needs_review")
+        .collect();
+    order.extend(
+        set.iter()
+            .filter(|q| q.label == label && q.status != "needs_review"),
+    );
+    order
+}
+
+async fn load_set(
+    signed: &Signed,
+    paper: &str,
+    revision: &str,
+) -> Result<(String, i64, Vec<SetQuestion>), AppError> {
+    let paper = parse_id(paper, "class set")?;
+    let revision: i64 = revision
+        .parse()
+        .ok()
+        .filter(|r| *r >= 1)
+        .ok_or(AppError::NotFound("class set"))?;
+    let set = signed
+        .visit
+        .state
+        .store
+        .paper_set(&signed.user.id, &paper, revision)
+        .await?;
+    if set.is_empty() {
+        return Err(AppError::NotFound("class set"));
+    }
+    Ok((paper, revision, set))
+}
+
+/// `GET /app/sets/{paper}/{revision}`: the questions of a class set.
+pub async fn set(signed: Signed, paper: &str, revision: &str) -> Result<Response, AppError> {
+    let (paper, revision, set) = load_set(&signed, paper, revision).await?;
+    let scripts = {
+        let mut ids: Vec<&str> = set.iter().map(|q| q.session_id.as_str()).collect();
+        ids.dedup();
+        ids.len()
+    };
+    let body = html! {
+        p { a href="/app/sessions" { "← Marked work" } }
+        h1 { "Class set: paper revision " (revision) }
+        p { (scripts) " scripts made from this paper revision. Open a question to step through every student's answer to it, those needing review first." }
+        table #set {
+            caption { "Questions of the paper" }
+            thead { tr { th scope="col" { "Question" } th scope="col" { "Answers" } th scope="col" { "Need review" } } }
+            tbody {
+                @for label in labels_of(&set) {
+                    @let answers = set.iter().filter(|q| q.label == label).count();
+                    @let waiting = set.iter().filter(|q| q.label == label && q.status == "needs_review").count();
+                    tr {
+                        th scope="row" { a href={ "/app/sets/" (paper) "/" (revision) "/questions/" (label) } { "Question " (label) } }
+                        td.num { (answers) }
+                        td.num { (waiting) }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html(
+        StatusCode::OK,
+        page("Class set", Some(&signed), Section::Review, body),
+    ))
+}
+
+/// `GET /app/sets/{paper}/{revision}/questions/{label}`: the first answer to step to.
+pub async fn set_question(
+    signed: Signed,
+    paper: &str,
+    revision: &str,
+    label: &str,
+) -> Result<Response, AppError> {
+    let (_, _, set) = load_set(&signed, paper, revision).await?;
+    let first = stepping_order(&set, label)
+        .first()
+        .map(|q| q.id.clone())
+        .ok_or(AppError::NotFound("question of this set"))?;
+    Ok(see_other(&format!("/app/questions/{first}")))
+}
+
+/// Where the set's navigation leads from one question.
+struct SetNav {
+    paper: String,
+    revision: i64,
+    position: usize,
+    count: usize,
+    previous: Option<String>,
+    next: Option<String>,
+    next_review: Option<(String, String)>,
+}
+
+fn set_nav(set: &[SetQuestion], current: &QuestionRow, paper: &str, revision: i64) -> SetNav {
+    let order = stepping_order(set, &current.label);
+    let position = order.iter().position(|q| q.id == current.id).unwrap_or(0);
+    // The next answer needing review: of this question first (after this script, then before
+    // it), then of the questions after it in paper order.
+    let labels = labels_of(set);
+    let here = labels.iter().position(|l| l == &current.label).unwrap_or(0);
+    let same: Vec<&SetQuestion> = set
+        .iter()
+        .filter(|q| q.label == current.label)
+        .collect();
+    let me = same.iter().position(|q| q.id == current.id).unwrap_or(0);
+    let next_review = same
+        .iter()
+        .skip(me + 1)
+        .chain(same.iter().take(me))
+        .find(|q| q.status == "needs_review")
+        .copied()
+        .or_else(|| {
+            labels.iter().skip(here + 1).find_map(|label| {
+                set.iter()
+                    .find(|q| &q.label == label && q.status == "needs_review")
+            })
+        })
+        .map(|q| (q.id.clone(), q.label.clone()));
+    SetNav {
+        paper: paper.to_owned(),
+        revision,
+        position,
+        count: order.len(),
+        previous: position
+            .checked_sub(1)
+            .and_then(|p| order.get(p))
+            .map(|q| q.id.clone()),
+        next: order.get(position + 1).map(|q| q.id.clone()),
+        next_review,
+    }
+}
+
+/// One criterion as the review page shows it.
+struct Row {
+    id: String,
+    code: String,
+    requirement: String,
+    submitted: String,
+    effective: String,
+    flags: Vec<String>,
+    reason: String,
+    evidence: Vec<Evidence>,
+    depends_on: Vec<String>,
+    by: String,
+}
+
+struct Evidence {
+    page_id: String,
+    quote: String,
+    box_: (f64, f64, f64, f64),
+    placement: Option<String>,
+}
+
+fn outcome_text(outcome: &str) -> (&'static str, &'static str) {
+    match outcome {
+        "awarded" => ("✓", "Awarded"),
+        "withheld" => ("✗", "Withheld"),
+        "uncertain" => ("?", "Uncertain"),
+        _ => ("·", "No decision"),
+    }
+}
+
+fn placement_text(placement: &str) -> &'static str {
+    match placement {
+        "words" => "placed on the quoted words found on the page",
+        "ink" => "placed on the student's ink in the answer space",
+        "hint" => "placed on the marker's box",
+        "answer_space" | "answerSpace" => "not located: boxed on the answer space",
+        _ => "placed by the marker",
+    }
+}
+
+fn flag_text(flag: &str) -> String {
+    match flag {
+        "uncertain_decision" => "the marker was not sure".into(),
+        "condition_conflict" => "the decision contradicts its condition checks".into(),
+        "condition_uncertain" => "a condition check is uncertain".into(),
+        "dependency_withheld" => "a criterion it depends on is withheld".into(),
+        "dependency_uncertain" => "a criterion it depends on is uncertain".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+fn rows_of(view: &Value, logged: &HashMap<String, crate::store::marking::LoggedDecision>, machine: &str, marked_at: i64) -> Vec<Row> {
+    let empty = Vec::new();
+    let placements = view["markerRun"]["placements"].as_array().unwrap_or(&empty);
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    };
+    let mut rows: Vec<Row> = view["allocations"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .map(|a| {
+            let id = a["criterionId"].as_str().unwrap_or_default().to_owned();
+            let evidence = a["evidence"]
+                .as_array()
+                .unwrap_or(&empty)
+                .iter()
+                .map(|e| {
+                    let page_id = e["pageId"].as_str().unwrap_or_default().to_owned();
+                    let placement = placements
+                        .iter()
+                        .find(|p| p["criterionId"].as_str() == Some(&id) && p["pageId"].as_str() == Some(&page_id))
+                        .and_then(|p| p["placement"].as_str())
+                        .map(placement_text)
+                        .map(str::to_owned);
+                    let b = &e["box"];
+                    Evidence {
+                        page_id,
+                        quote: e["quote"].as_str().unwrap_or_default().to_owned(),
+                        box_: (
+                            b["x"].as_f64().unwrap_or(0.0),
+                            b["y"].as_f64().unwrap_or(0.0),
+                            b["width"].as_f64().unwrap_or(0.0),
+                            b["height"].as_f64().unwrap_or(0.0),
+                        ),
+                        placement,
+                    }
+                })
+                .collect();
+            let by = match logged.get(&id) {
+                Some(l) => match l.reviewer.kind {
+                    ReviewerKind::Teacher => format!("Teacher {} at {}", l.reviewer.name, when(l.decided_at)),
+                    ReviewerKind::ApiKey => format!("API key “{}” at {}", l.reviewer.name, when(l.decided_at)),
+                },
+                None => format!("{machine} at {}", when(marked_at)),
+            };
+            Row {
+                code: a["code"].as_str().unwrap_or_default().to_owned(),
+                requirement: a["requirement"].as_str().unwrap_or_default().to_owned(),
+                submitted: a["submitted"].as_str().unwrap_or_default().to_owned(),
+                effective: a["decision"].as_str().unwrap_or_default().to_owned(),
+                flags: strings(&a["flags"]),
+                reason: a["explanation"].as_str().unwrap_or_default().to_owned(),
+                evidence,
+                depends_on: strings(&a["dependsOn"]),
+                by,
+                id,
+            }
+        })
+        .collect();
+    // Uncertain decisions first, otherwise in rubric order.
+    rows.sort_by_key(|r| r.effective != "uncertain");
+    rows
+}
+
+/// The work pages a question's evidence may cite, in asset and page order.
+fn work_pages(view: &Value) -> Vec<(String, u32)> {
+    let mut pages = Vec::new();
+    let works: Vec<&str> = view["sourceDocuments"]["workAssetIds"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(selections) = view["sourceDocuments"]["pageSelections"].as_object() {
+        for (asset, numbers) in selections {
+            if !works.contains(&asset.as_str()) {
+                continue;
+            }
+            for n in numbers.as_array().into_iter().flatten() {
+                if let Some(n) = n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                    pages.push((asset.clone(), n));
+                }
+            }
+        }
+    }
+    pages.sort();
+    pages
+}
+
+async fn load_question(signed: &Signed, id: &str) -> Result<(QuestionRow, SessionRow, Value), AppError> {
+    let id = parse_id(id, "marking question")?;
+    let store = &signed.visit.state.store;
+    let q = store
+        .question(&signed.user.id, &id)
+        .await?
+        .ok_or(AppError::NotFound("marking question"))?;
+    let s = store
+        .session(&signed.user.id, &q.session_id)
+        .await?
+        .ok_or(AppError::NotFound("marking question"))?;
+    let kinds: HashMap<String, String> = store
+        .session_assets(&s.id)
+        .await?
+        .iter()
+        .map(|a| (a.id.clone(), a.kind.clone()))
+        .collect();
+    let view = crate::http::marking::question_view(&q, &kinds)?;
+    Ok((q, s, view))
+}
+
+/// What the page shows above the question when a save needs the teacher.
+enum Notice {
+    None,
+    Saved(String),
+    Problem(String),
+    Conflict(Box<Conflict>),
+}
+
+/// A save refused because someone else saved first: the teacher's decision and the saved one.
+struct Conflict {
+    criterion: String,
+    action: String,
+    reason: String,
+    sent_revision: i64,
+}
+
+/// `GET /app/questions/{id}`.
+pub async fn question(signed: Signed, id: &str) -> Result<Response, AppError> {
+    let saved = signed.visit.query_param("saved").map(|c| format!("Saved the decision on {c}."));
+    let notice = saved.map(Notice::Saved).unwrap_or(Notice::None);
+    render_question(&signed, id, notice, StatusCode::OK).await
+}
+
+async fn render_question(
+    signed: &Signed,
+    id: &str,
+    notice: Notice,
+    status: StatusCode,
+) -> Result<Response, AppError> {
+    let (q, s, view) = load_question(signed, id).await?;
+    let store = &signed.visit.state.store;
+    let logged = store.review_log(&q.id).await?;
+    let machine = match view["markedBy"]["name"].as_str() {
+        Some(name) => format!("Marker “{name}”"),
+        None => match s.source_json.as_deref().and_then(|j| serde_json::from_str::<Value>(j).ok()) {
+            Some(source) => format!(
+                "Imported from {}",
+                source["name"].as_str().or(source["kind"].as_str()).unwrap_or("another marker")
+            ),
+            None => "The marker".into(),
+        },
+    };
+    let rows = rows_of(&view, &logged, &machine, q.created_at);
+    let pages = work_pages(&view);
+    let nav = match &s.paper {
+        Some((paper, revision)) => {
+            let set = store.paper_set(&signed.user.id, paper, *revision).await?;
+            Some(set_nav(&set, &q, paper, *revision))
+        }
+        None => None,
+    };
+    let marked = q.status == "completed" || q.status == "needs_review";
+    let flags: Vec<String> = view["reviewFlags"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f["code"].as_str().or(f.as_str()).map(str::to_owned)).collect())
+        .unwrap_or_default();
+    let page_label = |page_id: &str| -> String {
+        page_id
+            .rsplit_once(":p")
+            .map(|(_, n)| format!("page {n}"))
+            .unwrap_or_else(|| page_id.to_owned())
+    };
+    let body = html! {
+        p.crumbs {
+            a href="/app/sessions" { "Marked work" } " › "
+            a href={ "/app/sessions/" (s.id) } { (s.title) } " › "
+            "Question " (q.label)
+        }
+        h1 { "Question " (q.label) " · " (s.title) }
+        @if let Some(nav) = &nav {
+            nav.set aria-label="Class set" {
+                "Answer " (nav.position + 1) " of " (nav.count) " to question " (q.label) " in the "
+                a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
+                @if let Some(previous) = &nav.previous { a #previous-answer rel="prev" href={ "/app/questions/" (previous) } { "Previous answer" } " · " }
+                @if let Some(next) = &nav.next { a #next-answer rel="next" href={ "/app/questions/" (next) } { "Next answer" } " · " }
+                @match &nav.next_review {
+                    Some((next, label)) => { a #next-review href={ "/app/questions/" (next) } { "Next needing review (question " (label) ")" } }
+                    None => { span #next-review-none { "Nothing else in this set needs review." } }
+                }
+            }
+        }
+        div #status-line role="status" aria-live="polite" {
+            p.summary {
+                (status_badge(&q.status)) " Score " strong #score { (score(q.awarded, q.possible, q.max_marks)) }
+                " · revision " span #revision { (q.revision) }
+                @if !flags.is_empty() {
+                    " · flags: " @for (i, f) in flags.iter().enumerate() { @if i > 0 { ", " } (flag_text(f)) }
+                }
+            }
+            @match &notice {
+                Notice::Saved(message) => { p.notice #saved { (message) } }
+                Notice::Problem(message) => { p.error role="alert" #problem { (message) } }
+                _ => {}
+            }
+        }
+        @if let Notice::Conflict(conflict) = &notice {
+            (conflict_panel(signed, &q, &rows, conflict))
+        }
+        @if !marked {
+            p { "This question has no result to review yet (" (status_text(&q.status)) ")." }
+        }
+        div.review #review data-question=(q.id) data-revision=(q.revision) {
+            section.pages aria-label="Scan pages" {
+                @if pages.is_empty() { p { "No pages of the student's work are selected for this question." } }
+                @for (asset, n) in &pages {
+                    @let page_id = format!("{asset}:p{n}");
+                    figure.page-view data-page=(page_id) {
+                        figcaption {
+                            (page_label(&page_id))
+                            span.tools {
+                                button type="button" data-zoom="out" aria-label={ "Zoom out of " (page_label(&page_id)) } { "−" }
+                                button type="button" data-zoom="fit" { "Fit width" }
+                                button type="button" data-zoom="in" aria-label={ "Zoom in to " (page_label(&page_id)) } { "+" }
+                                button type="button" data-rotate="1" aria-label={ "Turn " (page_label(&page_id)) " a quarter turn" } { "⟳ Turn" }
+                            }
+                        }
+                        div.viewport tabindex="0" aria-label={ "Scan of " (page_label(&page_id)) "; scroll to pan" } {
+                            div.stage {
+                                div.sheet {
+                                    img src={ "/app/pages/" (asset) "/" (n) } alt={ "The student's " (page_label(&page_id)) };
+                                    svg.boxes viewBox="0 0 1 1" preserveAspectRatio="none" aria-hidden="true" {
+                                        @for row in &rows {
+                                            @for e in row.evidence.iter().filter(|e| e.page_id == page_id) {
+                                                rect class={ "box " (row.effective) } data-criterion=(row.id)
+                                                    x=(e.box_.0) y=(e.box_.1) width=(e.box_.2) height=(e.box_.3) {}
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            section.criteria aria-labelledby="criteria-title" {
+                h2 #criteria-title { "Criteria" }
+                p.hint {
+                    "Uncertain decisions come first. "
+                    button #show-shortcuts type="button" { "Keyboard shortcuts" }
+                    " (or press " kbd { "?" } ")"
+                }
+                ol #criteria {
+                    @for row in &rows {
+                        @let (icon, word) = outcome_text(&row.effective);
+                        li.criterion id={ "c-" (row.id) } data-criterion=(row.id) data-outcome=(row.effective) tabindex="-1" {
+                            h3 {
+                                span.code { (row.code) } " "
+                                span class={ "decision " (row.effective) } { span aria-hidden="true" { (icon) } " " (word) }
+                            }
+                            p.requirement { (row.requirement) }
+                            @if row.submitted != row.effective {
+                                p.effective { "Submitted as " (outcome_text(&row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
+                                    @if !row.depends_on.is_empty() { " (it depends on " (row.depends_on.join(", ")) ")" } "." }
+                            }
+                            @if !row.flags.is_empty() {
+                                p.flags { "Flags: " (row.flags.iter().map(|f| flag_text(f)).collect::<Vec<_>>().join("; ")) }
+                            }
+                            @if !row.reason.is_empty() { p.reason { span.label { "Reason: " } (row.reason) } }
+                            ul.evidence aria-label="Evidence" {
+                                @for e in &row.evidence {
+                                    li {
+                                        button.show type="button" data-criterion=(row.id) data-page=(e.page_id) { "Show" }
+                                        " " (page_label(&e.page_id)) ": "
+                                        @if e.quote.is_empty() { em { "no words quoted" } } @else { q.quote { (e.quote) } }
+                                        @if let Some(p) = &e.placement { span.placement { " — " (p) } }
+                                    }
+                                }
+                            }
+                            p.by { "Decided by " (row.by) }
+                            @if marked {
+                                form.decide method="post" action={ "/app/questions/" (q.id) "/decide" } {
+                                    (csrf(signed))
+                                    input type="hidden" name="revision" value=(q.revision);
+                                    input type="hidden" name="criterion" value=(row.id);
+                                    label for={ "reason-" (row.id) } { "Reason for a change" }
+                                    input.reason-input id={ "reason-" (row.id) } name="reason" maxlength=(MAX_REASON_CHARS) autocomplete="off";
+                                    span.buttons {
+                                        @if row.submitted != "uncertain" {
+                                            button type="submit" name="action" value="accept" { "Accept" }
+                                        }
+                                        button type="submit" name="action" value="award" { "Award" }
+                                        button type="submit" name="action" value="withhold" { "Withhold" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (shortcuts_dialog())
+    };
+    Ok(html(
+        status,
+        page(&format!("Question {}", q.label), Some(signed), Section::Review, body),
+    ))
+}
+
+fn shortcuts_dialog() -> Markup {
+    html! {
+        dialog #shortcuts aria-labelledby="shortcuts-title" {
+            h2 #shortcuts-title { "Keyboard shortcuts" }
+            table {
+                tbody {
+                    tr { th scope="row" { kbd { "j" } " or " kbd { "↓" } } td { "Next criterion" } }
+                    tr { th scope="row" { kbd { "k" } " or " kbd { "↑" } } td { "Previous criterion" } }
+                    tr { th scope="row" { kbd { "a" } } td { "Award the selected criterion (type a reason, then Enter)" } }
+                    tr { th scope="row" { kbd { "w" } } td { "Withhold it (type a reason, then Enter)" } }
+                    tr { th scope="row" { kbd { "Enter" } } td { "Accept the marker's decision" } }
+                    tr { th scope="row" { kbd { "n" } } td { "Next answer needing review" } }
+                    tr { th scope="row" { kbd { "Escape" } } td { "Leave the reason field" } }
+                    tr { th scope="row" { kbd { "?" } } td { "This list" } }
+                }
+            }
+            p {
+                input #single-keys type="checkbox" checked;
+                label for="single-keys" { " Single-key shortcuts on (switch off if they get in the way of speech input or other tools)" }
+            }
+            form method="dialog" { button { "Close" } }
+        }
+    }
+}
+
+fn conflict_panel(signed: &Signed, q: &QuestionRow, rows: &[Row], c: &Conflict) -> Markup {
+    let saved = rows.iter().find(|r| r.id == c.criterion);
+    let yours = match c.action.as_str() {
+        "award" => "Award",
+        "withhold" => "Withhold",
+        _ => "Accept the marker's decision",
+    };
+    html! {
+        section.conflict #conflict role="alert" aria-labelledby="conflict-title" {
+            h2 #conflict-title { "Someone saved this question while you were deciding" }
+            p { "You decided on revision " (c.sent_revision) "; revision " (q.revision) " is now saved. Choose which to keep." }
+            div.versions {
+                div {
+                    h3 { "Your decision" }
+                    p { (yours) " " (saved.map(|r| r.code.as_str()).unwrap_or(&c.criterion)) }
+                    @if !c.reason.is_empty() { p { "Reason: " (c.reason) } }
+                    form method="post" action={ "/app/questions/" (q.id) "/decide" } {
+                        (csrf(signed))
+                        input type="hidden" name="revision" value=(q.revision);
+                        input type="hidden" name="criterion" value=(c.criterion);
+                        input type="hidden" name="reason" value=(c.reason);
+                        button #apply-mine type="submit" name="action" value=(c.action) { "Apply mine to revision " (q.revision) }
+                    }
+                }
+                div {
+                    h3 { "Saved now (revision " (q.revision) ")" }
+                    @if let Some(r) = saved {
+                        p { (r.code) ": " (outcome_text(&r.effective).1) }
+                        @if !r.reason.is_empty() { p { "Reason: " (r.reason) } }
+                        p { "Decided by " (r.by) }
+                    }
+                    p { a #keep-saved href={ "/app/questions/" (q.id) } { "Keep the saved version" } }
+                }
+            }
+        }
+    }
+}
+
+/// The decision a teacher's action makes of the current one: its outcome and reason, and every
+/// condition check set to agree (met for an award, not met for a withholding), so that the
+/// teacher's word settles the criterion. Its evidence stays.
+fn decided(current: &Value, action: &str, reason: &str) -> Result<Value, String> {
+    let mut decision = current.clone();
+    let outcome = match action {
+        "accept" => match current["outcome"].as_str() {
+            Some(o @ ("awarded" | "withheld")) => o.to_owned(),
+            _ => {
+                return Err("An uncertain decision cannot be accepted as it is: award or withhold it.".into())
+            }
+        },
+        "award" => "awarded".into(),
+        "withhold" => "withheld".into(),
+        _ => return Err("Choose accept, award or withhold.".into()),
+    };
+    if action != "accept" {
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Err("Give a reason for the change.".into());
+        }
+        if reason.chars().count() > MAX_REASON_CHARS {
+            return Err(format!("A reason has at most {MAX_REASON_CHARS} characters."));
+        }
+        decision["reason"] = json!(reason);
+    }
+    decision["outcome"] = json!(outcome);
+    let result = if outcome == "awarded" { "met" } else { "not_met" };
+    if let Some(checks) = decision["conditionChecks"].as_array_mut() {
+        for check in checks {
+            check["result"] = json!(result);
+            check["note"] = json!("set by the reviewer's decision");
+        }
+    }
+    Ok(decision)
+}
+
+/// `POST /app/questions/{id}/decide`: accept, award or withhold one criterion.
+pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, AppError> {
+    let (q, _, _) = load_question(&signed, id).await?;
+    let criterion = form.get("criterion").unwrap_or_default().to_owned();
+    let action = form.get("action").unwrap_or_default().to_owned();
+    let reason = form.get("reason").unwrap_or_default().to_owned();
+    let revision: i64 = form
+        .get("revision")
+        .and_then(|r| r.parse().ok())
+        .ok_or_else(|| AppError::BadForm("the form has no revision".into()))?;
+    let question: Value = serde_json::from_str(&q.question_json)
+        .map_err(|_| AppError::Api(ApiError::Internal))?;
+    let current = question["decisions"]
+        .as_array()
+        .and_then(|ds| ds.iter().find(|d| d["criterionId"].as_str() == Some(&criterion)))
+        .cloned()
+        .ok_or_else(|| AppError::BadForm("the criterion is not one of this question's".into()))?;
+    let problem = |message: String| async {
+        render_question(&signed, &q.id, Notice::Problem(message), StatusCode::UNPROCESSABLE_ENTITY).await
+    };
+    let decision = match decided(&current, &action, &reason) {
+        Ok(decision) => decision,
+        Err(message) => return problem(message).await,
+    };
+    let reviewer = Reviewer {
+        kind: ReviewerKind::Teacher,
+        name: super::layout::display_name(&signed).to_owned(),
+    };
+    let code = question["rubric"]["criteria"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["id"].as_str() == Some(&criterion)))
+        .and_then(|c| c["code"].as_str())
+        .unwrap_or(&criterion)
+        .to_owned();
+    match crate::review::review(
+        &signed.visit.state.store,
+        &signed.user.id,
+        &q.id,
+        revision,
+        vec![decision],
+        &reviewer,
+    )
+    .await
+    {
+        Ok(saved) => {
+            if signed.visit.from_script() {
+                render_question(&signed, &saved.id, Notice::Saved(format!("Saved the decision on {code}.")), StatusCode::OK).await
+            } else {
+                let code: String = form_urlencoded::byte_serialize(code.as_bytes()).collect();
+                Ok(see_other(&format!("/app/questions/{}?saved={code}#c-{criterion}", saved.id)))
+            }
+        }
+        Err(ApiError::StaleRevision(_)) => {
+            let conflict = Conflict { criterion, action, reason, sent_revision: revision };
+            render_question(&signed, &q.id, Notice::Conflict(Box::new(conflict)), StatusCode::CONFLICT).await
+        }
+        Err(ApiError::ValidationFailed { message, details }) => {
+            let errors: Vec<String> = serde_json::from_str::<Value>(details.get())
+                .ok()
+                .and_then(|d| d["errors"].as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|e| e["message"].as_str().map(str::to_owned))
+                .collect();
+            problem(format!("{message}: {}", errors.join("; "))).await
+        }
+        Err(e @ ApiError::QuestionNotMarked(_)) => problem(e.message()).await,
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision() -> Value {
+        json!({
+            "criterionId": "c1", "outcome": "uncertain", "reason": "unclear",
+            "evidence": [{ "pageId": "p", "quote": "x", "box": { "x": 0, "y": 0, "width": 1, "height": 1 } }],
+            "conditionChecks": [{ "index": 0, "result": "uncertain" }]
+        })
+    }
+
+    #[test]
+    fn an_award_sets_the_outcome_the_reason_and_agreeing_checks() {
+        let d = decided(&decision(), "award", "  correct on reading  ").expect("decided");
+        assert_eq!(d["outcome"], "awarded");
+        assert_eq!(d["reason"], "correct on reading");
+        assert_eq!(d["conditionChecks"][0]["result"], "met");
+        assert_eq!(d["evidence"], decision()["evidence"]);
+        let d = decided(&decision(), "withhold", "wrong sign").expect("decided");
+        assert_eq!(d["outcome"], "withheld");
+        assert_eq!(d["conditionChecks"][0]["result"], "not_met");
+    }
+
+    #[test]
+    fn bad_decisions_are_refused_with_the_reason() {
+        assert!(decided(&decision(), "accept", "").unwrap_err().contains("uncertain"));
+        assert!(decided(&decision(), "award", "   ").unwrap_err().contains("reason"));
+        assert!(decided(&decision(), "promote", "x").unwrap_err().contains("accept, award or withhold"));
+        let long = "x".repeat(MAX_REASON_CHARS + 1);
+        assert!(decided(&decision(), "withhold", &long).unwrap_err().contains("at most"));
+        let mut awarded = decision();
+        awarded["outcome"] = json!("awarded");
+        let d = decided(&awarded, "accept", "ignored").expect("accepted");
+        assert_eq!(d["outcome"], "awarded");
+        assert_eq!(d["reason"], "unclear");
+    }
+}

@@ -1,0 +1,271 @@
+//! Signing in and out.
+//!
+//! Failed sign-ins are counted per account and per client address in the database (so every
+//! instance counts the same ones), in fixed windows; at the limit, sign-in is refused until the
+//! window ends, whatever the password. An unknown email costs the time of a password check, and
+//! gets the same answer as a wrong password.
+
+use maud::html;
+use sha2::{Digest, Sha256};
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::layout::{Section, page};
+use super::session::{self, CSRF_FIELD};
+use super::{AppError, Form, Signed, Visit, html, see_other, set_cookie};
+use crate::store::accounts::normalise_email;
+use crate::store::app_sessions::window_end;
+use crate::store::now_ms;
+
+/// Where to go after signing in: a path of the app, never another site.
+fn next_path(raw: Option<&str>) -> String {
+    match raw {
+        Some(path)
+            if path.starts_with("/app/")
+                && !path.starts_with("/app//")
+                && !path.contains('\\')
+                && !path.contains("/app/sign-") =>
+        {
+            path.to_owned()
+        }
+        _ => "/app/sessions".to_owned(),
+    }
+}
+
+fn render(
+    visit: &Visit,
+    status: StatusCode,
+    token: &str,
+    email: &str,
+    next: &str,
+    message: Option<&str>,
+) -> Response {
+    let body = html! {
+        div.narrow {
+            h1 { "Sign in to examkit" }
+            @if let Some(message) = message {
+                p.error role="alert" #sign-in-error { (message) }
+            }
+            form method="post" action="/app/sign-in" {
+                input type="hidden" name=(CSRF_FIELD) value=(token);
+                input type="hidden" name="next" value=(next);
+                p {
+                    label for="email" { "Email" }
+                    input #email type="email" name="email" autocomplete="username" required value=(email);
+                }
+                p {
+                    label for="password" { "Password" }
+                    input #password type="password" name="password" autocomplete="current-password" required;
+                }
+                p { button type="submit" { "Sign in" } }
+            }
+            p.hint { "Accounts are made by the person who runs examkit (" code { "examkit users create" } ")." }
+        }
+    };
+    let mut response = html(status, page("Sign in", None, Section::None, body));
+    set_cookie(
+        &mut response,
+        &session::cookie(visit, session::sign_in_cookie_name(visit), token, 3600),
+    );
+    response
+}
+
+/// `GET /app/sign-in`: the form, with a fresh CSRF cookie.
+pub async fn form(visit: Visit) -> Result<Response, AppError> {
+    if session::signed_in(&visit).await?.is_some() {
+        return Ok(see_other(&next_path(visit.query_param("next").as_deref())));
+    }
+    let token = session::random_token()?;
+    let next = next_path(visit.query_param("next").as_deref());
+    Ok(render(&visit, StatusCode::OK, &token, "", &next, None))
+}
+
+fn account_subject(email: &str) -> String {
+    let digest = Sha256::digest(email.as_bytes());
+    let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("account:{hex}")
+}
+
+fn address_subject(visit: &Visit) -> String {
+    match visit.remote {
+        Some(addr) => format!("address:{}", addr.ip()),
+        None => "address:unknown".into(),
+    }
+}
+
+/// `POST /app/sign-in`.
+pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
+    let cookie = visit.cookie(session::sign_in_cookie_name(&visit));
+    let sent = form.get(CSRF_FIELD).unwrap_or_default();
+    match cookie {
+        Some(cookie) if !sent.is_empty() && session::same(&cookie, sent) => {}
+        _ => return Err(AppError::Csrf),
+    }
+    let next = next_path(form.get("next"));
+    let raw_email = form.get("email").unwrap_or_default().trim().to_owned();
+    let password = form.get("password").unwrap_or_default().to_owned();
+    let token = session::random_token()?;
+    let refuse = |status, message: &str| {
+        Ok(render(&visit, status, &token, &raw_email, &next, Some(message)))
+    };
+    let Some(email) = normalise_email(&raw_email) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Enter the email address your account signs in with.",
+        );
+    };
+    if password.is_empty() {
+        return refuse(StatusCode::BAD_REQUEST, "Enter your password.");
+    }
+    let config = visit.state.app;
+    let store = &visit.state.store;
+    let now = now_ms();
+    let account = account_subject(&email);
+    let address = address_subject(&visit);
+    let account_failures = store
+        .sign_in_failures(&account, config.account_failures, now)
+        .await?;
+    let address_failures = store
+        .sign_in_failures(&address, config.address_failures, now)
+        .await?;
+    let limited = |window: crate::store::app_sessions::Window| {
+        format!(
+            "Too many failed sign-ins. Try again after {}.",
+            super::layout::when(window_end(window, now))
+        )
+    };
+    if account_failures >= config.account_failures.limit {
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!(
+                "{} Sign-in to this account is paused for a while to protect it.",
+                limited(config.account_failures)
+            ),
+        );
+    }
+    if address_failures >= config.address_failures.limit {
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!(
+                "{} Sign-in from your network is paused for a while.",
+                limited(config.address_failures)
+            ),
+        );
+    }
+
+    let found = store.user_by_email(&email).await?;
+    let checked = {
+        let password = password.clone();
+        let stored = found.as_ref().and_then(|(_, hash)| hash.clone());
+        tokio::task::spawn_blocking(move || match stored {
+            Some(hash) => crate::password::verify(&password, &hash),
+            None => {
+                crate::password::verify_nothing(&password);
+                false
+            }
+        })
+        .await
+        .map_err(|_| AppError::Api(crate::http::ApiError::Internal))?
+    };
+    let user = match found {
+        Some((user, _)) if checked => user,
+        _ => {
+            let counts = store
+                .record_sign_in_failure(&[&account, &address], config.account_failures, now)
+                .await?;
+            let left = config.account_failures.limit - counts.first().copied().unwrap_or(0);
+            let message = if left <= 0 {
+                format!(
+                    "The email or password is not right. {} Sign-in to this account is paused for a while to protect it.",
+                    limited(config.account_failures)
+                )
+            } else {
+                "The email or password is not right.".to_owned()
+            };
+            return refuse(StatusCode::UNAUTHORIZED, &message);
+        }
+    };
+    if !user.verified {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "This account is not verified yet, so it cannot sign in. Ask the person who runs examkit to verify it.",
+        );
+    }
+    if user.restricted {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "This account is restricted, so it cannot sign in or use its keys. Ask the person who runs examkit why.",
+        );
+    }
+    // A fresh session at every sign-in; one sent with the request ends.
+    if let Some(old) = visit.cookie(session::cookie_name(&visit)) {
+        store.end_app_session(&session::hash(&old)).await?;
+    }
+    let (secret, created) = session::create(&visit, &user.id).await?;
+    let mut response = see_other(&next);
+    let max_age = (created.expires_at - created.created_at) / 1000;
+    set_cookie(
+        &mut response,
+        &session::cookie(&visit, session::cookie_name(&visit), &secret, max_age),
+    );
+    set_cookie(
+        &mut response,
+        &session::cookie(&visit, session::sign_in_cookie_name(&visit), "", 0),
+    );
+    tracing::info!(user = %user.id, "signed in to the app");
+    Ok(response)
+}
+
+/// `POST /app/sign-out`: ends this session (in the database, so on every instance).
+pub async fn sign_out(visit: Visit, form: Form) -> Result<Response, AppError> {
+    let signed = session::require(&visit).await?;
+    session::check_csrf(&signed, &form)?;
+    visit
+        .state
+        .store
+        .end_app_session(&signed.session.id_hash)
+        .await?;
+    Ok(signed_out(&visit))
+}
+
+/// `POST /app/sign-out-everywhere`: ends every session of the account.
+pub async fn sign_out_everywhere(signed: Signed) -> Result<Response, AppError> {
+    signed
+        .visit
+        .state
+        .store
+        .end_app_sessions_of(&signed.user.id)
+        .await?;
+    Ok(signed_out(&signed.visit))
+}
+
+fn signed_out(visit: &Visit) -> Response {
+    let mut response = see_other("/app/sign-in");
+    set_cookie(
+        &mut response,
+        &session::cookie(visit, session::cookie_name(visit), "", 0),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_path;
+
+    #[test]
+    fn only_app_paths_are_followed_after_sign_in() {
+        assert_eq!(next_path(Some("/app/keys")), "/app/keys");
+        for bad in [
+            "https://evil.test/",
+            "//evil.test/app/",
+            "/app//evil.test",
+            "/v1/me",
+            "/app/\\evil",
+            "/app/sign-in",
+            "",
+        ] {
+            assert_eq!(next_path(Some(bad)), "/app/sessions", "{bad}");
+        }
+        assert_eq!(next_path(None), "/app/sessions");
+    }
+}

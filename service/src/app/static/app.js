@@ -1,0 +1,295 @@
+// examkit: the teachers' app. Every page works without this script; it adds the copy button on a
+// new key, and on the review page: selecting criteria and their evidence boxes, the keyboard,
+// zoom, pan and turning pages, and saving a decision in place.
+"use strict";
+
+(function () {
+  const SINGLE_KEYS = "examkit.singleKeys";
+
+  function singleKeysOn() {
+    try {
+      return window.localStorage.getItem(SINGLE_KEYS) !== "off";
+    } catch (_) {
+      return true;
+    }
+  }
+
+  // --- The new key's copy button -------------------------------------------------------------
+  function initCopy(root) {
+    root.querySelectorAll("button[data-copy]").forEach((button) => {
+      button.addEventListener("click", async () => {
+        const input = document.getElementById(button.dataset.copy);
+        const status = document.getElementById("copy-status");
+        if (!input) return;
+        input.select();
+        let copied = false;
+        try {
+          await navigator.clipboard.writeText(input.value);
+          copied = true;
+        } catch (_) {
+          copied = document.execCommand && document.execCommand("copy");
+        }
+        if (status) status.textContent = copied ? " Copied." : " Select the key and copy it.";
+      });
+    });
+  }
+
+  // --- Pages: zoom, pan, turn ----------------------------------------------------------------
+  function initPage(figure) {
+    const viewport = figure.querySelector(".viewport");
+    const stage = figure.querySelector(".stage");
+    const sheet = figure.querySelector(".sheet");
+    const img = sheet && sheet.querySelector("img");
+    if (!viewport || !stage || !sheet || !img) return;
+    const state = { zoom: 1, turns: 0 };
+
+    function apply() {
+      const width = viewport.clientWidth || 600;
+      const aspect = img.naturalWidth ? img.naturalHeight / img.naturalWidth : 1.414;
+      const sideways = state.turns % 2 === 1;
+      // The turned page's width is `width * zoom`.
+      const w = sideways ? (width * state.zoom) / aspect : width * state.zoom;
+      const h = w * aspect;
+      sheet.style.width = w + "px";
+      stage.style.width = (sideways ? h : w) + "px";
+      stage.style.height = (sideways ? w : h) + "px";
+      const transforms = [
+        "none",
+        "translate(" + h + "px, 0) rotate(90deg)",
+        "translate(" + w + "px, " + h + "px) rotate(180deg)",
+        "translate(0, " + w + "px) rotate(270deg)",
+      ];
+      sheet.style.transform = transforms[state.turns];
+    }
+
+    figure.querySelectorAll("button[data-zoom]").forEach((button) => {
+      button.addEventListener("click", () => {
+        const how = button.dataset.zoom;
+        if (how === "in") state.zoom = Math.min(state.zoom * 1.25, 6);
+        else if (how === "out") state.zoom = Math.max(state.zoom / 1.25, 0.4);
+        else state.zoom = 1;
+        apply();
+      });
+    });
+    figure.querySelectorAll("button[data-rotate]").forEach((button) => {
+      button.addEventListener("click", () => {
+        state.turns = (state.turns + 1) % 4;
+        apply();
+      });
+    });
+
+    // Drag to pan.
+    let drag = null;
+    viewport.addEventListener("pointerdown", (event) => {
+      if (event.target.closest("rect.box")) return;
+      drag = { x: event.clientX, y: event.clientY, left: viewport.scrollLeft, top: viewport.scrollTop };
+      viewport.classList.add("dragging");
+      viewport.setPointerCapture(event.pointerId);
+    });
+    viewport.addEventListener("pointermove", (event) => {
+      if (!drag) return;
+      viewport.scrollLeft = drag.left - (event.clientX - drag.x);
+      viewport.scrollTop = drag.top - (event.clientY - drag.y);
+    });
+    const stop = () => {
+      drag = null;
+      viewport.classList.remove("dragging");
+    };
+    viewport.addEventListener("pointerup", stop);
+    viewport.addEventListener("pointercancel", stop);
+
+    if (img.complete) apply();
+    else img.addEventListener("load", apply);
+    window.addEventListener("resize", apply);
+  }
+
+  // --- The review page -----------------------------------------------------------------------
+  let selectedId = null;
+
+  function rows() {
+    return Array.from(document.querySelectorAll("li.criterion"));
+  }
+
+  function select(id, options) {
+    const all = rows();
+    const row = all.find((r) => r.dataset.criterion === id) || all[0];
+    if (!row) return;
+    selectedId = row.dataset.criterion;
+    all.forEach((r) => {
+      const on = r === row;
+      r.classList.toggle("selected", on);
+      if (on) r.setAttribute("aria-current", "true");
+      else r.removeAttribute("aria-current");
+    });
+    document.querySelectorAll("rect.box").forEach((box) => {
+      box.classList.toggle("selected", box.dataset.criterion === selectedId);
+    });
+    if (!options || options.focus !== false) row.focus({ preventScroll: false });
+    const box = document.querySelector('rect.box[data-criterion="' + CSS.escape(selectedId) + '"]');
+    if (box && (!options || options.reveal !== false)) {
+      const viewport = box.closest(".viewport");
+      const r = box.getBoundingClientRect();
+      const v = viewport.getBoundingClientRect();
+      viewport.scrollTop += r.top - v.top - v.height / 3;
+      viewport.scrollLeft += r.left - v.left - v.width / 3;
+    }
+  }
+
+  function step(by) {
+    const all = rows();
+    if (!all.length) return;
+    const at = all.findIndex((r) => r.dataset.criterion === selectedId);
+    const next = Math.min(Math.max(at + by, 0), all.length - 1);
+    select(all[at < 0 ? 0 : next].dataset.criterion);
+  }
+
+  function selectedForm() {
+    const row = rows().find((r) => r.dataset.criterion === selectedId);
+    return row ? row.querySelector("form.decide") : null;
+  }
+
+  function prepare(action) {
+    const form = selectedForm();
+    if (!form) return;
+    form.dataset.pending = action;
+    const input = form.querySelector(".reason-input");
+    input.placeholder = action === "award" ? "Why award it? Enter saves" : "Why withhold it? Enter saves";
+    input.focus();
+  }
+
+  async function save(form, action) {
+    const body = new URLSearchParams(new FormData(form));
+    body.set("action", action);
+    const token = body.get("csrf") || "";
+    form.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    let response;
+    try {
+      response = await fetch(form.action, {
+        method: "POST",
+        body,
+        credentials: "same-origin",
+        headers: { "x-requested-with": "fetch", "x-csrf-token": token },
+      });
+    } catch (_) {
+      form.querySelectorAll("button").forEach((b) => (b.disabled = false));
+      announce("The decision could not be sent. Check the connection and try again.");
+      return;
+    }
+    const text = await response.text();
+    const doc = new DOMParser().parseFromString(text, "text/html");
+    const main = doc.getElementById("main");
+    if (!main) {
+      window.location.reload();
+      return;
+    }
+    const decided = form.querySelector('input[name="criterion"]').value;
+    document.getElementById("main").replaceWith(main);
+    document.title = doc.title;
+    initReview();
+    // Go on to the first decision still uncertain, else stay on the one just decided.
+    const conflict = document.getElementById("conflict");
+    if (conflict) {
+      const apply = document.getElementById("apply-mine");
+      if (apply) apply.focus();
+      return;
+    }
+    const open = rows().find((r) => r.dataset.outcome === "uncertain");
+    select(open ? open.dataset.criterion : decided);
+  }
+
+  function announce(message) {
+    const line = document.getElementById("status-line");
+    if (line) {
+      const p = document.createElement("p");
+      p.className = "error";
+      p.textContent = message;
+      line.appendChild(p);
+    }
+  }
+
+  function initReview() {
+    initCopy(document);
+    document.querySelectorAll("figure.page-view").forEach(initPage);
+    document.querySelectorAll("rect.box").forEach((box) => {
+      box.addEventListener("click", () => select(box.dataset.criterion, { reveal: false }));
+    });
+    document.querySelectorAll("button.show").forEach((button) => {
+      button.addEventListener("click", () => select(button.dataset.criterion));
+    });
+    rows().forEach((row) => {
+      row.addEventListener("click", (event) => {
+        if (event.target.closest("form, button, a")) return;
+        select(row.dataset.criterion, { focus: false });
+      });
+    });
+    document.querySelectorAll("form.decide").forEach((form) => {
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const submitter = event.submitter;
+        const action = (submitter && submitter.value) || form.dataset.pending || "accept";
+        save(form, action);
+      });
+      const input = form.querySelector(".reason-input");
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") {
+          event.preventDefault();
+          const action = form.dataset.pending;
+          if (action) save(form, action);
+        } else if (event.key === "Escape") {
+          event.preventDefault();
+          delete form.dataset.pending;
+          select(selectedId);
+        }
+      });
+    });
+    const show = document.getElementById("show-shortcuts");
+    if (show) {
+      show.addEventListener("click", () => {
+        const dialog = document.getElementById("shortcuts");
+        if (dialog && !dialog.open) dialog.showModal();
+      });
+    }
+    const toggle = document.getElementById("single-keys");
+    if (toggle) {
+      toggle.checked = singleKeysOn();
+      toggle.addEventListener("change", () => {
+        try {
+          window.localStorage.setItem(SINGLE_KEYS, toggle.checked ? "on" : "off");
+        } catch (_) {
+          /* private browsing: the setting lasts for this page only */
+        }
+      });
+    }
+    if (rows().length) select(selectedId || rows()[0].dataset.criterion, { focus: false, reveal: false });
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!document.getElementById("criteria")) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target.closest && target.closest("input, textarea, select, .viewport, dialog")) return;
+    const single = singleKeysOn();
+    const key = event.key;
+    if (key === "ArrowDown" || (single && key === "j")) step(1);
+    else if (key === "ArrowUp" || (single && key === "k")) step(-1);
+    else if (single && key === "a") prepare("award");
+    else if (single && key === "w") prepare("withhold");
+    else if (key === "Enter" && target.closest("li.criterion") && !target.closest("button, a")) {
+      const form = selectedForm();
+      const accept = form && form.querySelector('button[value="accept"]');
+      if (accept) save(form, "accept");
+      else return;
+    } else if (single && key === "n") {
+      const next = document.getElementById("next-review");
+      if (next) window.location.href = next.href;
+      else return;
+    } else if (single && key === "?") {
+      const dialog = document.getElementById("shortcuts");
+      if (dialog && !dialog.open) dialog.showModal();
+    } else return;
+    event.preventDefault();
+  });
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initReview);
+  else initReview();
+})();
