@@ -45,7 +45,9 @@ pub fn href(name: &str) -> String {
 
 /// The response for `/app/static/{file}`, when `file` names an asset at its current version.
 pub fn serve(file: &str) -> Option<Response> {
-    let asset = ASSETS.iter().find(|a| href(a.name) == format!("/app/static/{file}"))?;
+    let asset = ASSETS
+        .iter()
+        .find(|a| href(a.name) == format!("/app/static/{file}"))?;
     let mut response = Response::new(asset.body.into());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

@@ -18,7 +18,9 @@ pub const MAX_NAME_CHARS: usize = 100;
 /// What a scope lets a key do, as the key form explains it.
 pub fn meaning(scope: Scope) -> &'static str {
     match scope {
-        Scope::QuestionsRead => "Search published questions; read their content, schemes and diagrams.",
+        Scope::QuestionsRead => {
+            "Search published questions; read their content, schemes and diagrams."
+        }
         Scope::PapersRead => "Read saved papers and their prepared PDFs.",
         Scope::PapersWrite => "Create and change papers; prepare PDFs.",
         Scope::MarkingRead => "Read uploaded scans, marking sessions and results.",
@@ -45,7 +47,10 @@ async fn own_key(signed: &Signed, id: &str) -> Result<ApiKey, AppError> {
 
 /// A key's fingerprint as shown: the first 16 hexadecimal digits of its SHA-256.
 fn short_fingerprint(key: &ApiKey) -> String {
-    format!("sha256:{}", key.fingerprint.get(..16).unwrap_or(&key.fingerprint))
+    format!(
+        "sha256:{}",
+        key.fingerprint.get(..16).unwrap_or(&key.fingerprint)
+    )
 }
 
 fn create_form(signed: &Signed, error: Option<&str>, name: &str, chosen: &[&str]) -> Markup {
@@ -93,13 +98,11 @@ fn create_form(signed: &Signed, error: Option<&str>, name: &str, chosen: &[&str]
 }
 
 /// `GET /app/keys`.
-pub async fn list(signed: Signed, error: Option<(&str, &str, Vec<&str>)>) -> Result<Response, AppError> {
-    let keys = signed
-        .visit
-        .state
-        .store
-        .keys(Some(&signed.user.id))
-        .await?;
+pub async fn list(
+    signed: Signed,
+    error: Option<(&str, &str, Vec<&str>)>,
+) -> Result<Response, AppError> {
+    let keys = signed.visit.state.store.keys(Some(&signed.user.id)).await?;
     let now = now_ms();
     let active = keys.iter().filter(|k| k.is_active(now)).count();
     let (status, form) = match &error {
@@ -151,7 +154,10 @@ pub async fn list(signed: Signed, error: Option<(&str, &str, Vec<&str>)>) -> Res
         }
         (form)
     };
-    Ok(html(status, page("API keys", Some(&signed), Section::Keys, body)))
+    Ok(html(
+        status,
+        page("API keys", Some(&signed), Section::Keys, body),
+    ))
 }
 
 /// `POST /app/keys`: makes a key and shows its secret, once.

@@ -294,16 +294,14 @@ impl AppError {
     }
 }
 
-fn visit(state: Arc<AppState>) -> impl Filter<Extract = (Visit,), Error = std::convert::Infallible> + Clone {
+fn visit(
+    state: Arc<AppState>,
+) -> impl Filter<Extract = (Visit,), Error = std::convert::Infallible> + Clone {
     warp::any()
         .map(move || state.clone())
         .and(warp::method())
         .and(warp::path::full())
-        .and(
-            warp::query::raw()
-                .or(warp::any().map(String::new))
-                .unify(),
-        )
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
         .and(warp::header::headers_cloned())
         .and(warp::addr::remote())
         .map(
@@ -341,16 +339,18 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
                 .or(warp::any().map(Bytes::new))
                 .unify(),
         )
-        .then(|tail: warp::path::Tail, visit: Visit, body: Bytes| async move {
-            let segments: Vec<String> = tail
-                .as_str()
-                .split('/')
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect();
-            let result = dispatch(visit.clone(), segments, body).await;
-            finish(visit, result).await
-        });
+        .then(
+            |tail: warp::path::Tail, visit: Visit, body: Bytes| async move {
+                let segments: Vec<String> = tail
+                    .as_str()
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                let result = dispatch(visit.clone(), segments, body).await;
+                finish(visit, result).await
+            },
+        );
     root.or(app).unify().boxed()
 }
 

@@ -267,10 +267,7 @@ fn set_nav(set: &[SetQuestion], current: &QuestionRow, paper: &str, revision: i6
     // it), then of the questions after it in paper order.
     let labels = labels_of(set);
     let here = labels.iter().position(|l| l == &current.label).unwrap_or(0);
-    let same: Vec<&SetQuestion> = set
-        .iter()
-        .filter(|q| q.label == current.label)
-        .collect();
+    let same: Vec<&SetQuestion> = set.iter().filter(|q| q.label == current.label).collect();
     let me = same.iter().position(|q| q.id == current.id).unwrap_or(0);
     let next_review = same
         .iter()
@@ -350,12 +347,21 @@ fn flag_text(flag: &str) -> String {
     }
 }
 
-fn rows_of(view: &Value, logged: &HashMap<String, crate::store::marking::LoggedDecision>, machine: &str, marked_at: i64) -> Vec<Row> {
+fn rows_of(
+    view: &Value,
+    logged: &HashMap<String, crate::store::marking::LoggedDecision>,
+    machine: &str,
+    marked_at: i64,
+) -> Vec<Row> {
     let empty = Vec::new();
     let placements = view["markerRun"]["placements"].as_array().unwrap_or(&empty);
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let mut rows: Vec<Row> = view["allocations"]
@@ -372,7 +378,10 @@ fn rows_of(view: &Value, logged: &HashMap<String, crate::store::marking::LoggedD
                     let page_id = e["pageId"].as_str().unwrap_or_default().to_owned();
                     let placement = placements
                         .iter()
-                        .find(|p| p["criterionId"].as_str() == Some(&id) && p["pageId"].as_str() == Some(&page_id))
+                        .find(|p| {
+                            p["criterionId"].as_str() == Some(&id)
+                                && p["pageId"].as_str() == Some(&page_id)
+                        })
                         .and_then(|p| p["placement"].as_str())
                         .map(placement_text)
                         .map(str::to_owned);
@@ -392,8 +401,12 @@ fn rows_of(view: &Value, logged: &HashMap<String, crate::store::marking::LoggedD
                 .collect();
             let by = match logged.get(&id) {
                 Some(l) => match l.reviewer.kind {
-                    ReviewerKind::Teacher => format!("Teacher {} at {}", l.reviewer.name, when(l.decided_at)),
-                    ReviewerKind::ApiKey => format!("API key “{}” at {}", l.reviewer.name, when(l.decided_at)),
+                    ReviewerKind::Teacher => {
+                        format!("Teacher {} at {}", l.reviewer.name, when(l.decided_at))
+                    }
+                    ReviewerKind::ApiKey => {
+                        format!("API key “{}” at {}", l.reviewer.name, when(l.decided_at))
+                    }
                 },
                 None => format!("{machine} at {}", when(marked_at)),
             };
@@ -439,7 +452,10 @@ fn work_pages(view: &Value) -> Vec<(String, u32)> {
     pages
 }
 
-async fn load_question(signed: &Signed, id: &str) -> Result<(QuestionRow, SessionRow, Value), AppError> {
+async fn load_question(
+    signed: &Signed,
+    id: &str,
+) -> Result<(QuestionRow, SessionRow, Value), AppError> {
     let id = parse_id(id, "marking question")?;
     let store = &signed.visit.state.store;
     let q = store
@@ -478,7 +494,10 @@ struct Conflict {
 
 /// `GET /app/questions/{id}`.
 pub async fn question(signed: Signed, id: &str) -> Result<Response, AppError> {
-    let saved = signed.visit.query_param("saved").map(|c| format!("Saved the decision on {c}."));
+    let saved = signed
+        .visit
+        .query_param("saved")
+        .map(|c| format!("Saved the decision on {c}."));
     let notice = saved.map(Notice::Saved).unwrap_or(Notice::None);
     render_question(&signed, id, notice, StatusCode::OK).await
 }
@@ -494,10 +513,17 @@ async fn render_question(
     let logged = store.review_log(&q.id).await?;
     let machine = match view["markedBy"]["name"].as_str() {
         Some(name) => format!("Marker “{name}”"),
-        None => match s.source_json.as_deref().and_then(|j| serde_json::from_str::<Value>(j).ok()) {
+        None => match s
+            .source_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str::<Value>(j).ok())
+        {
             Some(source) => format!(
-                "Imported from {}",
-                source["name"].as_str().or(source["kind"].as_str()).unwrap_or("another marker")
+                "Marker “{}” (imported)",
+                source["name"]
+                    .as_str()
+                    .or(source["kind"].as_str())
+                    .unwrap_or("unnamed")
             ),
             None => "The marker".into(),
         },
@@ -514,7 +540,11 @@ async fn render_question(
     let marked = q.status == "completed" || q.status == "needs_review";
     let flags: Vec<String> = view["reviewFlags"]
         .as_array()
-        .map(|a| a.iter().filter_map(|f| f["code"].as_str().or(f.as_str()).map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f["code"].as_str().or(f.as_str()).map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     let page_label = |page_id: &str| -> String {
         page_id
@@ -654,7 +684,12 @@ async fn render_question(
     };
     Ok(html(
         status,
-        page(&format!("Question {}", q.label), Some(signed), Section::Review, body),
+        page(
+            &format!("Question {}", q.label),
+            Some(signed),
+            Section::Review,
+            body,
+        ),
     ))
 }
 
@@ -730,7 +765,10 @@ fn decided(current: &Value, action: &str, reason: &str) -> Result<Value, String>
         "accept" => match current["outcome"].as_str() {
             Some(o @ ("awarded" | "withheld")) => o.to_owned(),
             _ => {
-                return Err("An uncertain decision cannot be accepted as it is: award or withhold it.".into())
+                return Err(
+                    "An uncertain decision cannot be accepted as it is: award or withhold it."
+                        .into(),
+                );
             }
         },
         "award" => "awarded".into(),
@@ -743,12 +781,18 @@ fn decided(current: &Value, action: &str, reason: &str) -> Result<Value, String>
             return Err("Give a reason for the change.".into());
         }
         if reason.chars().count() > MAX_REASON_CHARS {
-            return Err(format!("A reason has at most {MAX_REASON_CHARS} characters."));
+            return Err(format!(
+                "A reason has at most {MAX_REASON_CHARS} characters."
+            ));
         }
         decision["reason"] = json!(reason);
     }
     decision["outcome"] = json!(outcome);
-    let result = if outcome == "awarded" { "met" } else { "not_met" };
+    let result = if outcome == "awarded" {
+        "met"
+    } else {
+        "not_met"
+    };
     if let Some(checks) = decision["conditionChecks"].as_array_mut() {
         for check in checks {
             check["result"] = json!(result);
@@ -768,15 +812,24 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         .get("revision")
         .and_then(|r| r.parse().ok())
         .ok_or_else(|| AppError::BadForm("the form has no revision".into()))?;
-    let question: Value = serde_json::from_str(&q.question_json)
-        .map_err(|_| AppError::Api(ApiError::Internal))?;
+    let question: Value =
+        serde_json::from_str(&q.question_json).map_err(|_| AppError::Api(ApiError::Internal))?;
     let current = question["decisions"]
         .as_array()
-        .and_then(|ds| ds.iter().find(|d| d["criterionId"].as_str() == Some(&criterion)))
+        .and_then(|ds| {
+            ds.iter()
+                .find(|d| d["criterionId"].as_str() == Some(&criterion))
+        })
         .cloned()
         .ok_or_else(|| AppError::BadForm("the criterion is not one of this question's".into()))?;
     let problem = |message: String| async {
-        render_question(&signed, &q.id, Notice::Problem(message), StatusCode::UNPROCESSABLE_ENTITY).await
+        render_question(
+            &signed,
+            &q.id,
+            Notice::Problem(message),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        )
+        .await
     };
     let decision = match decided(&current, &action, &reason) {
         Ok(decision) => decision,
@@ -804,15 +857,35 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
     {
         Ok(saved) => {
             if signed.visit.from_script() {
-                render_question(&signed, &saved.id, Notice::Saved(format!("Saved the decision on {code}.")), StatusCode::OK).await
+                render_question(
+                    &signed,
+                    &saved.id,
+                    Notice::Saved(format!("Saved the decision on {code}.")),
+                    StatusCode::OK,
+                )
+                .await
             } else {
                 let code: String = form_urlencoded::byte_serialize(code.as_bytes()).collect();
-                Ok(see_other(&format!("/app/questions/{}?saved={code}#c-{criterion}", saved.id)))
+                Ok(see_other(&format!(
+                    "/app/questions/{}?saved={code}#c-{criterion}",
+                    saved.id
+                )))
             }
         }
         Err(ApiError::StaleRevision(_)) => {
-            let conflict = Conflict { criterion, action, reason, sent_revision: revision };
-            render_question(&signed, &q.id, Notice::Conflict(Box::new(conflict)), StatusCode::CONFLICT).await
+            let conflict = Conflict {
+                criterion,
+                action,
+                reason,
+                sent_revision: revision,
+            };
+            render_question(
+                &signed,
+                &q.id,
+                Notice::Conflict(Box::new(conflict)),
+                StatusCode::CONFLICT,
+            )
+            .await
         }
         Err(ApiError::ValidationFailed { message, details }) => {
             let errors: Vec<String> = serde_json::from_str::<Value>(details.get())
@@ -855,11 +928,27 @@ mod tests {
 
     #[test]
     fn bad_decisions_are_refused_with_the_reason() {
-        assert!(decided(&decision(), "accept", "").unwrap_err().contains("uncertain"));
-        assert!(decided(&decision(), "award", "   ").unwrap_err().contains("reason"));
-        assert!(decided(&decision(), "promote", "x").unwrap_err().contains("accept, award or withhold"));
+        assert!(
+            decided(&decision(), "accept", "")
+                .expect_err("refused")
+                .contains("uncertain")
+        );
+        assert!(
+            decided(&decision(), "award", "   ")
+                .expect_err("refused")
+                .contains("reason")
+        );
+        assert!(
+            decided(&decision(), "promote", "x")
+                .expect_err("refused")
+                .contains("accept, award or withhold")
+        );
         let long = "x".repeat(MAX_REASON_CHARS + 1);
-        assert!(decided(&decision(), "withhold", &long).unwrap_err().contains("at most"));
+        assert!(
+            decided(&decision(), "withhold", &long)
+                .expect_err("refused")
+                .contains("at most")
+        );
         let mut awarded = decision();
         awarded["outcome"] = json!("awarded");
         let d = decided(&awarded, "accept", "ignored").expect("accepted");

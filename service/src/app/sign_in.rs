@@ -106,7 +106,14 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let password = form.get("password").unwrap_or_default().to_owned();
     let token = session::random_token()?;
     let refuse = |status, message: &str| {
-        Ok(render(&visit, status, &token, &raw_email, &next, Some(message)))
+        Ok(render(
+            &visit,
+            status,
+            &token,
+            &raw_email,
+            &next,
+            Some(message),
+        ))
     };
     let Some(email) = normalise_email(&raw_email) else {
         return refuse(

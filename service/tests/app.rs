@@ -1,0 +1,1173 @@
+//! The teachers' app at `/app/` over real HTTP, on SQLite and PostgreSQL: sign-in, cookies,
+//! CSRF, sign-in limits, keys and usage, the review page saving through the review path, owner
+//! isolation, escaping, and the separation of browser sessions from API keys.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{Db, Server, generous, start, start_with};
+use examkit::auth::Scope;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+
+on_both!(
+    sign_in_sets_a_fresh_hardened_session,
+    state_changing_requests_need_the_csrf_token,
+    failed_sign_ins_are_limited_per_account_and_address,
+    unverified_and_restricted_accounts_are_told_why,
+    browser_sessions_and_api_keys_never_cross,
+    keys_are_made_listed_revoked_and_their_usage_shown,
+    the_key_form_refuses_its_bad_forms,
+    decisions_are_saved_through_the_review_path,
+    user_text_renders_inert,
+    other_accounts_ids_are_not_found,
+    sessions_end_at_sign_out_expiry_and_password_change,
+    every_response_carries_the_security_headers,
+    sessions_and_revocations_are_shared_between_servers,
+);
+
+const PASSWORD: &str = "correct horse battery";
+
+/// A browser: keeps cookies, never follows redirects.
+struct Browser {
+    base: String,
+    client: reqwest::Client,
+    cookies: HashMap<String, String>,
+}
+
+struct Page {
+    status: u16,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Page {
+    fn location(&self) -> &str {
+        self.headers
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    }
+
+    fn set_cookies(&self) -> Vec<String> {
+        self.headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect()
+    }
+
+    /// The CSRF token of the page's first form.
+    fn csrf(&self) -> String {
+        let at = self
+            .body
+            .find("name=\"csrf\" value=\"")
+            .unwrap_or_else(|| panic!("no CSRF field in {}", self.body));
+        let rest = &self.body[at + "name=\"csrf\" value=\"".len()..];
+        rest[..rest.find('"').expect("closing quote")].to_owned()
+    }
+}
+
+impl Browser {
+    fn new(server: &Server) -> Browser {
+        Browser {
+            base: server.base.clone(),
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+            cookies: HashMap::new(),
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    async fn send(&mut self, request: reqwest::RequestBuilder) -> Page {
+        let request = if self.cookies.is_empty() {
+            request
+        } else {
+            request.header("cookie", self.cookie_header())
+        };
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.expect("body");
+        let page = Page {
+            status,
+            headers,
+            body,
+        };
+        for cookie in page.set_cookies() {
+            let first = cookie.split(';').next().unwrap_or_default();
+            if let Some((name, value)) = first.split_once('=') {
+                if cookie.contains("Max-Age=0") {
+                    self.cookies.remove(name);
+                } else {
+                    self.cookies.insert(name.to_owned(), value.to_owned());
+                }
+            }
+        }
+        page
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        let request = self.client.get(format!("{}{path}", self.base));
+        self.send(request).await
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let body: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        self.send(request).await
+    }
+
+    async fn sign_in_as(&mut self, email: &str, password: &str) -> Page {
+        let form = self.get("/app/sign-in").await;
+        assert_eq!(form.status, 200, "{}", form.body);
+        let token = form.csrf();
+        self.post(
+            "/app/sign-in",
+            &[
+                ("csrf", &token),
+                ("email", email),
+                ("password", password),
+                ("next", "/app/keys"),
+            ],
+        )
+        .await
+    }
+
+    /// The value of the session cookie (secure name on a default server).
+    fn session(&self) -> Option<String> {
+        self.cookies
+            .get("__Host-examkit_session")
+            .or_else(|| self.cookies.get("examkit_session"))
+            .cloned()
+    }
+}
+
+/// An account that signs in with `email` and [`PASSWORD`].
+async fn teacher(s: &Server, email: &str) -> String {
+    let user = s.user(email).await;
+    let hash = examkit::password::hash(PASSWORD).expect("hash");
+    s.store
+        .set_login(Some(&user), email, &hash)
+        .await
+        .expect("login set");
+    user
+}
+
+async fn signed_in(s: &Server, email: &str) -> (Browser, String) {
+    let user = teacher(s, email).await;
+    let mut b = Browser::new(s);
+    let page = b.sign_in_as(email, PASSWORD).await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    (b, user)
+}
+
+/// An account's completed import of the example paper: (session id, questions by label).
+async fn marked_import(
+    s: &Server,
+    user: &str,
+    title: Option<&str>,
+) -> (String, HashMap<String, Value>, String) {
+    let key = s.key(user, Scope::ALL).await;
+    let (import, submission, work, _) = s.import_with_example(&key).await;
+    if let Some(title) = title {
+        // As a title a user typed would arrive.
+        s.store
+            .execute_write(
+                examkit::store::Durability::Saved,
+                sqlx::query("UPDATE marking_sessions SET title = $1 WHERE id = $2")
+                    .bind(title)
+                    .bind(&import),
+            )
+            .await
+            .expect("renamed");
+    }
+    let resp = s
+        .post_json(
+            &format!("/v1/marking/imports/{import}/complete"),
+            &key,
+            Some(&format!("complete-{import}")),
+            submission.as_bytes(),
+        )
+        .await;
+    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+    let questions = resp.json()["session"]["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .map(|q| (q["label"].as_str().expect("label").to_owned(), q.clone()))
+        .collect();
+    (import, questions, work)
+}
+
+async fn sign_in_sets_a_fresh_hardened_session(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    teacher(&s, "ann@school.test").await;
+    let mut b = Browser::new(&s);
+    // `/` and `/app/` lead a browser to sign in.
+    let root = b.get("/").await;
+    assert_eq!((root.status, root.location()), (303, "/app/"));
+    let app = b.get("/app/").await;
+    assert_eq!((app.status, app.location()), (303, "/app/sign-in"));
+    let keys = b.get("/app/keys").await;
+    assert_eq!(keys.location(), "/app/sign-in?next=%2Fapp%2Fkeys");
+
+    let page = b.sign_in_as("Ann@School.TEST ", PASSWORD).await;
+    assert_eq!(
+        (page.status, page.location()),
+        (303, "/app/keys"),
+        "{}",
+        page.body
+    );
+    let cookie = page
+        .set_cookies()
+        .into_iter()
+        .find(|c| c.starts_with("__Host-examkit_session="))
+        .expect("a session cookie");
+    for flag in ["HttpOnly", "SameSite=Strict", "Secure", "Path=/"] {
+        assert!(cookie.contains(flag), "{flag} in {cookie}");
+    }
+    assert!(!cookie.contains("Domain="), "{cookie}");
+    let first = b.session().expect("session");
+    // Only the hash of the secret is stored.
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM app_sessions WHERE id_hash = $1")
+        .bind(&first)
+        .fetch_one(s.store.pool())
+        .await
+        .expect("count");
+    assert_eq!(stored, 0, "the cookie's secret is never stored as it is");
+    let page = b.get("/app/keys").await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("ann@school.test"));
+
+    // Signing in again makes a new session and ends the one sent with it.
+    let old = b.cookies.clone();
+    // (A signed-in browser is sent on from the form; the form comes from another tab's visit.)
+    let mut tab = Browser::new(&s);
+    let token = tab.get("/app/sign-in").await.csrf();
+    b.cookies.extend(tab.cookies);
+    let again = b
+        .post(
+            "/app/sign-in",
+            &[
+                ("csrf", &token),
+                ("email", "ann@school.test"),
+                ("password", PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(again.status, 303);
+    let second = b.session().expect("session");
+    assert_ne!(first, second, "a fresh session id at sign-in");
+    let mut stale = Browser::new(&s);
+    stale.cookies = old;
+    let page = stale.get("/app/keys").await;
+    assert_eq!(page.status, 303, "the session before sign-in has ended");
+}
+
+async fn state_changing_requests_need_the_csrf_token(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    teacher(&s, "ann@school.test").await;
+    let mut b = Browser::new(&s);
+    // Sign-in: the form's token must match its cookie.
+    let form = b.get("/app/sign-in").await;
+    let token = form.csrf();
+    for bad in ["", "not-the-token"] {
+        let page = b
+            .post(
+                "/app/sign-in",
+                &[
+                    ("csrf", bad),
+                    ("email", "ann@school.test"),
+                    ("password", PASSWORD),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, 403, "{bad:?}");
+        assert!(page.body.contains("could not be accepted"));
+    }
+    let mut cookieless = Browser::new(&s);
+    let page = cookieless
+        .post(
+            "/app/sign-in",
+            &[
+                ("csrf", &token),
+                ("email", "ann@school.test"),
+                ("password", PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, 403, "a token without its cookie");
+    assert_eq!(
+        b.post(
+            "/app/sign-in",
+            &[
+                ("csrf", &token),
+                ("email", "ann@school.test"),
+                ("password", PASSWORD)
+            ]
+        )
+        .await
+        .status,
+        303
+    );
+
+    // Signed in: every form needs the session's token.
+    let good = b.get("/app/keys").await.csrf();
+    let make = |token: &'static str| {
+        vec![
+            ("csrf", token),
+            ("name", "pipeline"),
+            ("scope", "marking:read"),
+            ("expires", "30d"),
+        ]
+    };
+    let missing: Vec<(&str, &str)> = make("").into_iter().filter(|(k, _)| *k != "csrf").collect();
+    assert_eq!(b.post("/app/keys", &missing).await.status, 403);
+    assert_eq!(b.post("/app/keys", &make("wrong")).await.status, 403);
+    assert!(
+        s.store.keys(None).await.expect("keys").is_empty(),
+        "nothing was made"
+    );
+    assert_eq!(
+        b.post("/app/sign-out", &[("csrf", "wrong")]).await.status,
+        403
+    );
+    assert_eq!(b.get("/app/keys").await.status, 200, "still signed in");
+    let mut form = make("");
+    form[0].1 = &good;
+    assert_eq!(b.post("/app/keys", &form).await.status, 201);
+    // The page's script sends the token in a header instead.
+    let request = b
+        .client
+        .post(format!("{}/app/sign-out", s.base))
+        .header("x-csrf-token", good.as_str())
+        .header("content-type", "application/x-www-form-urlencoded");
+    let page = b.send(request).await;
+    assert_eq!(page.status, 303);
+    assert_eq!(b.get("/app/keys").await.status, 303, "signed out");
+}
+
+async fn failed_sign_ins_are_limited_per_account_and_address(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    teacher(&s, "ann@school.test").await;
+    let mut b = Browser::new(&s);
+    for attempt in 1..=5 {
+        let page = b.sign_in_as("ann@school.test", "wrong password!").await;
+        assert_eq!(page.status, 401, "attempt {attempt}");
+        assert!(page.body.contains("The email or password is not right."));
+        if attempt == 5 {
+            assert!(
+                page.body.contains("Too many failed sign-ins"),
+                "{}",
+                page.body
+            );
+        }
+    }
+    // The limit holds even for the right password, and says until when.
+    let page = b.sign_in_as("ann@school.test", PASSWORD).await;
+    assert_eq!(page.status, 429);
+    assert!(
+        page.body
+            .contains("Too many failed sign-ins. Try again after")
+    );
+    assert!(b.session().is_none());
+    // Another account from the same address is not yet limited…
+    teacher(&s, "bob@school.test").await;
+    let page = b.sign_in_as("bob@school.test", PASSWORD).await;
+    assert_eq!(page.status, 303);
+    // …until the address has failed 20 times in the window, over any accounts.
+    let mut other = Browser::new(&s);
+    for i in 0..15 {
+        let page = other
+            .sign_in_as(&format!("nobody{i}@school.test"), "wrong password!")
+            .await;
+        assert_eq!(page.status, 401, "unknown emails answer as wrong passwords");
+    }
+    let page = other.sign_in_as("bob@school.test", PASSWORD).await;
+    assert_eq!(page.status, 429);
+    assert!(page.body.contains("from your network"), "{}", page.body);
+}
+
+async fn unverified_and_restricted_accounts_are_told_why(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = teacher(&s, "ann@school.test").await;
+    s.store
+        .update_user(&user, Some(false), None)
+        .await
+        .expect("updated");
+    let mut b = Browser::new(&s);
+    let page = b.sign_in_as("ann@school.test", PASSWORD).await;
+    assert_eq!(page.status, 403);
+    assert!(page.body.contains("not verified yet"), "{}", page.body);
+    assert!(b.session().is_none());
+    s.store
+        .update_user(&user, Some(true), Some(true))
+        .await
+        .expect("updated");
+    let page = b.sign_in_as("ann@school.test", PASSWORD).await;
+    assert_eq!(page.status, 403);
+    assert!(page.body.contains("restricted"), "{}", page.body);
+    // A session of an account restricted later ends at its next request.
+    s.store
+        .update_user(&user, None, Some(false))
+        .await
+        .expect("updated");
+    assert_eq!(b.sign_in_as("ann@school.test", PASSWORD).await.status, 303);
+    s.store
+        .update_user(&user, None, Some(true))
+        .await
+        .expect("updated");
+    assert_eq!(b.get("/app/keys").await.status, 303);
+}
+
+async fn browser_sessions_and_api_keys_never_cross(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    // A session cookie on /v1 is 401.
+    let page = b.get("/v1/me").await;
+    assert_eq!(page.status, 401);
+    let body: Value = serde_json::from_str(&page.body).expect("json");
+    assert_eq!(body["error"]["code"], "missing_api_key");
+    // A key on the app is not a session: pages redirect to sign-in, forms are refused.
+    let key = s.key(&user, Scope::ALL).await;
+    let keyed = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let page = keyed
+        .get(format!("{}/app/keys", s.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(page.status().as_u16(), 303);
+    let page = keyed
+        .post(format!("{}/app/keys", s.base))
+        .bearer_auth(&key)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("name=x&scope=marking:read&expires=30d")
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(page.status().as_u16(), 401);
+    assert_eq!(s.store.keys(Some(&user)).await.expect("keys").len(), 1);
+}
+
+async fn keys_are_made_listed_revoked_and_their_usage_shown(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, _) = signed_in(&s, "ann@school.test").await;
+    let list = b.get("/app/keys").await;
+    assert!(list.body.contains("No keys yet."));
+    for scope in Scope::ALL {
+        assert!(
+            list.body.contains(&format!("value=\"{}\"", scope.as_str())),
+            "{scope:?}"
+        );
+    }
+    let token = list.csrf();
+    let created = b
+        .post(
+            "/app/keys",
+            &[
+                ("csrf", &token),
+                ("name", "marking pipeline"),
+                ("scope", "marking:read"),
+                ("scope", "questions:read"),
+                ("expires", "90d"),
+            ],
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        created
+            .headers
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-store")
+    );
+    let at = created.body.find("ek_live_").expect("the secret is shown");
+    let secret: String = created.body[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    assert!(examkit::auth::is_well_formed(&secret), "{secret}");
+    // The secret works on /v1 with exactly its scopes.
+    let me = s.get("/v1/me", &secret).await;
+    assert_eq!(me.status, 200);
+    assert_eq!(
+        me.json()["key"]["scopes"],
+        json!(["questions:read", "marking:read"])
+    );
+    assert_eq!(s.get("/v1/papers", &secret).await.status, 403);
+    // …and is never shown again.
+    let list = b.get("/app/keys").await;
+    assert!(!list.body.contains(&secret));
+    let key = s.store.keys(None).await.expect("keys").remove(0);
+    assert!(list.body.contains("marking pipeline"));
+    assert!(list.body.contains(&key.fingerprint[..16]));
+    let days = (key.expires_at - key.created_at) / 86_400_000;
+    assert_eq!(days, 90);
+
+    // Usage: the requests just made, by operation and status.
+    let usage = b.get(&format!("/app/keys/{}", key.id)).await;
+    assert_eq!(usage.status, 200);
+    assert!(usage.body.contains("<svg"), "a chart drawn by the server");
+    assert!(usage.body.contains("GET /v1/me"));
+    assert!(usage.body.contains("GET /v1/papers"));
+    assert!(usage.body.contains(">403<"));
+    assert!(
+        usage.body.contains("id=\"usage-total\">2<"),
+        "{}",
+        usage.body
+    );
+
+    // Revoking asks first, then stops the very next request.
+    let confirm = b.get(&format!("/app/keys/{}/revoke", key.id)).await;
+    assert_eq!(confirm.status, 200);
+    assert!(confirm.body.contains("Revoke the key"));
+    assert_eq!(
+        s.get("/v1/me", &secret).await.status,
+        200,
+        "asking revokes nothing"
+    );
+    let done = b
+        .post(
+            &format!("/app/keys/{}/revoke", key.id),
+            &[("csrf", &confirm.csrf())],
+        )
+        .await;
+    assert_eq!((done.status, done.location()), (303, "/app/keys"));
+    s.get("/v1/me", &secret)
+        .await
+        .assert_error(401, "revoked_api_key");
+    let list = b.get("/app/keys").await;
+    assert!(list.body.contains("revoked"));
+    assert!(!list.body.contains(&format!("/app/keys/{}/revoke", key.id)));
+}
+
+async fn the_key_form_refuses_its_bad_forms(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let token = b.get("/app/keys").await.csrf();
+    let long = "n".repeat(101);
+    let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+        (
+            vec![("name", " "), ("scope", "marking:read"), ("expires", "30d")],
+            "Give the key a name.",
+        ),
+        (
+            vec![
+                ("name", &long),
+                ("scope", "marking:read"),
+                ("expires", "30d"),
+            ],
+            "at most 100 characters",
+        ),
+        (
+            vec![
+                ("name", "a\u{7}b"),
+                ("scope", "marking:read"),
+                ("expires", "30d"),
+            ],
+            "control characters",
+        ),
+        (
+            vec![("name", "k"), ("expires", "30d")],
+            "Choose at least one scope.",
+        ),
+        (
+            vec![("name", "k"), ("scope", "admin:all"), ("expires", "30d")],
+            "not one examkit knows",
+        ),
+        (
+            vec![("name", "k"), ("scope", "marking:read")],
+            "Choose when the key expires",
+        ),
+        (
+            vec![("name", "k"), ("scope", "marking:read"), ("expires", "10y")],
+            "Choose when the key expires",
+        ),
+    ];
+    for (fields, message) in cases {
+        let mut form = vec![("csrf", token.as_str())];
+        form.extend(fields);
+        let page = b.post("/app/keys", &form).await;
+        assert_eq!(page.status, 422, "{message}");
+        assert!(page.body.contains(message), "{message}: {}", page.body);
+    }
+    assert!(s.store.keys(None).await.expect("keys").is_empty());
+    // The twenty-first active key is refused with the limit named; a revoked key frees a place.
+    for _ in 0..20 {
+        s.key(&user, &[Scope::MarkingRead]).await;
+    }
+    let form = [
+        ("csrf", token.as_str()),
+        ("name", "one more"),
+        ("scope", "marking:read"),
+        ("expires", "30d"),
+    ];
+    let page = b.post("/app/keys", &form).await;
+    assert_eq!(page.status, 422);
+    assert!(page.body.contains("20 active keys"), "{}", page.body);
+    let first = s.store.keys(Some(&user)).await.expect("keys").remove(0);
+    s.store.revoke_key(&first.id).await.expect("revoked");
+    assert_eq!(b.post("/app/keys", &form).await.status, 201);
+}
+
+async fn post_form(b: &mut Browser, path: &str, form: Vec<(String, String)>) -> Page {
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    b.post(path, &pairs).await
+}
+
+fn outcome_of(page: &str, criterion: &str) -> String {
+    let marker = format!("data-criterion=\"{criterion}\" data-outcome=\"");
+    let at = page
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no row {criterion}"));
+    let rest = &page[at + marker.len()..];
+    rest[..rest.find('"').expect("quote")].to_owned()
+}
+
+async fn decisions_are_saved_through_the_review_path(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let (_, questions, work) = marked_import(&s, &user, None).await;
+    let q3 = questions["3"]["id"].as_str().expect("id").to_owned();
+    let path = format!("/app/questions/{q3}");
+
+    // The list can show only what needs review.
+    let listed = b.get("/app/sessions?review=1").await;
+    assert!(listed.body.contains(&path));
+    assert!(
+        !listed
+            .body
+            .contains(questions["1"]["id"].as_str().expect("id"))
+    );
+
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(outcome_of(&page.body, "q3b-b1"), "uncertain");
+    // Uncertain rows first; evidence boxes drawn on the work page with the criterion's id.
+    // Uncertain rows come first.
+    let rows: Vec<String> = page
+        .body
+        .match_indices("<li class=\"criterion\" id=\"c-")
+        .map(|(at, m)| {
+            let rest = &page.body[at + m.len()..];
+            rest[..rest.find('"').expect("quote")].to_owned()
+        })
+        .collect();
+    assert_eq!(rows.len(), 4);
+    let uncertain: Vec<bool> = rows
+        .iter()
+        .map(|id| outcome_of(&page.body, id) == "uncertain")
+        .collect();
+    assert_eq!(uncertain, [true, true, false, false], "{rows:?}");
+    assert!(page.body.contains(&format!("src=\"/app/pages/{work}/4\"")));
+    assert!(
+        page.body
+            .contains("rect class=\"box uncertain\" data-criterion=\"q3b-b1\"")
+    );
+    assert!(
+        page.body
+            .contains("Decided by Marker “Department marking pipeline” (imported)")
+    );
+    let score = &questions["3"]["score"];
+    assert_eq!(
+        (score["awarded"].as_i64(), score["possible"].as_i64()),
+        (Some(2), Some(4))
+    );
+    assert!(page.body.contains("id=\"score\">2–4 of 4<"));
+    let token = page.csrf();
+    let decide = |criterion: &str, action: &str, reason: &str, revision: &str| {
+        vec![
+            ("csrf".to_owned(), token.clone()),
+            ("criterion".to_owned(), criterion.to_owned()),
+            ("action".to_owned(), action.to_owned()),
+            ("reason".to_owned(), reason.to_owned()),
+            ("revision".to_owned(), revision.to_owned()),
+        ]
+    };
+    let decide_path = format!("{path}/decide");
+    // Bad forms, each with its reason, nothing saved.
+    for (form, status, message) in [
+        (
+            decide("q3b-b1", "accept", "", "1"),
+            422,
+            "cannot be accepted",
+        ),
+        (decide("q3b-b1", "award", "  ", "1"), 422, "Give a reason"),
+        (
+            decide("q3b-b1", "promote", "x", "1"),
+            422,
+            "accept, award or withhold",
+        ),
+        (
+            decide("nope", "award", "x", "1"),
+            400,
+            "not one of this question",
+        ),
+        (decide("q3b-b1", "award", "x", "one"), 400, "no revision"),
+    ] {
+        let page = post_form(&mut b, &decide_path, form).await;
+        assert_eq!(page.status, status, "{message}: {}", page.body);
+        assert!(page.body.contains(message), "{message}");
+    }
+    assert_eq!(
+        s.store
+            .question(&user, &q3)
+            .await
+            .expect("q")
+            .expect("q")
+            .revision,
+        1
+    );
+
+    // An award saves revision 2 through the engine; the log says who.
+    let page = post_form(
+        &mut b,
+        &decide_path,
+        decide(
+            "q3b-b1",
+            "award",
+            "Convergence shown on closer reading.",
+            "1",
+        ),
+    )
+    .await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    assert!(
+        page.location()
+            .starts_with(&format!("{path}?saved=B1#c-q3b-b1")),
+        "{}",
+        page.location()
+    );
+    let saved = s.store.question(&user, &q3).await.expect("q").expect("q");
+    assert_eq!((saved.revision, saved.status.as_str()), (2, "needs_review"));
+    let log = s.store.review_log(&q3).await.expect("log");
+    assert_eq!(log["q3b-b1"].reviewer.name, "ann@school.test");
+    assert_eq!(log["q3b-b1"].outcome, "awarded");
+    let page = b.get(&path).await;
+    assert_eq!(outcome_of(&page.body, "q3b-b1"), "awarded");
+    assert!(page.body.contains("Decided by Teacher ann@school.test"));
+    // The API reads the same revision.
+    let key = s.key(&user, Scope::ALL).await;
+    let read = s
+        .get(&format!("/v1/marking/sessions/{}", saved.session_id), &key)
+        .await;
+    assert_eq!(read.json()["session"]["questions"][2]["revision"], 2);
+
+    // A stale save shows both versions and lets the teacher apply theirs to the current one.
+    let mut api_decision = questions["3"]["allocations"][0].clone();
+    api_decision = json!({
+        "criterionId": "q3a-b1", "outcome": "withheld", "reason": "Checked by the API client.",
+        "evidence": api_decision["evidence"], "conditionChecks": []
+    });
+    let patched = s
+        .send(
+            reqwest::Method::PATCH,
+            &format!("/v1/marking/questions/{q3}"),
+            Some(&key),
+            &[("content-type", "application/json")],
+            Some(
+                json!({ "revision": 2, "decisions": [api_decision] })
+                    .to_string()
+                    .into_bytes(),
+            ),
+        )
+        .await;
+    assert_eq!(
+        patched.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&patched.body)
+    );
+    let conflict = post_form(
+        &mut b,
+        &decide_path,
+        decide("q3b-m1", "withhold", "No method shown.", "2"),
+    )
+    .await;
+    assert_eq!(conflict.status, 409);
+    assert!(conflict.body.contains("id=\"conflict\""));
+    assert!(conflict.body.contains("Your decision"));
+    assert!(conflict.body.contains("Apply mine to revision 3"));
+    let log = s.store.review_log(&q3).await.expect("log");
+    assert_eq!(log["q3a-b1"].reviewer.name, "test", "the API key's name");
+    let page = post_form(
+        &mut b,
+        &decide_path,
+        decide("q3b-m1", "withhold", "No method shown.", "3"),
+    )
+    .await;
+    assert_eq!(page.status, 303);
+    assert_eq!(
+        s.store
+            .question(&user, &q3)
+            .await
+            .expect("q")
+            .expect("q")
+            .revision,
+        4
+    );
+    // Dependents follow the engine: withholding q3b-m1 withholds the A1 that depends on it.
+    let page = b.get(&path).await;
+    assert_eq!(outcome_of(&page.body, "q3b-m1"), "withheld");
+    assert_eq!(outcome_of(&page.body, "q3b-a1"), "withheld");
+    assert!(
+        page.body.contains("Submitted as awarded; the engine"),
+        "{}",
+        page.body
+    );
+
+    // The script's save gets the page back with the new score at once.
+    let request = b
+        .client
+        .post(format!("{}{path}/decide", s.base))
+        .header("x-requested-with", "fetch")
+        .header("x-csrf-token", token.as_str())
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("criterion=q3b-m1&action=award&reason=Method+seen+after+all.&revision=4");
+    let page = b.send(request).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("Saved the decision on M1."));
+    assert!(page.body.contains("id=\"revision\">5<"));
+}
+
+async fn user_text_renders_inert(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let hostile = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
+    let (session, questions, _) = marked_import(&s, &user, Some(hostile)).await;
+    let key = s.key(&user, Scope::ALL).await;
+    // A reason holding markup, saved through the API.
+    let q3 = questions["3"]["id"].as_str().expect("id");
+    let decision = json!({
+        "criterionId": "q3b-b1", "outcome": "withheld", "reason": hostile,
+        "evidence": questions["3"]["allocations"][3]["evidence"], "conditionChecks": []
+    });
+    let patched = s
+        .send(
+            reqwest::Method::PATCH,
+            &format!("/v1/marking/questions/{q3}"),
+            Some(&key),
+            &[("content-type", "application/json")],
+            Some(
+                json!({ "revision": 1, "decisions": [decision] })
+                    .to_string()
+                    .into_bytes(),
+            ),
+        )
+        .await;
+    assert_eq!(
+        patched.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&patched.body)
+    );
+    for path in [
+        "/app/sessions".to_owned(),
+        format!("/app/sessions/{session}"),
+        format!("/app/questions/{q3}"),
+    ] {
+        let page = b.get(&path).await;
+        assert_eq!(page.status, 200, "{path}");
+        assert!(!page.body.contains("<script>alert"), "{path}");
+        assert!(!page.body.contains("<img src=x"), "{path}");
+        assert!(
+            page.body.contains(
+                "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"
+            ),
+            "{path}"
+        );
+    }
+    // A key's name too.
+    let token = b.get("/app/keys").await.csrf();
+    let made = b
+        .post(
+            "/app/keys",
+            &[
+                ("csrf", &token),
+                ("name", hostile),
+                ("scope", "marking:read"),
+                ("expires", "30d"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, 201);
+    let list = b.get("/app/keys").await;
+    assert!(!list.body.contains("<script>alert"));
+    assert!(list.body.contains("&lt;script&gt;"));
+}
+
+async fn other_accounts_ids_are_not_found(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let owner = s.user("Owner").await;
+    let (session, questions, work) = marked_import(&s, &owner, None).await;
+    let owners_key = s.key(&owner, &[Scope::MarkingRead]).await;
+    let key_id = s.store.keys(Some(&owner)).await.expect("keys")[0]
+        .id
+        .clone();
+    let q = questions["3"]["id"].as_str().expect("id").to_owned();
+    let (mut b, _) = signed_in(&s, "eve@school.test").await;
+    for path in [
+        format!("/app/sessions/{session}"),
+        format!("/app/questions/{q}"),
+        format!("/app/keys/{key_id}"),
+        format!("/app/keys/{key_id}/revoke"),
+        format!("/app/pages/{work}/1"),
+        format!("/app/sets/{session}/1"),
+        "/app/questions/not-a-uuid".to_owned(),
+        "/app/pages/not-a-uuid/1".to_owned(),
+        "/app/no-such-page".to_owned(),
+    ] {
+        let page = b.get(&path).await;
+        assert_eq!(page.status, 404, "{path}");
+        assert!(
+            page.headers["content-type"]
+                .to_str()
+                .expect("type")
+                .starts_with("text/html")
+        );
+    }
+    let token = b.get("/app/keys").await.csrf();
+    let page = b
+        .post(&format!("/app/keys/{key_id}/revoke"), &[("csrf", &token)])
+        .await;
+    assert_eq!(page.status, 404);
+    assert_eq!(
+        s.get("/v1/me", &owners_key).await.status,
+        200,
+        "the key still works"
+    );
+    let page = b
+        .post(
+            &format!("/app/questions/{q}/decide"),
+            &[
+                ("csrf", &token),
+                ("criterion", "q3b-b1"),
+                ("action", "award"),
+                ("reason", "x"),
+                ("revision", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, 404);
+    assert_eq!(
+        s.store
+            .question(&owner, &q)
+            .await
+            .expect("q")
+            .expect("q")
+            .revision,
+        1
+    );
+    // The owner sees the page image (rendered from the PDF); pages beyond the file are 404.
+    let owner_email = "owner@school.test";
+    let hash = examkit::password::hash(PASSWORD).expect("hash");
+    s.store
+        .set_login(Some(&owner), owner_email, &hash)
+        .await
+        .expect("login");
+    let mut mine = Browser::new(&s);
+    assert_eq!(mine.sign_in_as(owner_email, PASSWORD).await.status, 303);
+    let image = mine.get(&format!("/app/pages/{work}/1")).await;
+    assert_eq!(image.status, 200);
+    assert_eq!(image.headers["content-type"], "image/jpeg");
+    for bad in ["0", "7", "x", "-1"] {
+        assert_eq!(
+            mine.get(&format!("/app/pages/{work}/{bad}")).await.status,
+            404,
+            "{bad}"
+        );
+    }
+}
+
+async fn sessions_end_at_sign_out_expiry_and_password_change(db: Db) {
+    let Some(s) = start_with(db, generous(), |state| {
+        state.app.idle_ms = 1_500;
+    })
+    .await
+    else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let mut other = Browser::new(&s);
+    assert_eq!(
+        other.sign_in_as("ann@school.test", PASSWORD).await.status,
+        303
+    );
+    // Sign-out ends this session only.
+    let token = b.get("/app/keys").await.csrf();
+    let out = b.post("/app/sign-out", &[("csrf", &token)]).await;
+    assert_eq!((out.status, out.location()), (303, "/app/sign-in"));
+    assert!(out.set_cookies().iter().any(|c| c.contains("Max-Age=0")));
+    assert_eq!(b.get("/app/keys").await.status, 303);
+    assert_eq!(other.get("/app/keys").await.status, 200);
+    // Sign-out everywhere ends every session of the account.
+    let mut third = Browser::new(&s);
+    assert_eq!(
+        third.sign_in_as("ann@school.test", PASSWORD).await.status,
+        303
+    );
+    let token = other.get("/app/keys").await.csrf();
+    assert_eq!(
+        other
+            .post("/app/sign-out-everywhere", &[("csrf", &token)])
+            .await
+            .status,
+        303
+    );
+    assert_eq!(third.get("/app/keys").await.status, 303);
+    // A new password ends the sessions made with the old one.
+    assert_eq!(
+        third.sign_in_as("ann@school.test", PASSWORD).await.status,
+        303
+    );
+    let hash = examkit::password::hash("a new password!").expect("hash");
+    s.store
+        .set_login(Some(&user), "ann@school.test", &hash)
+        .await
+        .expect("set");
+    assert_eq!(third.get("/app/keys").await.status, 303);
+    assert_eq!(
+        third.sign_in_as("ann@school.test", PASSWORD).await.status,
+        401
+    );
+    // Idle expiry.
+    assert_eq!(
+        third
+            .sign_in_as("ann@school.test", "a new password!")
+            .await
+            .status,
+        303
+    );
+    assert_eq!(third.get("/app/keys").await.status, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(1_700)).await;
+    assert_eq!(third.get("/app/keys").await.status, 303, "idle too long");
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM app_sessions")
+        .fetch_one(s.store.pool())
+        .await
+        .expect("count");
+    assert_eq!(left, 0, "ended sessions are deleted");
+}
+
+async fn every_response_carries_the_security_headers(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, _) = signed_in(&s, "ann@school.test").await;
+    for path in [
+        "/app/sign-in",
+        "/app/keys",
+        "/app/sessions",
+        "/app/nope",
+        "/",
+    ] {
+        let page = b.get(path).await;
+        let csp = page.headers["content-security-policy"]
+            .to_str()
+            .expect("csp");
+        assert!(csp.contains("script-src 'self'"), "{path}");
+        assert!(!csp.contains("unsafe-inline"), "{path}");
+        assert!(csp.contains("frame-ancestors 'none'"), "{path}");
+        assert_eq!(page.headers["x-frame-options"], "DENY", "{path}");
+        assert_eq!(page.headers["x-content-type-options"], "nosniff", "{path}");
+    }
+    // Pages hold no inline script or style.
+    let page = b.get("/app/keys").await;
+    assert!(!page.body.contains("<script>"));
+    assert!(!page.body.contains("style="));
+    // Scripts and styles come from the binary at hashed addresses, cached for good.
+    let src = {
+        let at = page.body.find("src=\"/app/static/").expect("script") + 5;
+        page.body[at..at + page.body[at..].find('"').expect("quote")].to_owned()
+    };
+    let script = b.get(&src).await;
+    assert_eq!(script.status, 200);
+    assert!(
+        script.headers["cache-control"]
+            .to_str()
+            .expect("cc")
+            .contains("immutable")
+    );
+    assert!(script.body.contains("single-keys") || script.body.contains("singleKeys"));
+    assert_eq!(b.get("/app/static/app.0000.js").await.status, 404);
+}
+
+async fn sessions_and_revocations_are_shared_between_servers(db: Db) {
+    let Some(first) = start(db, generous()).await else {
+        return;
+    };
+    let second = common::start_on(&first.database_url, generous()).await;
+    let (mut b, user) = signed_in(&first, "ann@school.test").await;
+    let key = first.key(&user, Scope::ALL).await;
+    let key_id = first.store.keys(Some(&user)).await.expect("keys")[0]
+        .id
+        .clone();
+    // The session made on the first server works on the second.
+    let mut there = Browser::new(&second);
+    there.cookies = b.cookies.clone();
+    let page = there.get("/app/keys").await;
+    assert_eq!(page.status, 200);
+    // Revoking on the second stops the key on the first at once.
+    assert_eq!(first.get("/v1/me", &key).await.status, 200);
+    let token = page.csrf();
+    assert_eq!(
+        there
+            .post(&format!("/app/keys/{key_id}/revoke"), &[("csrf", &token)])
+            .await
+            .status,
+        303
+    );
+    first
+        .get("/v1/me", &key)
+        .await
+        .assert_error(401, "revoked_api_key");
+    // Signing out on the second ends the session on the first.
+    assert_eq!(
+        there
+            .post("/app/sign-out", &[("csrf", &token)])
+            .await
+            .status,
+        303
+    );
+    assert_eq!(b.get("/app/keys").await.status, 303);
+}
