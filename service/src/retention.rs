@@ -6,6 +6,8 @@
 //!   ([`crate::store::idempotency::RETENTION_MS`]), and pruned hourly.
 //! - Usage rows are kept for the 30 UTC days the usage view shows and the day before
 //!   ([`crate::store::usage::KEPT_DAYS`]), and pruned hourly.
+//! - The app's browser sessions are deleted at sign-out, or when a request finds them expired;
+//!   those never seen again are pruned hourly once their absolute expiry has passed.
 //!
 //! Each table is pruned in batches of [`crate::store::PRUNE_BATCH`] rows, each its own short
 //! transaction. Several servers on one PostgreSQL database may prune at once: they skip each
@@ -36,10 +38,12 @@ pub struct Pruned {
     pub idempotency_records: Option<u64>,
     /// Usage rows deleted.
     pub usage_rows: Option<u64>,
+    /// Expired browser sessions of the app deleted.
+    pub app_sessions: Option<u64>,
 }
 
-/// One pass at `now`: expired rate-limit counters always, idempotency records and usage rows
-/// too when `records` is set. Failures are logged, and the next pass tries again; what was
+/// One pass at `now`: expired rate-limit counters always, idempotency records, usage rows and
+/// expired app sessions too when `records` is set. Failures are logged, and the next pass tries again; what was
 /// deleted is logged (at `info` for records, at `debug` for counters).
 pub async fn prune(store: &Store, now: i64, records: bool) -> Pruned {
     let mut pruned = Pruned {
@@ -53,10 +57,12 @@ pub async fn prune(store: &Store, now: i64, records: bool) -> Pruned {
         pruned.idempotency_records =
             logged("idempotency records", store.prune_idempotency(now).await);
         pruned.usage_rows = logged("usage rows", store.prune_usage(now).await);
+        pruned.app_sessions = logged("app sessions", store.prune_app_sessions(now).await);
         tracing::info!(
             idempotency_records = pruned.idempotency_records,
             usage_rows = pruned.usage_rows,
-            "pruned expired idempotency records and usage rows"
+            app_sessions = pruned.app_sessions,
+            "pruned expired idempotency records, usage rows and app sessions"
         );
     }
     pruned

@@ -260,9 +260,22 @@ async fn one_pass_prunes_every_table(db: Db) {
         .admit(&key, &user, false, NOW - DAY, &Limits::default())
         .await
         .expect("admit");
+    for (id, expires_at) in [("expired", NOW - 1), ("live", NOW + HOUR)] {
+        let session = examkit::store::app_sessions::AppSession {
+            id_hash: id.to_owned(),
+            user_id: user.clone(),
+            csrf_token: "t".into(),
+            created_at: NOW - DAY,
+            last_seen_at: NOW - DAY,
+            expires_at,
+        };
+        store.create_app_session(&session).await.expect("session");
+    }
     let pruned = examkit::retention::prune(&store, NOW, true).await;
     assert_eq!(pruned.idempotency_records, Some(1));
     assert_eq!(pruned.usage_rows, Some(1));
+    assert_eq!(pruned.app_sessions, Some(1));
+    assert!(store.app_session("live").await.expect("read").is_some());
     assert_eq!(pruned.rate_counters, Some(4));
     // Counters only: the hourly tables are left for their own pass.
     record(&store, &key, "old-2", NOW - RETENTION_MS - HOUR, false).await;

@@ -164,7 +164,8 @@
     form.querySelectorAll("button").forEach((b) => (b.disabled = true));
     let response;
     try {
-      response = await fetch(form.action, {
+      // Not `form.action`: the form's buttons are named "action", and that name hides the property.
+      response = await fetch(form.getAttribute("action"), {
         method: "POST",
         body,
         credentials: "same-origin",
