@@ -45,3 +45,22 @@ if [ "$count" -lt 1 ]; then
   exit 1
 fi
 echo "make run: serving on $url, the sample bank searchable ($count results for 'differentiate')"
+
+# The README's command that makes a teacher's account (from its section "The app"), then a
+# sign-in at /app/ as a browser does it: the form's token and cookie, then the session cookie.
+make_teacher="$(awk '/^## The app/{on=1} on && /^printf /{print; exit}' README.md)"
+[ -n "$make_teacher" ] || { echo "README.md has no account command in 'The app'" >&2; exit 1; }
+bash -c "$make_teacher" >/dev/null
+jar="$work/cookies"
+form="$(curl -fsS -c "$jar" "$url/app/sign-in")"
+token="$(printf '%s' "$form" | sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p')"
+email="$(printf '%s' "$make_teacher" | sed -n 's/.*--email \([^ ]*\).*/\1/p')"
+password="$(printf '%s' "$make_teacher" | sed -n "s/^printf '%s\\\\n' '\([^']*\)'.*/\1/p")"
+status="$(curl -sS -o /dev/null -w '%{http_code}' -b "$jar" -c "$jar" \
+  --data-urlencode "csrf=$token" --data-urlencode "email=$email" --data-urlencode "password=$password" \
+  "$url/app/sign-in")"
+if [ "$status" != 303 ] || ! curl -fsS -b "$jar" "$url/app/sessions" | grep -q 'Signed in as'; then
+  echo "the README's teacher ($email) cannot sign in to the app: status $status" >&2
+  exit 1
+fi
+echo "the app: $email signed in at $url/app/"
