@@ -645,6 +645,25 @@ async fn the_key_form_refuses_its_bad_forms(db: Db) {
     assert_eq!(b.post("/app/keys", &form).await.status, 201);
 }
 
+/// A review through `PATCH /v1/marking/questions/{id}`, which must succeed.
+async fn api_review(s: &Server, key: &str, question: &str, revision: i64, decision: Value) {
+    let patched = s
+        .send(
+            reqwest::Method::PATCH,
+            &format!("/v1/marking/questions/{question}"),
+            Some(key),
+            &[("content-type", "application/json")],
+            Some(
+                json!({ "revision": revision, "decisions": [decision] })
+                    .to_string()
+                    .into_bytes(),
+            ),
+        )
+        .await;
+    let body = String::from_utf8_lossy(&patched.body);
+    assert_eq!(patched.status, 200, "{body}");
+}
+
 async fn post_form(b: &mut Browser, path: &str, form: Vec<(String, String)>) -> Page {
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     b.post(path, &pairs).await
@@ -796,25 +815,7 @@ async fn decisions_are_saved_through_the_review_path(db: Db) {
         "criterionId": "q3a-b1", "outcome": "withheld", "reason": "Checked by the API client.",
         "evidence": api_decision["evidence"], "conditionChecks": []
     });
-    let patched = s
-        .send(
-            reqwest::Method::PATCH,
-            &format!("/v1/marking/questions/{q3}"),
-            Some(&key),
-            &[("content-type", "application/json")],
-            Some(
-                json!({ "revision": 2, "decisions": [api_decision] })
-                    .to_string()
-                    .into_bytes(),
-            ),
-        )
-        .await;
-    assert_eq!(
-        patched.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&patched.body)
-    );
+    api_review(&s, &key, &q3, 2, api_decision).await;
     let conflict = post_form(
         &mut b,
         &decide_path,
@@ -881,25 +882,7 @@ async fn user_text_renders_inert(db: Db) {
         "criterionId": "q3b-b1", "outcome": "withheld", "reason": hostile,
         "evidence": questions["3"]["allocations"][3]["evidence"], "conditionChecks": []
     });
-    let patched = s
-        .send(
-            reqwest::Method::PATCH,
-            &format!("/v1/marking/questions/{q3}"),
-            Some(&key),
-            &[("content-type", "application/json")],
-            Some(
-                json!({ "revision": 1, "decisions": [decision] })
-                    .to_string()
-                    .into_bytes(),
-            ),
-        )
-        .await;
-    assert_eq!(
-        patched.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&patched.body)
-    );
+    api_review(&s, &key, q3, 1, decision).await;
     for path in [
         "/app/sessions".to_owned(),
         format!("/app/sessions/{session}"),
