@@ -89,3 +89,7 @@ cargo build -p examkit-scanmaker
 # Calibration marks on a private SQLite database whatever DATABASE_URL says, so its end-to-end run
 # (three minutes) is left to the SQLite pass of `make test`'s rust suite.
 cargo test -p examkit -- --skip the_shipped_reference_set_is_calibrated
+echo "== the app in a browser (SQLite and PostgreSQL)"
+# The binaries the tests above built: the service and the scan maker.
+EXAMKIT_BIN="$CARGO_TARGET_DIR/debug/examkit" \
+    EXAMKIT_SCANMAKER_BIN="$CARGO_TARGET_DIR/debug/examkit-scanmaker" tests/app/test.sh

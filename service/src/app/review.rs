@@ -606,7 +606,7 @@ async fn render_question(
                                 button type="button" data-rotate="1" aria-label={ "Turn " (page_label(&page_id)) " a quarter turn" } { "⟳ Turn" }
                             }
                         }
-                        div.viewport tabindex="0" aria-label={ "Scan of " (page_label(&page_id)) "; scroll to pan" } {
+                        div.viewport tabindex="0" role="group" aria-label={ "Scan of " (page_label(&page_id)) "; scroll to pan" } {
                             div.stage {
                                 div.sheet {
                                     img src={ "/app/pages/" (asset) "/" (n) } alt={ "The student's " (page_label(&page_id)) };
