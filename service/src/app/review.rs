@@ -530,6 +530,22 @@ async fn render_question(
     };
     let rows = rows_of(&view, &logged, &machine, q.created_at);
     let pages = work_pages(&view);
+    // Pages indexing found turned are shown upright; the teacher can turn them on.
+    let turns: HashMap<(String, i64), i64> = if s.origin == crate::store::automated::ORIGIN {
+        store
+            .session_pages(&s.id)
+            .await?
+            .into_iter()
+            .map(|p| {
+                (
+                    (p.asset_id, p.page),
+                    (360 - p.orientation.rem_euclid(360)) % 360 / 90,
+                )
+            })
+            .collect()
+    } else {
+        HashMap::new()
+    };
     let nav = match &s.paper {
         Some((paper, revision)) => {
             let set = store.paper_set(&signed.user.id, paper, *revision).await?;
@@ -596,13 +612,13 @@ async fn render_question(
                 @if pages.is_empty() { p { "No pages of the student's work are selected for this question." } }
                 @for (asset, n) in &pages {
                     @let page_id = format!("{asset}:p{n}");
-                    figure.page-view data-page=(page_id) {
+                    figure.page-view data-page=(page_id) data-turns=(turns.get(&(asset.clone(), i64::from(*n))).copied().unwrap_or(0)) {
                         figcaption {
                             (page_label(&page_id))
                             span.tools {
-                                button type="button" data-zoom="out" aria-label={ "Zoom out of " (page_label(&page_id)) } { "−" }
+                                button type="button" data-zoom="out" aria-label={ "Zoom out of " (page_label(&page_id)) } { "Zoom out" }
                                 button type="button" data-zoom="fit" { "Fit width" }
-                                button type="button" data-zoom="in" aria-label={ "Zoom in to " (page_label(&page_id)) } { "+" }
+                                button type="button" data-zoom="in" aria-label={ "Zoom in to " (page_label(&page_id)) } { "Zoom in" }
                                 button type="button" data-rotate="1" aria-label={ "Turn " (page_label(&page_id)) " a quarter turn" } { "⟳ Turn" }
                             }
                         }
@@ -667,7 +683,7 @@ async fn render_question(
                                     label for={ "reason-" (row.id) } { "Reason for a change" }
                                     input.reason-input id={ "reason-" (row.id) } name="reason" maxlength=(MAX_REASON_CHARS) autocomplete="off";
                                     span.buttons {
-                                        @if row.submitted != "uncertain" {
+                                        @if row.effective != "uncertain" {
                                             button type="submit" name="action" value="accept" { "Accept" }
                                         }
                                         button type="submit" name="action" value="award" { "Award" }
@@ -758,12 +774,14 @@ fn conflict_panel(signed: &Signed, q: &QuestionRow, rows: &[Row], c: &Conflict) 
 
 /// The decision a teacher's action makes of the current one: its outcome and reason, and every
 /// condition check set to agree (met for an award, not met for a withholding), so that the
-/// teacher's word settles the criterion. Its evidence stays.
-fn decided(current: &Value, action: &str, reason: &str) -> Result<Value, String> {
+/// teacher's word settles the criterion. Its evidence stays. Accepting takes the outcome the
+/// page shows, the engine's (`effective`): a withheld M1's dependent A1, submitted as awarded,
+/// is accepted as withheld.
+fn decided(current: &Value, effective: &str, action: &str, reason: &str) -> Result<Value, String> {
     let mut decision = current.clone();
     let outcome = match action {
-        "accept" => match current["outcome"].as_str() {
-            Some(o @ ("awarded" | "withheld")) => o.to_owned(),
+        "accept" => match effective {
+            o @ ("awarded" | "withheld") => o.to_owned(),
             _ => {
                 return Err(
                     "An uncertain decision cannot be accepted as it is: award or withhold it."
@@ -831,7 +849,15 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         )
         .await
     };
-    let decision = match decided(&current, &action, &reason) {
+    let result: Value =
+        serde_json::from_str(&q.result_json).map_err(|_| AppError::Api(ApiError::Internal))?;
+    let effective = result["criteria"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["id"].as_str() == Some(&criterion)))
+        .and_then(|c| c["effective"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let decision = match decided(&current, &effective, &action, &reason) {
         Ok(decision) => decision,
         Err(message) => return problem(message).await,
     };
@@ -916,12 +942,13 @@ mod tests {
 
     #[test]
     fn an_award_sets_the_outcome_the_reason_and_agreeing_checks() {
-        let d = decided(&decision(), "award", "  correct on reading  ").expect("decided");
+        let d =
+            decided(&decision(), "uncertain", "award", "  correct on reading  ").expect("decided");
         assert_eq!(d["outcome"], "awarded");
         assert_eq!(d["reason"], "correct on reading");
         assert_eq!(d["conditionChecks"][0]["result"], "met");
         assert_eq!(d["evidence"], decision()["evidence"]);
-        let d = decided(&decision(), "withhold", "wrong sign").expect("decided");
+        let d = decided(&decision(), "uncertain", "withhold", "wrong sign").expect("decided");
         assert_eq!(d["outcome"], "withheld");
         assert_eq!(d["conditionChecks"][0]["result"], "not_met");
     }
@@ -929,30 +956,36 @@ mod tests {
     #[test]
     fn bad_decisions_are_refused_with_the_reason() {
         assert!(
-            decided(&decision(), "accept", "")
+            decided(&decision(), "uncertain", "accept", "")
                 .expect_err("refused")
                 .contains("uncertain")
         );
         assert!(
-            decided(&decision(), "award", "   ")
+            decided(&decision(), "uncertain", "award", "   ")
                 .expect_err("refused")
                 .contains("reason")
         );
         assert!(
-            decided(&decision(), "promote", "x")
+            decided(&decision(), "uncertain", "promote", "x")
                 .expect_err("refused")
                 .contains("accept, award or withhold")
         );
         let long = "x".repeat(MAX_REASON_CHARS + 1);
         assert!(
-            decided(&decision(), "withhold", &long)
+            decided(&decision(), "uncertain", "withhold", &long)
                 .expect_err("refused")
                 .contains("at most")
         );
         let mut awarded = decision();
         awarded["outcome"] = json!("awarded");
-        let d = decided(&awarded, "accept", "ignored").expect("accepted");
+        let d = decided(&awarded, "awarded", "accept", "ignored").expect("accepted");
         assert_eq!(d["outcome"], "awarded");
         assert_eq!(d["reason"], "unclear");
+        // Accepting takes the engine's outcome: a dependent withheld with its dependency.
+        let d = decided(&awarded, "withheld", "accept", "").expect("accepted");
+        assert_eq!(d["outcome"], "withheld");
+        assert_eq!(d["conditionChecks"][0]["result"], "not_met");
+        // A submitted award the engine made uncertain is not accepted as it is.
+        assert!(decided(&awarded, "uncertain", "accept", "").is_err());
     }
 }

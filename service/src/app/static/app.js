@@ -41,7 +41,8 @@
     const sheet = figure.querySelector(".sheet");
     const img = sheet && sheet.querySelector("img");
     if (!viewport || !stage || !sheet || !img) return;
-    const state = { zoom: 1, turns: 0 };
+    // Pages indexing found turned start upright (`data-turns`: quarter turns clockwise).
+    const state = { zoom: 1, turns: (Number(figure.dataset.turns) || 0) % 4 };
 
     function apply() {
       const width = viewport.clientWidth || 600;
