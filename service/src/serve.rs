@@ -91,16 +91,8 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         }
     };
     check_ocr_threads(&marking);
-    let state = Arc::new(AppState {
-        store: store.clone(),
-        limits,
-        typesetter: Typesetter::new(export, args.typeset_concurrency.unwrap_or(cores)),
-        max_papers: DEFAULT_MAX_PAPERS,
-        marking: marking.clone(),
-        app: crate::app::AppConfig::for_listen(args.listen),
-    });
     let workers = if marking.enabled {
-        crate::marking::worker::spawn(store.clone(), marking)
+        crate::marking::worker::spawn(store.clone(), marking.clone())
     } else {
         tracing::warn!("automated marking is off: its routes answer 503");
         match store
@@ -117,7 +109,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             store.clone(),
             crate::marking::MarkingConfig {
                 workers: 0,
-                ..marking
+                ..marking.clone()
             },
         )
     };
@@ -128,6 +120,20 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let state = Arc::new(AppState {
+        store: store.clone(),
+        limits,
+        typesetter: Typesetter::new(export, args.typeset_concurrency.unwrap_or(cores)),
+        max_papers: DEFAULT_MAX_PAPERS,
+        marking: marking.clone(),
+        app: crate::app::AppConfig::for_listen(args.listen),
+        readiness: crate::http::health::Readiness {
+            pulse: (!workers.is_empty()).then(|| workers.pulse()),
+            // Workers beat at every pass of their loop and every job heartbeat (a third of the
+            // lease); a lease's length without one means none is running.
+            max_silence_ms: marking.lease_ms().max(30_000),
+        },
+    });
     if args.rate_limits == RateLimits::Off {
         tracing::warn!("rate limits are off: no request is refused for its rate");
     }

@@ -131,6 +131,7 @@ impl Local {
             max_papers: DEFAULT_MAX_PAPERS,
             marking: marking.clone(),
             app: crate::app::AppConfig::default(),
+            readiness: crate::http::health::Readiness::default(),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

@@ -78,6 +78,13 @@ pub enum ApiError {
         /// `{"errors": [...], "truncated": bool}`, serialised.
         details: Box<RawValue>,
     },
+    /// A readiness check failed; details hold every check's result.
+    NotReady {
+        /// The failing checks, named.
+        message: String,
+        /// `{"checks": {"database": "ok" | "failed: …", …}}`, serialised.
+        details: Box<RawValue>,
+    },
     /// The file could not be read as its type.
     UnreadableFile(String),
     /// A PDF has more than 80 pages.
@@ -246,6 +253,7 @@ error_kinds! {
     QuestionFinished = "question_finished", 409, "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.";
     QuestionNotMarked = "question_not_marked", 409, "The marking question has no result to review: it is queued, running, failed or cancelled.";
     AllowanceExhausted = "marking_allowance_exhausted", 429, "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).";
+    NotReady = "not_ready", 503, "A readiness check failed (GET /readyz): error.details.checks gives each check's result: database, migrations, assets, workers.";
 }
 
 impl ErrorKind {
@@ -287,6 +295,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => ErrorKind::UnsupportedMediaType,
             ApiError::ContentTypeMismatch(_) => ErrorKind::ContentTypeMismatch,
             ApiError::ValidationFailed { .. } => ErrorKind::ValidationFailed,
+            ApiError::NotReady { .. } => ErrorKind::NotReady,
             ApiError::UnreadableFile(_) => ErrorKind::UnreadableFile,
             ApiError::TooManyPages(_) => ErrorKind::TooManyPages,
             ApiError::TooManyFiles => ErrorKind::TooManyFiles,
@@ -370,7 +379,9 @@ impl ApiError {
             }
             ApiError::SessionTooLarge => "the session's files would exceed 300 MiB in total".into(),
             ApiError::UnsupportedMediaType(m) | ApiError::ContentTypeMismatch(m) => m.clone(),
-            ApiError::ValidationFailed { message, .. } => message.clone(),
+            ApiError::ValidationFailed { message, .. } | ApiError::NotReady { message, .. } => {
+                message.clone()
+            }
             ApiError::UnreadableFile(m) => m.clone(),
             ApiError::TooManyPages(pages) => {
                 format!("the PDF has {pages} pages; the limit is 80 pages per file")
@@ -474,6 +485,7 @@ impl ApiError {
                 },
                 details: match self {
                     ApiError::ValidationFailed { details, .. }
+                    | ApiError::NotReady { details, .. }
                     | ApiError::InvalidParameters { details, .. }
                     | ApiError::InvalidFields { details, .. } => Some(details),
                     _ => None,
@@ -537,6 +549,10 @@ mod tests {
                 details: raw(),
             },
             ApiError::UnreadableFile("broken".into()),
+            ApiError::NotReady {
+                message: "not ready: database".into(),
+                details: raw(),
+            },
             ApiError::TooManyPages(81),
             ApiError::TooManyFiles,
             ApiError::RateLimited { retry_after: 5 },

@@ -10,6 +10,7 @@ pub mod docs;
 pub mod engine;
 pub mod error;
 pub mod fields;
+pub mod health;
 pub mod imports;
 pub mod marking;
 pub mod me;
@@ -57,6 +58,8 @@ pub struct AppState {
     pub marking: crate::marking::MarkingConfig,
     /// The teachers' app: cookie security, session lifetimes, sign-in limits.
     pub app: crate::app::AppConfig,
+    /// What the readiness probe checks beyond the store.
+    pub readiness: health::Readiness,
 }
 
 impl AppState {
@@ -70,6 +73,7 @@ impl AppState {
             max_papers: papers::DEFAULT_MAX_PAPERS,
             marking: crate::marking::MarkingConfig::default(),
             app: crate::app::AppConfig::default(),
+            readiness: health::Readiness::default(),
         }
     }
 }
@@ -587,6 +591,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(papers::routes(state.clone()))
         .unify()
         .or(docs::routes())
+        .unify()
+        .or(health::routes(state.clone()))
         .unify()
         .recover(recover)
         .map(into_response);

@@ -25,6 +25,8 @@ pub struct JobContext {
     pub config: MarkingConfig,
     /// The marker questions are marked with.
     pub marker: Arc<dyn Marker>,
+    /// Beaten by the workers running on this context.
+    pub pulse: super::worker::Pulse,
 }
 
 impl JobContext {
@@ -36,6 +38,7 @@ impl JobContext {
             store,
             config,
             marker,
+            pulse: super::worker::Pulse::new(),
         })
     }
 }

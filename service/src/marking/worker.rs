@@ -8,7 +8,7 @@
 
 use super::failure::FailureCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, watch};
@@ -23,10 +23,39 @@ use crate::store::{Store, StoreError, now_ms};
 /// The least time a running job is given to finish at shutdown (the lease, if longer).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// When this process's workers last showed they are alive: each pass of a worker's loop and each
+/// heartbeat of a job it runs beats it. The readiness probe reads it.
+#[derive(Debug, Clone)]
+pub struct Pulse(Arc<AtomicI64>);
+
+impl Pulse {
+    /// A pulse that beat now.
+    pub fn new() -> Pulse {
+        Pulse(Arc::new(AtomicI64::new(now_ms())))
+    }
+
+    /// Records a beat at `now` (Unix milliseconds).
+    pub fn beat(&self) {
+        self.0.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// The last beat, Unix milliseconds.
+    pub fn last(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for Pulse {
+    fn default() -> Self {
+        Pulse::new()
+    }
+}
+
 /// Running workers and the switch that stops them.
 #[derive(Debug)]
 pub struct Workers {
     handles: Vec<JoinHandle<()>>,
+    pulse: Pulse,
     stop: watch::Sender<bool>,
 }
 
@@ -39,6 +68,11 @@ impl Workers {
     /// Whether no worker runs.
     pub fn is_empty(&self) -> bool {
         self.handles.is_empty()
+    }
+
+    /// The workers' pulse.
+    pub fn pulse(&self) -> Pulse {
+        self.pulse.clone()
     }
 
     /// Stops claiming, lets running jobs finish or releases them (see the module docs), and waits
@@ -66,6 +100,7 @@ fn worker_name(n: usize) -> String {
 pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
     let (stop, stopped) = watch::channel(false);
     let context = Arc::new(JobContext::new(store, config.clone())?);
+    let pulse = context.pulse.clone();
     let handles = (0..config.workers)
         .map(|n| {
             let context = context.clone();
@@ -73,7 +108,11 @@ pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
             tokio::spawn(async move { work(context, worker_name(n), stopped).await })
         })
         .collect();
-    Ok(Workers { handles, stop })
+    Ok(Workers {
+        handles,
+        stop,
+        pulse,
+    })
 }
 
 async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiver<bool>) {
@@ -83,6 +122,7 @@ async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiv
     let slots = Arc::new(Semaphore::new(config.marker_concurrency.max(1)));
     let mut marking = JoinSet::new();
     while !*stopped.borrow() {
+        context.pulse.beat();
         while marking.try_join_next().is_some() {}
         let slot = tokio::select! {
             slot = slots.clone().acquire_owned() => match slot {
@@ -156,6 +196,7 @@ async fn run_one(
     let lost = Arc::new(AtomicBool::new(false));
     let heartbeat = {
         let store = store.clone();
+        let pulse = context.pulse.clone();
         let lost = lost.clone();
         let job = job.clone();
         let lease_ms = config.lease_ms();
@@ -167,7 +208,7 @@ async fn run_one(
                     .heartbeat_job(&job.id, &job.lease_token, now_ms(), lease_ms)
                     .await
                 {
-                    Ok(true) => {}
+                    Ok(true) => pulse.beat(),
                     Ok(false) => {
                         lost.store(true, Ordering::SeqCst);
                         break;

@@ -10,6 +10,7 @@ pub mod automated;
 pub mod automated_questions;
 pub mod bank;
 pub mod favourites;
+pub mod health;
 pub mod idempotency;
 pub mod jobs;
 pub mod marking;
@@ -105,6 +106,8 @@ pub struct Store {
     turn: Option<Arc<Mutex<()>>>,
     backend: Backend,
     text_walk: i64,
+    /// The SQLite database file, for the readiness check.
+    sqlite_file: Option<std::path::PathBuf>,
 }
 
 /// A write transaction: a [`Transaction`] holding the writer's turn until it ends.
@@ -215,6 +218,7 @@ impl Store {
                     turn: Some(Arc::new(Mutex::new(()))),
                     backend,
                     text_walk: search::TEXT_WALK,
+                    sqlite_file: sqlite_file(url),
                 }
             }
             Backend::Postgres => {
@@ -242,6 +246,7 @@ impl Store {
                     turn: None,
                     backend,
                     text_walk: search::TEXT_WALK,
+                    sqlite_file: None,
                 }
             }
         };
@@ -363,7 +368,7 @@ impl Store {
     }
 }
 
-fn sqlite_parent_dir(url: &str) -> Option<std::path::PathBuf> {
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;
@@ -371,7 +376,12 @@ fn sqlite_parent_dir(url: &str) -> Option<std::path::PathBuf> {
     if path.is_empty() || path == ":memory:" {
         return None;
     }
-    let parent = std::path::Path::new(path).parent()?;
+    Some(std::path::PathBuf::from(path))
+}
+
+fn sqlite_parent_dir(url: &str) -> Option<std::path::PathBuf> {
+    let file = sqlite_file(url)?;
+    let parent = file.parent()?;
     (!parent.as_os_str().is_empty()).then(|| parent.to_path_buf())
 }
 

@@ -1,0 +1,131 @@
+//! Health and readiness, outside `/v1`, for load balancers and orchestrators: no key, no rate
+//! limit, no usage record.
+//!
+//! - `GET /healthz`: the process answers. No database work: 200 `{"status":"ok"}`.
+//! - `GET /readyz`: 200 `{"status":"ready","checks":{…}}` only when the database answers, its
+//!   migrations are this binary's, stored files can be read and (when this process runs workers)
+//!   a worker showed it is alive within the last [`Readiness::max_silence_ms`]; otherwise
+//!   `503 not_ready` naming each failing check in `error.details.checks`.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::{ApiError, AppState, build, new_request_id, set_header};
+use crate::marking::worker::Pulse;
+use crate::store::now_ms;
+
+/// What readiness knows of this process beyond the store.
+#[derive(Debug, Clone, Default)]
+pub struct Readiness {
+    /// The pulse of this process's workers, when it runs any.
+    pub pulse: Option<Pulse>,
+    /// How long the workers may go without a beat and still be ready, milliseconds.
+    pub max_silence_ms: i64,
+}
+
+/// The health routes.
+pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
+    let health = warp::path!("healthz")
+        .and(warp::get().or(warp::head()).unify())
+        .map(|| {
+            respond(
+                StatusCode::OK,
+                json!({ "status": "ok" }).to_string().into_bytes(),
+            )
+        });
+    let ready = warp::path!("readyz")
+        .and(warp::get().or(warp::head()).unify())
+        .then(move || {
+            let state = state.clone();
+            async move { ready(&state).await }
+        });
+    health.or(ready).unify().boxed()
+}
+
+fn respond(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = build(status, "application/json", body);
+    set_header(&mut response, "cache-control", "no-store");
+    set_header(&mut response, "x-request-id", &new_request_id());
+    response
+}
+
+fn outcome(result: Result<(), String>) -> Value {
+    match result {
+        Ok(()) => json!("ok"),
+        Err(e) => json!(format!("failed: {e}")),
+    }
+}
+
+/// Runs every check.
+pub async fn checks(state: &AppState) -> Map<String, Value> {
+    let store = &state.store;
+    let database = store.check_database().await;
+    let mut checks = Map::new();
+    let reachable = database.is_ok();
+    checks.insert("database".into(), outcome(database));
+    let (migrations, assets) = if reachable {
+        (store.check_migrations().await, store.check_assets().await)
+    } else {
+        let skipped = Err("not checked: the database does not answer".to_owned());
+        (skipped.clone(), skipped)
+    };
+    checks.insert("migrations".into(), outcome(migrations));
+    checks.insert("assets".into(), outcome(assets));
+    let workers = match &state.readiness.pulse {
+        None => json!("none in this process"),
+        Some(pulse) => {
+            let silent = now_ms() - pulse.last();
+            if silent <= state.readiness.max_silence_ms {
+                json!("ok")
+            } else {
+                json!(format!(
+                    "failed: no worker has shown it is alive for {} s",
+                    silent / 1000
+                ))
+            }
+        }
+    };
+    checks.insert("workers".into(), workers);
+    checks
+}
+
+async fn ready(state: &AppState) -> Response {
+    let checks = checks(state).await;
+    // Named in the order they are checked.
+    let failing: Vec<&str> = ["database", "migrations", "assets", "workers"]
+        .into_iter()
+        .filter(|name| {
+            checks
+                .get(*name)
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.starts_with("failed"))
+        })
+        .collect();
+    if failing.is_empty() {
+        return respond(
+            StatusCode::OK,
+            json!({ "status": "ready", "checks": checks })
+                .to_string()
+                .into_bytes(),
+        );
+    }
+    tracing::warn!(failing = ?failing, "not ready");
+    let error =
+        match serde_json::value::RawValue::from_string(json!({ "checks": checks }).to_string()) {
+            Ok(details) => ApiError::NotReady {
+                message: format!("not ready: {}", failing.join(", ")),
+                details,
+            },
+            Err(_) => ApiError::Internal,
+        };
+    let request_id = new_request_id();
+    let mut response = build(error.status(), "application/json", error.body(&request_id));
+    set_header(&mut response, "cache-control", "no-store");
+    set_header(&mut response, "x-request-id", &request_id);
+    response
+}
