@@ -307,6 +307,10 @@ pub struct ServeArgs {
         value_name = "ADDR"
     )]
     pub listen: SocketAddr,
+    /// Serve Prometheus metrics at `http://ADDR/metrics`, on a listener of their own (off when
+    /// not given; keep it off the public network).
+    #[arg(long, env = "EXAMKIT_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Log line format.
     #[arg(long, env = "EXAMKIT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

@@ -19,5 +19,6 @@ pub mod retention;
 pub mod review;
 pub mod serve;
 pub mod store;
+pub mod telemetry;
 pub mod typeset;
 pub mod validate;

@@ -91,6 +91,18 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         }
     };
     check_ocr_threads(&marking);
+    // The recorder goes in before anything is measured.
+    let metrics = match args
+        .metrics_listen
+        .map(|addr| (addr, crate::telemetry::install()))
+    {
+        None => None,
+        Some((addr, Ok(handle))) => Some((addr, handle)),
+        Some((_, Err(e))) => {
+            eprintln!("examkit serve: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let workers = if marking.enabled {
         crate::marking::worker::spawn(store.clone(), marking.clone())
     } else {
@@ -144,12 +156,32 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let metrics_server = match metrics {
+        None => None,
+        Some((addr, handle)) => {
+            match crate::telemetry::serve(handle, store.clone(), addr, std::future::pending()).await
+            {
+                Ok((bound, server)) => {
+                    tracing::info!(%bound, "metrics listening");
+                    println!("metrics on http://{bound}/metrics");
+                    Some(tokio::spawn(server))
+                }
+                Err(e) => {
+                    eprintln!("examkit serve: cannot listen for metrics on {addr}: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    };
     // Expired rate counters, idempotency records and usage rows are pruned in the background.
     let pruner = crate::retention::spawn(store);
     tracing::info!(%addr, backend = ?state_backend(&args), "examkit listening");
     println!("listening on http://{addr}");
     server.await;
     pruner.abort();
+    if let Some(metrics_server) = metrics_server {
+        metrics_server.abort();
+    }
     workers.shutdown().await;
     tracing::info!("examkit stopped");
     ExitCode::SUCCESS

@@ -85,6 +85,7 @@ impl Typesetter {
     /// Typesets both PDFs.
     pub async fn render(&self, paper: PaperDocument) -> Result<PaperPdfs, TypesetError> {
         self.run(move |renderer| {
+            let started = std::time::Instant::now();
             let question_paper = renderer.question_paper(&paper)?;
             let layout = match question_paper.layout {
                 Some(layout) => layout,
@@ -92,9 +93,13 @@ impl Typesetter {
             };
             let layout_json = serde_json::to_string(&layout)
                 .map_err(|e| RenderError::Export(format!("the layout cannot be recorded: {e}")))?;
+            crate::telemetry::typeset("question_paper", started.elapsed());
+            let started = std::time::Instant::now();
+            let mark_scheme = renderer.mark_scheme(&paper)?.pdf;
+            crate::telemetry::typeset("mark_scheme", started.elapsed());
             Ok(PaperPdfs {
                 question_paper: question_paper.pdf,
-                mark_scheme: renderer.mark_scheme(&paper)?.pdf,
+                mark_scheme,
                 layout_json,
             })
         })

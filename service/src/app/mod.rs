@@ -318,10 +318,13 @@ fn visit(
 
 /// Runs a handler and finishes its response (errors as pages, the security headers).
 async fn finish(visit: Visit, result: Result<Response, AppError>) -> Response {
-    let response = match result {
+    let mut response = match result {
         Ok(response) => response,
         Err(e) => e.render(&visit),
     };
+    response
+        .extensions_mut()
+        .insert(crate::telemetry::Route("/app"));
     secure(response)
 }
 
@@ -329,7 +332,13 @@ async fn finish(visit: Visit, result: Result<Response, AppError>) -> Response {
 pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
     let root = warp::path::end()
         .and(warp::get().or(warp::head()).unify())
-        .map(|| secure(see_other("/app/")));
+        .map(|| {
+            let mut response = secure(see_other("/app/"));
+            response
+                .extensions_mut()
+                .insert(crate::telemetry::Route("/"));
+            response
+        });
     let app = warp::path("app")
         .and(warp::path::tail())
         .and(visit(state))

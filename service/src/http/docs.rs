@@ -11,8 +11,11 @@ pub const OPENAPI: &str = include_str!("../../../schemas/openapi.json");
 /// The plain-text guide.
 pub const GUIDE: &str = include_str!("guide.txt");
 
-fn document(content_type: &'static str, body: &'static str) -> Response {
+fn document(route: &'static str, content_type: &'static str, body: &'static str) -> Response {
     let mut response = Response::new(body.into());
+    response
+        .extensions_mut()
+        .insert(crate::telemetry::Route(route));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(
@@ -30,9 +33,9 @@ fn document(content_type: &'static str, body: &'static str) -> Response {
 pub fn routes() -> BoxedFilter<(Response,)> {
     let openapi = warp::path!("v1" / "openapi.json")
         .and(warp::get())
-        .map(|| document("application/json", OPENAPI));
+        .map(|| document("/v1/openapi.json", "application/json", OPENAPI));
     let guide = warp::path!("v1" / "guide.txt")
         .and(warp::get())
-        .map(|| document("text/plain; charset=utf-8", GUIDE));
+        .map(|| document("/v1/guide.txt", "text/plain; charset=utf-8", GUIDE));
     openapi.or(guide).unify().boxed()
 }

@@ -33,16 +33,26 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
     let health = warp::path!("healthz")
         .and(warp::get().or(warp::head()).unify())
         .map(|| {
-            respond(
+            let mut response = respond(
                 StatusCode::OK,
                 json!({ "status": "ok" }).to_string().into_bytes(),
-            )
+            );
+            response
+                .extensions_mut()
+                .insert(crate::telemetry::Route("/healthz"));
+            response
         });
     let ready = warp::path!("readyz")
         .and(warp::get().or(warp::head()).unify())
         .then(move || {
             let state = state.clone();
-            async move { ready(&state).await }
+            async move {
+                let mut response = ready(&state).await;
+                response
+                    .extensions_mut()
+                    .insert(crate::telemetry::Route("/readyz"));
+                response
+            }
         });
     health.or(ready).unify().boxed()
 }

@@ -304,6 +304,7 @@ impl Ctx {
         let principal = match self.authenticate().await {
             Ok(principal) => principal,
             Err((error, key)) => {
+                crate::telemetry::auth_failure(error.code());
                 let response = self.render(Err(error), None);
                 return self.finish(op, response, key.as_ref()).await;
             }
@@ -322,12 +323,15 @@ impl Ctx {
             .await;
         let (result, admission) = match admission {
             Err(e) => (Err(ApiError::from(e)), None),
-            Ok(a) if !a.admitted => (
-                Err(ApiError::RateLimited {
-                    retry_after: a.retry_after,
-                }),
-                Some(a),
-            ),
+            Ok(a) if !a.admitted => {
+                crate::telemetry::rate_limited();
+                (
+                    Err(ApiError::RateLimited {
+                        retry_after: a.retry_after,
+                    }),
+                    Some(a),
+                )
+            }
             Ok(a) => {
                 let missing = op.scopes.iter().any(|s| !principal.key.scopes.contains(s));
                 let result = if missing {
@@ -429,7 +433,17 @@ impl Ctx {
         response
     }
 
-    async fn finish(&self, op: &'static Op, response: Response, key: Option<&ApiKey>) -> Response {
+    async fn finish(
+        &self,
+        op: &'static Op,
+        mut response: Response,
+        key: Option<&ApiKey>,
+    ) -> Response {
+        // The route template labels the request's metrics (`GET /v1/papers/{id}` → `/v1/papers/{id}`).
+        let route = op.name.split_once(' ').map_or(op.name, |(_, route)| route);
+        response
+            .extensions_mut()
+            .insert(crate::telemetry::Route(route));
         let status = response.status().as_u16();
         let elapsed = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
         if let Some(key) = key
@@ -619,10 +633,25 @@ pub async fn bind(
 ) -> std::io::Result<(SocketAddr, impl Future<Output = ()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
-    // The teachers' app answers `/` and `/app/…`; everything else is the API's.
-    let server = warp::serve(crate::app::routes(state.clone()).or(routes(state)).unify())
-        .incoming(listener)
-        .graceful(shutdown)
-        .run();
+    // The teachers' app answers `/` and `/app/…`; everything else is the API's. Every response
+    // is counted in the metrics under the route label its answerer set.
+    let all = warp::any()
+        .map(Instant::now)
+        .and(warp::method())
+        .and(crate::app::routes(state.clone()).or(routes(state)).unify())
+        .map(|started: Instant, method: Method, response: Response| {
+            let route = response
+                .extensions()
+                .get::<crate::telemetry::Route>()
+                .map_or("unmatched", |r| r.0);
+            crate::telemetry::request(
+                route,
+                method.as_str(),
+                response.status().as_u16(),
+                started.elapsed(),
+            );
+            response
+        });
+    let server = warp::serve(all).incoming(listener).graceful(shutdown).run();
     Ok((local, server))
 }

@@ -106,6 +106,7 @@ pub async fn run(
         && context.marker.image_format() == image::ImageFormat::Jpeg)
         .then(|| context.marker.image_long_edge())
         .flatten();
+    let started = std::time::Instant::now();
     let found = tokio::task::spawn_blocking(move || {
         index_blocking(
             &bytes,
@@ -119,7 +120,8 @@ pub async fn run(
         .map(|found| (found, reference))
     })
     .await
-    .map_err(|e| JobFailure::transient(format!("the indexing task failed: {e}")))??;
+    .map_err(|e| JobFailure::transient(format!("the indexing task failed: {e}")))?
+    .inspect_err(|_| crate::telemetry::page_indexed("failed", "none", started.elapsed()))?;
     let (found, reference) = found;
     if lost.load(Ordering::SeqCst) {
         return Ok(false);
@@ -131,6 +133,7 @@ pub async fn run(
         &found,
         reference.as_ref(),
     )?;
+    crate::telemetry::page_indexed("ok", &record.text_source, started.elapsed());
     Ok(store
         .save_page_index(job, &job.session_id, &record, None, found.image.as_deref())
         .await?)

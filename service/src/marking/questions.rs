@@ -644,22 +644,30 @@ async fn call_marker(
     lost: &Arc<AtomicBool>,
 ) -> Result<super::marker::Marked, JobFailure> {
     let check = answer_check(request, engine_assets, context.marker.name());
-    context
-        .marker
-        .mark(request, &check, lost.clone())
-        .await
-        .map_err(|e| {
-            let failure = if e.retry {
-                JobFailure::transient(e.message)
-            } else {
-                JobFailure::permanent(e.message)
-            };
-            let failure = failure.with_code(e.code);
-            match e.details {
-                Some(details) => failure.with_details(details),
-                None => failure,
-            }
-        })
+    let started = std::time::Instant::now();
+    let marked = context.marker.mark(request, &check, lost.clone()).await;
+    // What the marker recorded of its calls (a vision model's), else one call of this length.
+    let run = marked.as_ref().ok().and_then(|m| m.run.as_ref());
+    let count = |field: &str| run.and_then(|r| r[field].as_u64());
+    crate::telemetry::marker(
+        context.marker.name(),
+        count("calls").unwrap_or(1),
+        count("latencyMs").map_or_else(|| started.elapsed(), std::time::Duration::from_millis),
+        count("promptTokens").unwrap_or(0),
+        count("completionTokens").unwrap_or(0),
+    );
+    marked.map_err(|e| {
+        let failure = if e.retry {
+            JobFailure::transient(e.message)
+        } else {
+            JobFailure::permanent(e.message)
+        };
+        let failure = failure.with_code(e.code);
+        match e.details {
+            Some(details) => failure.with_details(details),
+            None => failure,
+        }
+    })
 }
 
 /// The engine's result for the marked question (one-question `document`), ready to save; the

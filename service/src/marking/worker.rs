@@ -218,6 +218,7 @@ async fn run_one(
             }
         })
     };
+    let started = std::time::Instant::now();
     let run = run(context.clone(), job.clone(), lost.clone());
     tokio::pin!(run);
     let result = tokio::select! {
@@ -238,21 +239,33 @@ async fn run_one(
         }
         return;
     };
+    let measured = |outcome| crate::telemetry::job(&job.kind, outcome, started.elapsed());
     match result {
-        Ok(true) => tracing::info!(worker = %name, job = %job.id, "job done"),
+        Ok(true) => {
+            measured("succeeded");
+            tracing::info!(worker = %name, job = %job.id, "job done");
+        }
         Ok(false) => {
+            measured("lost");
             tracing::warn!(worker = %name, job = %job.id, "lease lost: the result was not saved");
         }
-        Err(failure) if failure.permanent => give_up(context, &job, &failure).await,
+        Err(failure) if failure.permanent => {
+            measured("failed");
+            give_up(context, &job, &failure).await;
+        }
         Err(failure) => {
             match store
                 .retry_job(&job, &failure.message, now_ms(), config.backoff_ms())
                 .await
             {
                 Ok(Retry::Queued) => {
+                    measured("retry");
                     tracing::warn!(job = %job.id, error = %failure.message, "job attempt failed; queued again");
                 }
-                Ok(Retry::Failed) => give_up(context, &job, &failure).await,
+                Ok(Retry::Failed) => {
+                    measured("failed");
+                    give_up(context, &job, &failure).await;
+                }
                 Ok(Retry::LeaseLost) => {
                     tracing::warn!(job = %job.id, "lease lost before the failure was recorded");
                 }

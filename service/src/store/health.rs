@@ -1,5 +1,6 @@
-//! What the readiness probe asks of the store: that the database answers, that its migrations
-//! are the ones this binary carries, and that stored files can be read.
+//! What the readiness probe asks of the store (that the database answers, that its migrations
+//! are the ones this binary carries, and that stored files can be read), and what the metrics
+//! read of it at each scrape.
 
 use std::time::Duration;
 
@@ -83,6 +84,29 @@ impl Store {
                 unknown.join(", ")
             )),
         }
+    }
+
+    /// Each connection pool's open and idle connections: `(pool, open, idle)`.
+    pub fn pool_stats(&self) -> Vec<(&'static str, u32, usize)> {
+        let stat = |name, pool: &sqlx::AnyPool| (name, pool.size(), pool.num_idle());
+        match self.backend {
+            Backend::Sqlite => vec![
+                stat("read", &self.pool),
+                stat("saved", &self.saved),
+                stat("bookkeeping", &self.bookkeeping),
+            ],
+            Backend::Postgres => vec![stat("shared", &self.pool)],
+        }
+    }
+
+    /// The job queue's depth: `(kind, state, jobs)`.
+    pub async fn job_counts(&self) -> Result<Vec<(String, String, i64)>, super::StoreError> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT kind, state, COUNT(*) AS n FROM marking_jobs GROUP BY kind, state ORDER BY kind, state",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows)
     }
 
     /// Stored files can be read: they live in the database, in `asset_blobs`.

@@ -1,0 +1,177 @@
+//! Prometheus metrics, in the text format, on a listener of their own (`--metrics-listen`, off by
+//! default), through the `metrics` facade and `metrics-exporter-prometheus`.
+//!
+//! Every name starts `examkit_`. Route labels are route templates (`/v1/papers/{id}`), the app's
+//! prefix (`/app`) or `unmatched`, never a raw path, so no client can grow the label set. What is
+//! measured:
+//! - HTTP: `examkit_http_requests_total{route,method,status}` and the latency histogram
+//!   `examkit_http_request_duration_seconds{route,method}`; `examkit_auth_failures_total{code}`;
+//!   `examkit_rate_limited_total`.
+//! - The database, read at each scrape: `examkit_db_connections{pool,state}` (open and idle
+//!   connections of each pool) and the job queue's depth `examkit_jobs{kind,state}`.
+//! - Jobs: `examkit_job_attempts_total{kind}`, `examkit_job_failures_total{kind,permanent}`,
+//!   `examkit_job_duration_seconds{kind,outcome}`.
+//! - Indexing: `examkit_pages_indexed_total{outcome}` and `examkit_page_index_seconds{text_source}`
+//!   (the time to read one page, OCR included).
+//! - Markers: `examkit_marker_calls_total{marker}`, `examkit_marker_latency_seconds{marker}`,
+//!   `examkit_marker_tokens_total{marker,kind}` (prompt, completion).
+//! - PDFs: `examkit_typeset_seconds{document}`.
+//!
+//! Without `--metrics-listen` no recorder is installed and every record is a no-op.
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use warp::Filter;
+
+use crate::store::Store;
+
+/// Histogram buckets, in seconds: 1 ms to 5 minutes.
+const BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    120.0, 300.0,
+];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the process's recorder (once; later calls return the same handle).
+pub fn install() -> Result<PrometheusHandle, String> {
+    if let Some(handle) = HANDLE.get() {
+        return Ok(handle.clone());
+    }
+    let handle = PrometheusBuilder::new()
+        .set_buckets(BUCKETS)
+        .map_err(|e| format!("metrics buckets: {e}"))?
+        .install_recorder()
+        .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
+    Ok(HANDLE.get_or_init(|| handle).clone())
+}
+
+/// The route label of a response, set by whatever answered it.
+#[derive(Debug, Clone, Copy)]
+pub struct Route(pub &'static str);
+
+/// Records one HTTP request.
+pub fn request(route: &'static str, method: &str, status: u16, elapsed: Duration) {
+    let method = method.to_owned();
+    metrics::counter!(
+        "examkit_http_requests_total",
+        "route" => route,
+        "method" => method.clone(),
+        "status" => status.to_string()
+    )
+    .increment(1);
+    metrics::histogram!(
+        "examkit_http_request_duration_seconds",
+        "route" => route,
+        "method" => method
+    )
+    .record(elapsed.as_secs_f64());
+}
+
+/// Records a request refused at authentication, by its error code.
+pub fn auth_failure(code: &'static str) {
+    metrics::counter!("examkit_auth_failures_total", "code" => code).increment(1);
+}
+
+/// Records a request refused by a rate limit.
+pub fn rate_limited() {
+    metrics::counter!("examkit_rate_limited_total").increment(1);
+}
+
+/// Records one attempt of a job and how it ended (`succeeded`, `retry`, `failed`, `lost`).
+pub fn job(kind: &str, outcome: &'static str, elapsed: Duration) {
+    let kind = kind.to_owned();
+    metrics::counter!("examkit_job_attempts_total", "kind" => kind.clone()).increment(1);
+    if outcome == "retry" || outcome == "failed" {
+        metrics::counter!(
+            "examkit_job_failures_total",
+            "kind" => kind.clone(),
+            "permanent" => if outcome == "failed" { "true" } else { "false" }
+        )
+        .increment(1);
+    }
+    metrics::histogram!(
+        "examkit_job_duration_seconds",
+        "kind" => kind,
+        "outcome" => outcome
+    )
+    .record(elapsed.as_secs_f64());
+}
+
+/// Records one page read by indexing: `ok` or `failed`, and how its text was found.
+pub fn page_indexed(outcome: &'static str, text_source: &str, elapsed: Duration) {
+    metrics::counter!("examkit_pages_indexed_total", "outcome" => outcome).increment(1);
+    metrics::histogram!(
+        "examkit_page_index_seconds",
+        "text_source" => text_source.to_owned()
+    )
+    .record(elapsed.as_secs_f64());
+}
+
+/// Records a marker's calls for one question: how many, their total latency, their tokens.
+pub fn marker(marker: &str, calls: u64, latency: Duration, prompt: u64, completion: u64) {
+    let marker = marker.to_owned();
+    metrics::counter!("examkit_marker_calls_total", "marker" => marker.clone()).increment(calls);
+    metrics::histogram!("examkit_marker_latency_seconds", "marker" => marker.clone())
+        .record(latency.as_secs_f64());
+    metrics::counter!("examkit_marker_tokens_total", "marker" => marker.clone(), "kind" => "prompt")
+        .increment(prompt);
+    metrics::counter!("examkit_marker_tokens_total", "marker" => marker, "kind" => "completion")
+        .increment(completion);
+}
+
+/// Records the typesetting of one PDF (`question_paper` or `mark_scheme`).
+pub fn typeset(document: &'static str, elapsed: Duration) {
+    metrics::histogram!("examkit_typeset_seconds", "document" => document)
+        .record(elapsed.as_secs_f64());
+}
+
+/// Reads the gauges that are read at scrape time: connection pools and the job queue.
+async fn refresh(store: &Store) {
+    for (pool, open, idle) in store.pool_stats() {
+        metrics::gauge!("examkit_db_connections", "pool" => pool, "state" => "open")
+            .set(f64::from(open));
+        metrics::gauge!("examkit_db_connections", "pool" => pool, "state" => "idle")
+            .set(idle as f64);
+    }
+    match store.job_counts().await {
+        Ok(counts) => {
+            for (kind, state, n) in counts {
+                metrics::gauge!("examkit_jobs", "kind" => kind, "state" => state).set(n as f64);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "counting jobs for metrics failed"),
+    }
+}
+
+/// Serves `GET /metrics` on `addr` until `shutdown` resolves; returns the bound address and the
+/// server future.
+pub async fn serve(
+    handle: PrometheusHandle,
+    store: Store,
+    addr: SocketAddr,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let route = warp::path!("metrics").and(warp::get()).then(move || {
+        let (handle, store) = (handle.clone(), store.clone());
+        async move {
+            refresh(&store).await;
+            handle.run_upkeep();
+            warp::reply::with_header(
+                handle.render(),
+                "content-type",
+                "text/plain; version=0.0.4; charset=utf-8",
+            )
+        }
+    });
+    let server = warp::serve(route)
+        .incoming(listener)
+        .graceful(shutdown)
+        .run();
+    Ok((local, server))
+}
