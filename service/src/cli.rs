@@ -44,6 +44,10 @@ pub enum Command {
     /// Measure a marker against trusted decisions.
     #[command(subcommand)]
     Marker(crate::calibration::MarkerCommand),
+    /// Copy the embedded SQLite database while the service runs (PostgreSQL: use pg_dump).
+    Backup(crate::backup::BackupArgs),
+    /// Put a backup made by `examkit backup` in place (stop the service first).
+    Restore(crate::backup::RestoreArgs),
 }
 
 /// Arguments of `examkit validate`.
@@ -80,6 +84,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Bank(command) => with_runtime(crate::bank_admin::bank(command)),
         Command::Favourites(command) => with_runtime(crate::bank_admin::favourites(command)),
         Command::Marker(command) => with_runtime(crate::calibration::run(command)),
+        Command::Backup(args) => with_runtime(crate::backup::backup(args)),
+        Command::Restore(args) => with_runtime(crate::backup::restore(args)),
     }
 }
 

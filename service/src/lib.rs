@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod app;
 pub mod auth;
+pub mod backup;
 pub mod bank_admin;
 pub mod calibration;
 pub mod cli;

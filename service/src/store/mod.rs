@@ -368,7 +368,8 @@ impl Store {
     }
 }
 
-fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+/// The database file a `sqlite:` URL names, if any.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;
