@@ -227,8 +227,16 @@ impl Checker {
                 None
             }
             Some(n) => Some(n),
-            None if value.is_u64() => {
+            // A whole number too large (or too small) for 64 bits arrives as a float: it is out
+            // of range, not of another type.
+            None if value.is_u64()
+                || value.as_f64().is_some_and(|f| f.fract() == 0.0 && f > 0.0) =>
+            {
                 self.push(path, "maximum", format!("{name} must be at most {max}"));
+                None
+            }
+            None if value.as_f64().is_some_and(|f| f.fract() == 0.0 && f < 0.0) => {
+                self.push(path, "minimum", format!("{name} must be at least 1"));
                 None
             }
             None => {
@@ -507,6 +515,30 @@ mod tests {
         assert_eq!(paper.content.questions.len(), 2);
         assert_eq!(paper.content.questions[1].question_id, Q2);
         assert!(paper.content.grade_guide);
+    }
+
+    #[test]
+    fn pin_revisions_beyond_the_bound_are_too_large_whatever_their_size() {
+        for (text, code) in [
+            ("274877906945", "maximum"),
+            ("18446744073709551615", "maximum"),
+            ("5844451374501586565622398976", "maximum"),
+            ("-5844451374501586565622398976", "minimum"),
+            ("1.5", "type"),
+        ] {
+            let mut body = body();
+            body["questions"][0]["revision"] = serde_json::from_str(text).expect("a JSON number");
+            let errors = create(&body).expect_err("refused");
+            assert_eq!(
+                codes(errors),
+                [("/questions/0/revision".to_owned(), code)],
+                "{text}"
+            );
+        }
+        let mut body = body();
+        body["questions"][0]["revision"] = json!(4_294_967_296_u64);
+        let errors = create(&body).expect_err("refused");
+        assert_eq!(errors[0].message, "revision must be at most 4294967295");
     }
 
     #[test]
