@@ -42,7 +42,44 @@ on_both!(
     counters_are_shared_between_servers,
     idempotency_is_shared_between_servers,
     daily_limit,
+    unknown_routes_count_against_no_quota,
 );
+
+/// A path no route has is answered before the key is read: no rate-limit headers, and the key's
+/// allowance is untouched.
+async fn unknown_routes_count_against_no_quota(db: Db) {
+    let Some(s) = start(db, Limits::default()).await else {
+        return;
+    };
+    let user = s.user("Lost").await;
+    let key = s.key(&user, ALL).await;
+    let first = s.get("/v1/me", &key).await;
+    let remaining = first
+        .header("x-ratelimit-remaining")
+        .expect("counted")
+        .to_owned();
+    for path in ["/v1/no-such-route", "/v1/me/extra", "/nothing"] {
+        let lost = s.get(path, &key).await;
+        lost.assert_error(404, "route_not_found");
+        assert!(lost.header("x-ratelimit-remaining").is_none(), "{path}");
+        assert!(
+            lost.header("x-ratelimit-daily-remaining").is_none(),
+            "{path}"
+        );
+    }
+    let wrong = s
+        .send(Method::DELETE, "/v1/me", Some(&key), &[], None)
+        .await;
+    wrong.assert_error(405, "method_not_allowed");
+    assert!(wrong.header("x-ratelimit-remaining").is_none());
+    let next = s.get("/v1/me", &key).await;
+    let after: i64 = next
+        .header("x-ratelimit-remaining")
+        .expect("counted")
+        .parse()
+        .expect("a number");
+    assert_eq!(after, remaining.parse::<i64>().expect("a number") - 1);
+}
 
 /// Two servers on one database (one PostgreSQL database, or one SQLite file) share the rate
 /// counters: with the specification's limits, the 121st `GET /v1/me` of a key within one minute,
