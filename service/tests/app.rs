@@ -134,6 +134,14 @@ impl Browser {
         self.send(request).await
     }
 
+    async fn submit_sign_in(&mut self, token: &str, email: &str, password: &str) -> Page {
+        self.post(
+            "/app/sign-in",
+            &[("csrf", token), ("email", email), ("password", password)],
+        )
+        .await
+    }
+
     async fn sign_in_as(&mut self, email: &str, password: &str) -> Page {
         let form = self.get("/app/sign-in").await;
         assert_eq!(form.status, 200, "{}", form.body);
@@ -264,16 +272,7 @@ async fn sign_in_sets_a_fresh_hardened_session(db: Db) {
     let mut tab = Browser::new(&s);
     let token = tab.get("/app/sign-in").await.csrf();
     b.cookies.extend(tab.cookies);
-    let again = b
-        .post(
-            "/app/sign-in",
-            &[
-                ("csrf", &token),
-                ("email", "ann@school.test"),
-                ("password", PASSWORD),
-            ],
-        )
-        .await;
+    let again = b.submit_sign_in(&token, "ann@school.test", PASSWORD).await;
     assert_eq!(again.status, 303);
     let second = b.session().expect("session");
     assert_ne!(first, second, "a fresh session id at sign-in");
@@ -293,42 +292,19 @@ async fn state_changing_requests_need_the_csrf_token(db: Db) {
     let form = b.get("/app/sign-in").await;
     let token = form.csrf();
     for bad in ["", "not-the-token"] {
-        let page = b
-            .post(
-                "/app/sign-in",
-                &[
-                    ("csrf", bad),
-                    ("email", "ann@school.test"),
-                    ("password", PASSWORD),
-                ],
-            )
-            .await;
+        let page = b.submit_sign_in(bad, "ann@school.test", PASSWORD).await;
         assert_eq!(page.status, 403, "{bad:?}");
         assert!(page.body.contains("could not be accepted"));
     }
     let mut cookieless = Browser::new(&s);
     let page = cookieless
-        .post(
-            "/app/sign-in",
-            &[
-                ("csrf", &token),
-                ("email", "ann@school.test"),
-                ("password", PASSWORD),
-            ],
-        )
+        .submit_sign_in(&token, "ann@school.test", PASSWORD)
         .await;
     assert_eq!(page.status, 403, "a token without its cookie");
     assert_eq!(
-        b.post(
-            "/app/sign-in",
-            &[
-                ("csrf", &token),
-                ("email", "ann@school.test"),
-                ("password", PASSWORD)
-            ]
-        )
-        .await
-        .status,
+        b.submit_sign_in(&token, "ann@school.test", PASSWORD)
+            .await
+            .status,
         303
     );
 
