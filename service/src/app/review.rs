@@ -347,6 +347,18 @@ fn flag_text(flag: &str) -> String {
     }
 }
 
+/// Each flag once, with how many times it was raised, in the order first raised.
+fn counted(flags: &[String]) -> Vec<(&str, usize)> {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for flag in flags {
+        match counted.iter_mut().find(|(f, _)| *f == flag.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((flag, 1)),
+        }
+    }
+    counted
+}
+
 fn rows_of(
     view: &Value,
     logged: &HashMap<String, crate::store::marking::LoggedDecision>,
@@ -592,7 +604,9 @@ async fn render_question(
                 (status_badge(&q.status)) " Score " strong #score { (score(q.awarded, q.possible, q.max_marks)) }
                 " · revision " span #revision { (q.revision) }
                 @if !flags.is_empty() {
-                    " · flags: " @for (i, f) in flags.iter().enumerate() { @if i > 0 { ", " } (flag_text(f)) }
+                    " · flags: " @for (i, (f, n)) in counted(&flags).iter().enumerate() {
+                        @if i > 0 { ", " } (flag_text(f)) @if *n > 1 { " (" (n) ")" }
+                    }
                 }
             }
             @match &notice {
@@ -938,6 +952,23 @@ mod tests {
             "evidence": [{ "pageId": "p", "quote": "x", "box": { "x": 0, "y": 0, "width": 1, "height": 1 } }],
             "conditionChecks": [{ "index": 0, "result": "uncertain" }]
         })
+    }
+
+    #[test]
+    fn flags_are_listed_once_with_their_count_in_the_order_raised() {
+        let flags: Vec<String> = [
+            "uncertain_decision",
+            "condition_conflict",
+            "uncertain_decision",
+        ]
+        .iter()
+        .map(|f| (*f).to_owned())
+        .collect();
+        assert_eq!(
+            counted(&flags),
+            [("uncertain_decision", 2), ("condition_conflict", 1)]
+        );
+        assert!(counted(&[]).is_empty());
     }
 
     #[test]
