@@ -244,6 +244,9 @@
         }
       });
     });
+    // Closing the list puts the keyboard back on the selected criterion, wherever focus was.
+    const dialog = document.getElementById("shortcuts");
+    if (dialog) dialog.addEventListener("close", () => select(selectedId, { reveal: false }));
     const show = document.getElementById("show-shortcuts");
     if (show) {
       show.addEventListener("click", () => {
