@@ -285,6 +285,10 @@ impl MarkingArgs {
 /// Arguments of `examkit worker`.
 #[derive(Debug, Clone, Args)]
 pub struct WorkerArgs {
+    /// Serve Prometheus metrics at `http://ADDR/metrics` (jobs, indexing, markers); off when not
+    /// given.
+    #[arg(long, env = "EXAMKIT_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Log line format.
     #[arg(long, env = "EXAMKIT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

@@ -219,6 +219,29 @@ pub async fn worker(args: WorkerArgs) -> ExitCode {
         }
     };
     let count = config.workers.max(1);
+    let metrics = match args.metrics_listen {
+        None => None,
+        Some(addr) => {
+            let served = match crate::telemetry::install() {
+                Ok(handle) => {
+                    crate::telemetry::serve(handle, store.clone(), addr, std::future::pending())
+                        .await
+                        .map_err(|e| format!("cannot listen for metrics on {addr}: {e}"))
+                }
+                Err(e) => Err(e),
+            };
+            match served {
+                Ok((bound, server)) => {
+                    println!("metrics on http://{bound}/metrics");
+                    Some(tokio::spawn(server))
+                }
+                Err(e) => {
+                    eprintln!("examkit worker: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    };
     let workers = match crate::marking::worker::spawn(
         store,
         crate::marking::MarkingConfig {
@@ -237,6 +260,9 @@ pub async fn worker(args: WorkerArgs) -> ExitCode {
     shutdown_signal().await;
     tracing::info!("stopping: no new jobs are claimed");
     workers.shutdown().await;
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
     tracing::info!("examkit worker stopped");
     ExitCode::SUCCESS
 }

@@ -2,8 +2,9 @@
 //! parser: after a scripted run, the counters moved by exactly the requests made, and route
 //! labels are templates, never the raw paths clients sent.
 //!
-//! The recorder is the process's, so this file holds one test, which runs on SQLite and then on
-//! PostgreSQL (when configured) and compares scrapes taken before and after each run.
+//! The recorder is the process's, so one test measures, on SQLite and then on PostgreSQL (when
+//! configured), comparing scrapes taken before and after each run. The other runs `examkit serve`
+//! and `examkit worker` as processes of their own: their metrics listener, and its bad addresses.
 
 mod common;
 
@@ -175,5 +176,109 @@ async fn counters_move_by_exactly_the_requests_made_and_labels_are_templates() {
             std::env::var_os("EXAMKIT_REQUIRE_POSTGRES").is_none(),
             "PostgreSQL is required but not configured"
         );
+    }
+}
+
+/// Runs `examkit ARGS` on a fresh data directory until it prints a line holding `wanted` or
+/// exits; returns what it printed and its exit status if it exited.
+fn examkit_until(
+    args: &[&str],
+    wanted: &str,
+) -> (
+    String,
+    Option<std::process::ExitStatus>,
+    std::process::Child,
+    tempfile::TempDir,
+) {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().expect("dir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_examkit"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env_remove("DATABASE_URL")
+        .env("OMP_THREAD_LIMIT", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("examkit runs");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut printed = String::new();
+    for line in stdout.lines().map_while(Result::ok) {
+        printed.push_str(&line);
+        printed.push('\n');
+        if line.contains(wanted) {
+            return (printed, None, child, dir);
+        }
+    }
+    let status = child.wait().expect("exited");
+    let mut stderr = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read");
+    printed.push_str(&stderr);
+    (printed, Some(status), child, dir)
+}
+
+#[test]
+fn serve_and_worker_serve_metrics_and_refuse_bad_addresses() {
+    for command in ["serve", "worker"] {
+        let mut args = vec![command, "--metrics-listen", "127.0.0.1:0"];
+        if command == "serve" {
+            args.extend(["--listen", "127.0.0.1:0"]);
+        }
+        let (printed, exited, mut child, _dir) = examkit_until(&args, "metrics on http://");
+        assert!(exited.is_none(), "{command}: {printed}");
+        let url = printed
+            .lines()
+            .find_map(|l| l.strip_prefix("metrics on "))
+            .expect("the address")
+            .to_owned();
+        let response = plain::get(&url);
+        assert!(
+            response.contains("content-type: text/plain; version=0.0.4"),
+            "{command}: {response}"
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+
+        // Not an address: a usage error naming the flag.
+        let (printed, exited, _, _) =
+            examkit_until(&[command, "--metrics-listen", "port 9"], "never");
+        assert_eq!(exited.and_then(|s| s.code()), Some(2), "{printed}");
+        assert!(printed.contains("--metrics-listen"), "{printed}");
+        // An address already in use.
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bound");
+        let addr = taken.local_addr().expect("addr").to_string();
+        let mut args = vec![command, "--metrics-listen", addr.as_str()];
+        if command == "serve" {
+            args.extend(["--listen", "127.0.0.1:0"]);
+        }
+        let (printed, exited, _, _) = examkit_until(&args, "never");
+        assert_eq!(exited.and_then(|s| s.code()), Some(1), "{printed}");
+        assert!(printed.contains("cannot listen for metrics"), "{printed}");
+    }
+}
+
+mod plain {
+    /// A GET over a plain TCP connection (the test needs no async runtime): the whole response.
+    pub fn get(url: &str) -> String {
+        use std::io::{Read, Write};
+        let rest = url.strip_prefix("http://").expect("http");
+        let (host, path) = rest.split_once('/').expect("path");
+        let mut stream = std::net::TcpStream::connect(host).expect("connected");
+        write!(
+            stream,
+            "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .expect("sent");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("read");
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        response
     }
 }
