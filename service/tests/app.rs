@@ -621,6 +621,16 @@ async fn the_key_form_refuses_its_bad_forms(db: Db) {
     assert_eq!(b.post("/app/keys", &form).await.status, 201);
 }
 
+/// A question's current revision, as stored.
+async fn revision_of(s: &Server, user: &str, question: &str) -> i64 {
+    s.store
+        .question(user, question)
+        .await
+        .expect("read")
+        .expect("the question")
+        .revision
+}
+
 /// A review through `PATCH /v1/marking/questions/{id}`, which must succeed.
 async fn api_review(s: &Server, key: &str, question: &str, revision: i64, decision: Value) {
     let patched = s
@@ -741,15 +751,7 @@ async fn decisions_are_saved_through_the_review_path(db: Db) {
         assert_eq!(page.status, status, "{message}: {}", page.body);
         assert!(page.body.contains(message), "{message}");
     }
-    assert_eq!(
-        s.store
-            .question(&user, &q3)
-            .await
-            .expect("q")
-            .expect("q")
-            .revision,
-        1
-    );
+    assert_eq!(revision_of(&s, &user, &q3).await, 1);
 
     // An award saves revision 2 through the engine; the log says who.
     let page = post_form(
@@ -811,15 +813,7 @@ async fn decisions_are_saved_through_the_review_path(db: Db) {
     )
     .await;
     assert_eq!(page.status, 303);
-    assert_eq!(
-        s.store
-            .question(&user, &q3)
-            .await
-            .expect("q")
-            .expect("q")
-            .revision,
-        4
-    );
+    assert_eq!(revision_of(&s, &user, &q3).await, 4);
     // Dependents follow the engine: withholding q3b-m1 withholds the A1 that depends on it.
     let page = b.get(&path).await;
     assert_eq!(outcome_of(&page.body, "q3b-m1"), "withheld");
@@ -949,15 +943,7 @@ async fn other_accounts_ids_are_not_found(db: Db) {
         )
         .await;
     assert_eq!(page.status, 404);
-    assert_eq!(
-        s.store
-            .question(&owner, &q)
-            .await
-            .expect("q")
-            .expect("q")
-            .revision,
-        1
-    );
+    assert_eq!(revision_of(&s, &owner, &q).await, 1);
     // The owner sees the page image (rendered from the PDF); pages beyond the file are 404.
     let owner_email = "owner@school.test";
     let hash = examkit::password::hash(PASSWORD).expect("hash");

@@ -12,28 +12,6 @@ const DPI: u32 = 110;
 /// The longest edge of a rendered page, pixels.
 const LONG_EDGE: u32 = 1600;
 
-fn jpeg(image: &image::GrayImage) -> Result<Vec<u8>, String> {
-    let (w, h) = image.dimensions();
-    let resized;
-    let image = if w.max(h) > LONG_EDGE {
-        let scale = f64::from(LONG_EDGE) / f64::from(w.max(h));
-        resized = image::imageops::resize(
-            image,
-            ((f64::from(w) * scale).round() as u32).max(1),
-            ((f64::from(h) * scale).round() as u32).max(1),
-            image::imageops::FilterType::Triangle,
-        );
-        &resized
-    } else {
-        image
-    };
-    let mut out = std::io::Cursor::new(Vec::new());
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
-        .encode_image(image)
-        .map_err(|e| e.to_string())?;
-    Ok(out.into_inner())
-}
-
 /// `GET /app/pages/{asset}/{page}`.
 pub async fn page(signed: Signed, asset: &str, page: &str) -> Result<Response, AppError> {
     let not_found = || AppError::NotFound("page");
@@ -59,7 +37,13 @@ pub async fn page(signed: Signed, asset: &str, page: &str) -> Result<Response, A
             tokio::task::spawn_blocking(move || {
                 examkit_scan::render_page(&bytes, format, number, DPI)
                     .map_err(|e| e.to_string())
-                    .and_then(|raster| jpeg(&raster))
+                    .and_then(|raster| {
+                        crate::marking::questions::page_image(
+                            &raster,
+                            Some(LONG_EDGE),
+                            image::ImageFormat::Jpeg,
+                        )
+                    })
             })
             .await
             .map_err(|_| AppError::Api(crate::http::ApiError::Internal))?

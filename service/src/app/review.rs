@@ -478,12 +478,7 @@ async fn load_question(
         .session(&signed.user.id, &q.session_id)
         .await?
         .ok_or(AppError::NotFound("marking question"))?;
-    let kinds: HashMap<String, String> = store
-        .session_assets(&s.id)
-        .await?
-        .iter()
-        .map(|a| (a.id.clone(), a.kind.clone()))
-        .collect();
+    let kinds = crate::marking::questions::asset_kinds(&store.session_assets(&s.id).await?);
     let view = crate::http::marking::question_view(&q, &kinds)?;
     Ok((q, s, view))
 }

@@ -178,7 +178,13 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
         Some((user, _)) if checked => user,
         _ => {
             let counts = store
-                .record_sign_in_failure(&[&account, &address], config.account_failures, now)
+                .record_sign_in_failure(
+                    &[
+                        (&account, config.account_failures),
+                        (&address, config.address_failures),
+                    ],
+                    now,
+                )
                 .await?;
             let left = config.account_failures.limit - counts.first().copied().unwrap_or(0);
             let message = if left <= 0 {

@@ -400,12 +400,8 @@ async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         &reviewer,
     )
     .await?;
-    let kinds: HashMap<String, String> = store
-        .session_assets(&saved.session_id)
-        .await?
-        .iter()
-        .map(|a| (a.id.clone(), a.kind.clone()))
-        .collect();
+    let kinds =
+        crate::marking::questions::asset_kinds(&store.session_assets(&saved.session_id).await?);
     Reply::json(
         StatusCode::OK,
         &json!({ "question": question_view(&saved, &kinds)? }),

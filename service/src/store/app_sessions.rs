@@ -146,22 +146,22 @@ impl Store {
         Ok(count.unwrap_or(0))
     }
 
-    /// Counts one failed sign-in against each subject; returns the counts after it.
+    /// Counts one failed sign-in against each subject, each in its own window; returns the
+    /// counts after it.
     pub async fn record_sign_in_failure(
         &self,
-        subjects: &[&str],
-        window: Window,
+        subjects: &[(&str, Window)],
         now: i64,
     ) -> Result<Vec<i64>, StoreError> {
         let mut tx = self.begin_bookkeeping().await?;
         let mut counts = Vec::with_capacity(subjects.len());
-        for subject in subjects {
+        for (subject, window) in subjects {
             let row = sqlx::query(
                 "INSERT INTO rate_counters (bucket, count, expires_at) VALUES ($1, 1, $2) \
                  ON CONFLICT (bucket) DO UPDATE SET count = rate_counters.count + 1 RETURNING count",
             )
-            .bind(bucket(subject, window, now))
-            .bind(window_end(window, now))
+            .bind(bucket(subject, *window, now))
+            .bind(window_end(*window, now))
             .fetch_one(&mut *tx)
             .await?;
             counts.push(row.try_get::<i64, _>("count")?);
