@@ -58,10 +58,13 @@ log "cargo build (Debian toolchain, build-std) into $CARGO_TARGET_DIR"
   cd "$root"
   # Release settings for this build only (the workspace profile serves native code): no debug
   # info, one codegen unit with LTO, abort on panic.
-  # Reference types are turned off: Debian's wasm-opt (binaryen 108) re-points the exported
-  # externref table at the function table when it optimises a module with two tables, and the
-  # module then fails to load. Without them wasm-bindgen keeps JS objects in a JS-side slab.
-  PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C linker=wasm-ld -C target-feature=-reference-types" \
+  # The module is built for the first WebAssembly release (target-cpu=mvp), whatever features the
+  # Debian rustc of the day turns on by default (1.87 and later add bulk memory and non-trapping
+  # float conversions; 1.82 added reference types). Debian's wasm-opt (binaryen 108) validates with
+  # none of them enabled, and with reference types it re-points the exported externref table at the
+  # function table when it optimises a module with two tables, so the module fails to load. Without
+  # them wasm-bindgen keeps JS objects in a JS-side slab. std is rebuilt with the same flags.
+  PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C linker=wasm-ld -C target-cpu=mvp -C target-feature=-reference-types" \
     CARGO_PROFILE_RELEASE_DEBUG=false \
     CARGO_PROFILE_RELEASE_LTO=true \
     CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
