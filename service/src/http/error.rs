@@ -131,6 +131,8 @@ pub enum ApiError {
     PaperNotTypesettable(String),
     /// The revision's PDFs have not been prepared.
     ExportsNotReady,
+    /// A `Range` header asks for bytes past the end of a file of this size.
+    RangeNotSatisfiable(u64),
     /// The revision's PDFs cannot be produced.
     RevisionNotExportable(String),
     /// PDF export is turned off in this service's configuration.
@@ -254,6 +256,7 @@ error_kinds! {
     QuestionNotMarked = "question_not_marked", 409, "The marking question has no result to review: it is queued, running, failed or cancelled.";
     AllowanceExhausted = "marking_allowance_exhausted", 429, "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).";
     NotReady = "not_ready", 503, "A readiness check failed (GET /readyz): error.details.checks gives each check's result: database, migrations, assets, workers.";
+    RangeNotSatisfiable = "range_not_satisfiable", 416, "The Range header asks only for bytes past the end of the file; Content-Range: bytes */<size> gives its size.";
 }
 
 impl ErrorKind {
@@ -309,6 +312,7 @@ impl ApiError {
             ApiError::PaperTooLong { .. } => ErrorKind::PaperTooLong,
             ApiError::PaperNotTypesettable(_) => ErrorKind::PaperNotTypesettable,
             ApiError::ExportsNotReady => ErrorKind::ExportsNotReady,
+            ApiError::RangeNotSatisfiable(_) => ErrorKind::RangeNotSatisfiable,
             ApiError::RevisionNotExportable(_) => ErrorKind::RevisionNotExportable,
             ApiError::PdfExportDisabled => ErrorKind::PdfExportDisabled,
             ApiError::AutomatedMarkingDisabled => ErrorKind::AutomatedMarkingDisabled,
@@ -413,6 +417,9 @@ impl ApiError {
             ApiError::ExportsNotReady => {
                 "this revision's PDFs have not been prepared; POST {} to its exports first".into()
             }
+            ApiError::RangeNotSatisfiable(size) => {
+                format!("the range asked for starts past the end of the file ({size} bytes)")
+            }
             ApiError::RevisionNotExportable(m) => {
                 format!("this revision's PDFs cannot be produced: {m}")
             }
@@ -451,6 +458,14 @@ impl ApiError {
         match self {
             ApiError::RateLimited { retry_after }
             | ApiError::AllowanceExhausted { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        }
+    }
+
+    /// The size a `Content-Range: bytes */<size>` header gives with a 416.
+    pub fn unsatisfied_range(&self) -> Option<u64> {
+        match self {
+            ApiError::RangeNotSatisfiable(size) => Some(*size),
             _ => None,
         }
     }
@@ -500,7 +515,12 @@ impl ApiError {
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
         tracing::error!(error = %e, "store failure");
-        ApiError::Internal
+        match e {
+            crate::store::StoreError::Objects(_) => ApiError::ServiceUnavailable(
+                "the file store did not answer; retry with the same operation ids".into(),
+            ),
+            _ => ApiError::Internal,
+        }
     }
 }
 
@@ -575,6 +595,7 @@ mod tests {
             },
             ApiError::PaperNotTypesettable("bad math".into()),
             ApiError::ExportsNotReady,
+            ApiError::RangeNotSatisfiable(10),
             ApiError::RevisionNotExportable("gone".into()),
             ApiError::PdfExportDisabled,
             ApiError::AutomatedMarkingDisabled,

@@ -17,6 +17,7 @@ pub mod me;
 pub mod paper_body;
 pub mod papers;
 pub mod questions;
+pub mod range;
 pub mod sessions;
 
 use std::convert::Infallible;
@@ -136,6 +137,12 @@ impl Reply {
             body,
             headers: Vec::new(),
         }
+    }
+
+    /// The same reply with another status.
+    pub fn with_status(mut self, status: StatusCode) -> Reply {
+        self.status = status;
+        self
     }
 
     /// Adds a header.
@@ -413,6 +420,9 @@ impl Ctx {
                 );
                 if let Some(retry_after) = error.retry_after() {
                     set_header(&mut response, "retry-after", &retry_after.to_string());
+                }
+                if let Some(size) = error.unsatisfied_range() {
+                    set_header(&mut response, "content-range", &format!("bytes */{size}"));
                 }
                 response
             }

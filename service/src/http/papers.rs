@@ -697,17 +697,40 @@ async fn download(
             ApiError::PdfExportDisabled
         });
     }
-    let pdf = ctx
-        .state
-        .store
-        .paper_export(&p.user.id, &id, revision, kind)
+    let store = &ctx.state.store;
+    let size = store
+        .paper_export_size(&p.user.id, &id, revision, kind)
         .await?
         .ok_or(ApiError::ExportsNotReady)?;
+    let range = ctx
+        .headers
+        .get(warp::http::header::RANGE)
+        .and_then(|v| v.to_str().ok());
+    let reply = match super::range::wanted(range, size) {
+        super::range::Wanted::Unsatisfiable => return Err(ApiError::RangeNotSatisfiable(size)),
+        super::range::Wanted::Whole => {
+            let pdf = store
+                .paper_export(&p.user.id, &id, revision, kind)
+                .await?
+                .ok_or(ApiError::ExportsNotReady)?;
+            Reply::bytes("application/pdf", pdf)
+        }
+        super::range::Wanted::Part(part) => {
+            let bytes = store
+                .paper_export_range(&p.user.id, &id, revision, kind, part.clone())
+                .await?
+                .ok_or(ApiError::ExportsNotReady)?;
+            Reply::bytes("application/pdf", bytes)
+                .with_status(warp::http::StatusCode::PARTIAL_CONTENT)
+                .with_header("content-range", &super::range::content_range(&part, size))
+        }
+    };
     let name = match kind {
         ExportKind::QuestionPaper => "question-paper",
         ExportKind::MarkScheme => "mark-scheme",
     };
-    Ok(Reply::bytes("application/pdf", pdf)
+    Ok(reply
+        .with_header("accept-ranges", "bytes")
         .with_header(
             "content-disposition",
             &format!("attachment; filename=\"paper-{id}-r{revision}-{name}.pdf\""),

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Backend, Durability, Store, StoreError};
+use super::{Backend, Store, StoreError};
 
 /// A question's version pin, exactly as search results and revision reads give it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -368,7 +368,8 @@ impl Store {
     }
 
     /// Stores a revision's two PDFs and the question paper's answer-space layout (JSON); a second preparation of the same revision keeps the first
-    /// (rendering is deterministic, so they are the same bytes).
+    /// (rendering is deterministic, so they are the same bytes). With an object store the PDFs
+    /// are written there first, and the row names them.
     #[allow(clippy::too_many_arguments)]
     pub async fn save_paper_exports(
         &self,
@@ -380,23 +381,30 @@ impl Store {
         layout_json: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.execute_write(
-            Durability::Saved,
-            sqlx::query(
-                "INSERT INTO paper_exports \
-             (user_id, paper_id, revision, question_paper, mark_scheme, prepared_at, layout_json) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) \
+        let question_paper = self.keep(question_paper.to_vec()).await?;
+        let mark_scheme = self.keep(mark_scheme.to_vec()).await?;
+        let mut tx = self.begin_write().await?;
+        Store::hold_object(&mut tx, &question_paper).await?;
+        Store::hold_object(&mut tx, &mark_scheme).await?;
+        sqlx::query(
+            "INSERT INTO paper_exports \
+             (user_id, paper_id, revision, question_paper, mark_scheme, prepared_at, layout_json, \
+              question_paper_object, mark_scheme_object) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              ON CONFLICT (user_id, paper_id, revision) DO NOTHING",
-            )
-            .bind(user_id)
-            .bind(paper_id)
-            .bind(revision)
-            .bind(question_paper)
-            .bind(mark_scheme)
-            .bind(now)
-            .bind(layout_json),
         )
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(revision)
+        .bind(question_paper.inline())
+        .bind(mark_scheme.inline())
+        .bind(now)
+        .bind(layout_json)
+        .bind(question_paper.object())
+        .bind(mark_scheme.object())
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -408,12 +416,9 @@ impl Store {
         revision: i64,
         kind: ExportKind,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let column = match kind {
-            ExportKind::QuestionPaper => "question_paper",
-            ExportKind::MarkScheme => "mark_scheme",
-        };
-        let bytes: Option<Vec<u8>> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT {column} FROM paper_exports \
+        let (bytes, object) = export_columns(kind);
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {bytes} AS bytes, {object} AS object FROM paper_exports \
              WHERE user_id = $1 AND paper_id = $2 AND revision = $3"
         )))
         .bind(user_id)
@@ -421,7 +426,77 @@ impl Store {
         .bind(revision)
         .fetch_optional(self.pool())
         .await?;
-        Ok(bytes)
+        match row {
+            Some(row) => {
+                self.read_kept(row.try_get("bytes")?, row.try_get("object")?)
+                    .await
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The size in bytes of one prepared PDF of a revision; `None` when not prepared.
+    pub async fn paper_export_size(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        revision: i64,
+        kind: ExportKind,
+    ) -> Result<Option<u64>, StoreError> {
+        let (bytes, object) = export_columns(kind);
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT CAST(length(e.{bytes}) AS BIGINT) AS inline_size, s.size_bytes AS object_size \
+             FROM paper_exports e LEFT JOIN stored_objects s ON s.sha256 = e.{object} \
+             WHERE e.user_id = $1 AND e.paper_id = $2 AND e.revision = $3"
+        )))
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(revision)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let size: Option<i64> = row
+            .try_get::<Option<i64>, _>("inline_size")?
+            .or(row.try_get::<Option<i64>, _>("object_size")?);
+        size.map(|n| u64::try_from(n).map_err(|_| StoreError::Corrupt(format!("export size {n}"))))
+            .transpose()
+    }
+
+    /// Bytes `range` of one prepared PDF of a revision (read from the database or the object
+    /// store without loading the rest); `None` when not prepared. The range must lie within
+    /// [`Store::paper_export_size`].
+    pub async fn paper_export_range(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        revision: i64,
+        kind: ExportKind,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let (bytes, object) = export_columns(kind);
+        let start = i64::try_from(range.start).unwrap_or(i64::MAX);
+        let length = i64::try_from(range.end.saturating_sub(range.start)).unwrap_or(i64::MAX);
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT substr({bytes}, CAST($4 AS INTEGER), CAST($5 AS INTEGER)) AS part, {object} AS object \
+             FROM paper_exports WHERE user_id = $1 AND paper_id = $2 AND revision = $3"
+        )))
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(revision)
+        .bind(start.saturating_add(1))
+        .bind(length)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        if let Some(part) = row.try_get::<Option<Vec<u8>>, _>("part")? {
+            return Ok(Some(part));
+        }
+        let object: Option<String> = row.try_get("object")?;
+        match (object, self.objects()) {
+            (Some(sha256), Some(objects)) => Ok(Some(objects.get_range(&sha256, range).await?)),
+            (Some(_), None) => Err(StoreError::NoObjectStore),
+            (None, _) => Ok(None),
+        }
     }
 
     /// A bank revision of any status, for checking a pin; `None` when it does not exist.
@@ -502,4 +577,12 @@ async fn insert_revision(
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// The columns holding one kind of export: `(bytes, object)`.
+fn export_columns(kind: ExportKind) -> (&'static str, &'static str) {
+    match kind {
+        ExportKind::QuestionPaper => ("question_paper", "question_paper_object"),
+        ExportKind::MarkScheme => ("mark_scheme", "mark_scheme_object"),
+    }
 }
