@@ -75,7 +75,14 @@ drop_test_databases() {
 }
 # Each test case makes its own database; drop those of earlier runs now and of this run at exit.
 drop_test_databases
-trap drop_test_databases EXIT
+# The object-store tests need an S3-compatible server: the one `tests/run-all.sh` started, or one
+# of our own.
+s3_server_stop() { :; }
+if [ -z "${EXAMKIT_TEST_S3:-}" ]; then
+    # shellcheck source=../tests/s3-server.sh
+    source "$root/tests/s3-server.sh"
+fi
+trap 'drop_test_databases; s3_server_stop' EXIT
 export EXAMKIT_TEST_POSTGRES_URL="postgres://examkit_test:examkit_test@127.0.0.1:$pg_port/examkit_test"
 export EXAMKIT_REQUIRE_POSTGRES=1
 

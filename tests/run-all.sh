@@ -71,6 +71,14 @@ fuzz_suite() {
       -max_total_time="${EXAMKIT_FUZZ_SECONDS:-60}" -max_len=65536 -print_final_stats=1)
 }
 
+# The object-store tests of the rust and service suites use an S3-compatible server started here
+# for the whole run (tests/s3-server.sh); every suite then builds the tests alike.
+if wants rust || wants postgres; then
+  # shellcheck source=tests/s3-server.sh
+  source tests/s3-server.sh || { echo "cannot start the S3-compatible test server" >&2; exit 1; }
+  trap s3_server_stop EXIT
+fi
+
 wants rust && run "rust: fmt, clippy, make run on a new database, unit, vectors, properties, schemas, snapshots, CLI, service" rust_suite
 wants bank && run "bank: sample question bank and its checker" \
   bash -c 'python3 service/bank/check.py && python3 -m unittest discover -s service/bank -p "test_*.py"'

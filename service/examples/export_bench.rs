@@ -137,7 +137,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (addr, server) = http::bind(state, "127.0.0.1:0".parse()?, std::future::pending()).await?;
     tokio::spawn(server);
     let client = Client {
-        http: reqwest::Client::new(),
+        http: examkit::tls::client(),
         base: format!("http://{addr}"),
         auth: format!("Bearer {}", new.secret),
     };

@@ -208,7 +208,7 @@ async fn main() -> Result<(), Error> {
     let client = Client {
         base: format!("http://{addr}"),
         key: new.secret,
-        http: reqwest::Client::new(),
+        http: examkit::tls::client(),
     };
 
     // The paper and its export.

@@ -205,7 +205,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let state = Arc::new(AppState::new(store.clone(), unlimited));
     let (addr, server) = http::bind(state, "127.0.0.1:0".parse()?, std::future::pending()).await?;
     tokio::spawn(server);
-    let client = reqwest::Client::new();
+    let client = examkit::tls::client();
     let auth = format!("Bearer {}", new.secret);
     let cases = [
         ("text query", "q=tangent%20curve&limit=30"),

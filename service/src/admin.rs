@@ -158,9 +158,7 @@ pub enum KeysCommand {
 }
 
 async fn open(store: &StoreArgs) -> Result<Store, String> {
-    Store::open(&store.resolved_url())
-        .await
-        .map_err(|e| e.to_string())
+    store.open().await.map_err(|e| e.to_string())
 }
 
 fn yes_no(b: bool) -> &'static str {

@@ -91,9 +91,7 @@ fn print_errors(errors: &[examkit_bank::BankError]) {
 }
 
 async fn open(store: &StoreArgs) -> Result<Store, String> {
-    Store::open(&store.resolved_url())
-        .await
-        .map_err(|e| e.to_string())
+    store.open().await.map_err(|e| e.to_string())
 }
 
 /// Runs `examkit bank check` (no database, no async runtime needed).

@@ -48,6 +48,9 @@ pub enum Command {
     Backup(crate::backup::BackupArgs),
     /// Put a backup made by `examkit backup` in place (stop the service first).
     Restore(crate::backup::RestoreArgs),
+    /// Where uploads, page images and exported PDFs are kept: status, moving them, sweeping.
+    #[command(subcommand)]
+    Assets(crate::assets::AssetsCommand),
 }
 
 /// Arguments of `examkit validate`.
@@ -72,6 +75,7 @@ pub struct ValidateArgs {
 
 /// Runs a parsed command line and returns the process exit status.
 pub fn run(cli: Cli) -> ExitCode {
+    crate::tls::install_provider();
     match cli.command {
         Command::Validate(args) => crate::validate::run(&args),
         Command::Serve(args) => with_runtime(crate::serve::run(args)),
@@ -86,6 +90,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Marker(command) => with_runtime(crate::calibration::run(command)),
         Command::Backup(args) => with_runtime(crate::backup::backup(args)),
         Command::Restore(args) => with_runtime(crate::backup::restore(args)),
+        Command::Assets(command) => with_runtime(crate::assets::run(command)),
     }
 }
 

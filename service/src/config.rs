@@ -25,9 +25,30 @@ pub struct StoreArgs {
         hide_env_values = true
     )]
     pub database_url: Option<String>,
+    /// Where uploads, page images and exported PDFs are kept: `database` (beside their rows, the
+    /// default), `file:///DIRECTORY` (one machine) or `s3://BUCKET/PREFIX` (an S3-compatible
+    /// store; endpoint, region and credentials from `AWS_ENDPOINT_URL`, `AWS_REGION`,
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`). Move existing files with
+    /// `examkit assets migrate --to URL` before changing it.
+    #[arg(
+        long,
+        env = "EXAMKIT_ASSET_STORE",
+        default_value = "database",
+        value_name = "URL",
+        value_parser = crate::store::objects::AssetStoreUrl::parse
+    )]
+    pub asset_store: crate::store::objects::AssetStoreUrl,
 }
 
 impl StoreArgs {
+    /// Opens the database (applying migrations) with the configured asset store.
+    pub async fn open(&self) -> Result<crate::store::Store, crate::store::StoreError> {
+        let objects = crate::store::objects::Objects::open(&self.asset_store)?;
+        Ok(crate::store::Store::open(&self.resolved_url())
+            .await?
+            .with_objects(objects))
+    }
+
     /// The database URL to open: the one given, or a SQLite file in the data directory.
     pub fn resolved_url(&self) -> String {
         match &self.database_url {

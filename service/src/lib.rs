@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod assets;
 pub mod auth;
 pub mod backup;
 pub mod bank_admin;
@@ -21,5 +22,6 @@ pub mod review;
 pub mod serve;
 pub mod store;
 pub mod telemetry;
+pub mod tls;
 pub mod typeset;
 pub mod validate;

@@ -9,6 +9,9 @@
 //! - The app's browser sessions are deleted at sign-out, or when a request finds them expired;
 //!   those never seen again are pruned hourly once their absolute expiry has passed.
 //!
+//! - With an object store configured, objects no row names are swept hourly once untouched for
+//!   [`crate::assets::SWEEP_GRACE`].
+//!
 //! Each table is pruned in batches of [`crate::store::PRUNE_BATCH`] rows, each its own short
 //! transaction. Several servers on one PostgreSQL database may prune at once: they skip each
 //! other's rows.
@@ -40,6 +43,8 @@ pub struct Pruned {
     pub usage_rows: Option<u64>,
     /// Expired browser sessions of the app deleted.
     pub app_sessions: Option<u64>,
+    /// Objects nothing names deleted from the object store.
+    pub objects: Option<u64>,
 }
 
 /// One pass at `now`: expired rate-limit counters always, idempotency records, usage rows and
@@ -58,11 +63,22 @@ pub async fn prune(store: &Store, now: i64, records: bool) -> Pruned {
             logged("idempotency records", store.prune_idempotency(now).await);
         pruned.usage_rows = logged("usage rows", store.prune_usage(now).await);
         pruned.app_sessions = logged("app sessions", store.prune_app_sessions(now).await);
+        if store.objects().is_some() {
+            let grace = i64::try_from(crate::assets::SWEEP_GRACE.as_millis()).unwrap_or(i64::MAX);
+            pruned.objects = logged(
+                "unnamed objects",
+                store
+                    .sweep_objects(now.saturating_sub(grace))
+                    .await
+                    .map(|s| s.unreferenced + s.untracked + s.resumed),
+            );
+        }
         tracing::info!(
             idempotency_records = pruned.idempotency_records,
             usage_rows = pruned.usage_rows,
             app_sessions = pruned.app_sessions,
-            "pruned expired idempotency records, usage rows and app sessions"
+            objects = pruned.objects,
+            "pruned expired idempotency records, usage rows, app sessions and unnamed objects"
         );
     }
     pruned

@@ -8,7 +8,6 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{LogFormat, PdfExport, RateLimits, SampleBank, ServeArgs, WorkerArgs};
 use crate::http::papers::DEFAULT_MAX_PAPERS;
 use crate::http::{self, AppState};
-use crate::store::Store;
 use crate::store::rate::Limits;
 use crate::typeset::Typesetter;
 
@@ -57,7 +56,7 @@ fn check_ocr_threads(config: &crate::marking::MarkingConfig) {
 /// Runs the service.
 pub async fn run(args: ServeArgs) -> ExitCode {
     init_logging(args.log_format);
-    let store = match Store::open(&args.store.resolved_url()).await {
+    let store = match args.store.open().await {
         Ok(store) => store,
         Err(e) => {
             eprintln!("examkit serve: {e}");
@@ -211,7 +210,7 @@ pub async fn worker(args: WorkerArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     check_ocr_threads(&config);
-    let store = match Store::open(&args.store.resolved_url()).await {
+    let store = match args.store.open().await {
         Ok(store) => store,
         Err(e) => {
             eprintln!("examkit worker: {e}");

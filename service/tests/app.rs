@@ -73,7 +73,7 @@ impl Browser {
     fn new(server: &Server) -> Browser {
         Browser {
             base: server.base.clone(),
-            client: reqwest::Client::builder()
+            client: examkit::tls::client_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .expect("client"),
@@ -433,7 +433,7 @@ async fn browser_sessions_and_api_keys_never_cross(db: Db) {
     assert_eq!(body["error"]["code"], "missing_api_key");
     // A key on the app is not a session: pages redirect to sign-in, forms are refused.
     let key = s.key(&user, Scope::ALL).await;
-    let keyed = reqwest::Client::builder()
+    let keyed = examkit::tls::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");

@@ -158,7 +158,7 @@ impl Setup {
         Setup {
             database,
             key,
-            client: reqwest::Client::new(),
+            client: examkit::tls::client(),
             fixture: examkit_fixtures::maximum(),
         }
     }

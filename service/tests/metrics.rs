@@ -62,7 +62,7 @@ async fn run(db: Db, metrics: &str) -> bool {
     let Some(s): Option<Server> = common::start(db, generous()).await else {
         return false;
     };
-    let client = reqwest::Client::new();
+    let client = examkit::tls::client();
     let user = s.user("Measured").await;
     let key = s.key(&user, Scope::ALL).await;
     let (_, before) = scrape(&client, metrics).await;

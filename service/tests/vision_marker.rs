@@ -806,11 +806,19 @@ fn openai_choice(provider: &provider::Provider) -> MarkerChoice {
 async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
     let provider = provider::start(MODEL, Some(TOKEN), true, paper_model).await;
     let choice = openai_choice(&provider);
-    let Some(s) = start_with(db, generous(), |state| {
-        state.marking.marker = choice.clone();
-    })
-    .await
-    else {
+    let adjust = |state: &mut examkit::http::AppState| state.marking.marker = choice.clone();
+    // On PostgreSQL, with the suite's S3-compatible server, the upload, the PDFs and the kept page
+    // images are objects; on SQLite they stay in the database.
+    let objects = if db == Db::Postgres && cfg!(examkit_s3_tests) {
+        Some(common::s3::bucket().await)
+    } else {
+        None
+    };
+    let started = match &objects {
+        Some(bucket) => common::start_with_objects(db, generous(), bucket, adjust).await,
+        None => start_with(db, generous(), adjust).await,
+    };
+    let Some(s) = started else {
         return;
     };
     s.store.import_sample_bank().await.expect("sample bank");
@@ -857,6 +865,22 @@ async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
     assert!(
         shown >= 2,
         "the kept images are what the model was shown ({shown} of 4)"
+    );
+    // Every indexed page's image (the scan's and the attached scheme's) is where the store says.
+    let (pages, inline, named): (i64, i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), COUNT(image), COUNT(image_object) FROM asset_pages")
+            .fetch_one(s.store.pool())
+            .await
+            .expect("count");
+    assert!(pages >= 4, "{pages} pages");
+    assert_eq!(
+        (inline, named),
+        if objects.is_some() {
+            (0, pages)
+        } else {
+            (pages, 0)
+        },
+        "page images are kept where the store says"
     );
 
     let orientation: std::collections::HashMap<String, u64> = view["indexing"]["pages"]

@@ -141,7 +141,7 @@ impl Local {
         .await
         .map_err(|e| format!("cannot listen on a loopback port: {e}"))?;
         let server = tokio::spawn(server);
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .timeout(Duration::from_secs(600))
             .build()
             .map_err(|e| format!("cannot make an HTTP client: {e}"))?;

@@ -39,7 +39,7 @@ impl External {
                 "the marker URL must be http:// or https://, not {url:?}"
             ));
         }
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .timeout(timeout)
             .build()
             .map_err(|e| format!("the marker's HTTP client cannot be built: {e}"))?;

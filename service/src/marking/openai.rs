@@ -131,7 +131,7 @@ impl OpenAi {
         if !(256..=4096).contains(&config.image_long_edge) {
             return Err("--marker-image-size must be from 256 to 4096 pixels".into());
         }
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .timeout(config.timeout)
             .build()
             .map_err(|e| format!("the marker's HTTP client cannot be built: {e}"))?;

@@ -284,6 +284,10 @@ impl Store {
         failed: Option<&str>,
         image: Option<&[u8]>,
     ) -> Result<bool, StoreError> {
+        let image = match image {
+            Some(image) => Some(self.keep(image.to_vec()).await?),
+            None => None,
+        };
         let now = now_ms();
         let mut tx = self.begin_write().await?;
         let finished = match failed {
@@ -294,11 +298,14 @@ impl Store {
             tx.rollback().await?;
             return Ok(false);
         }
+        if let Some(kept) = &image {
+            Store::hold_object(&mut tx, kept).await?;
+        }
         sqlx::query(
             "INSERT INTO asset_pages (asset_id, page, session_id, state, error, orientation, \
              text_source, width_px, height_px, role, role_reason, code_json, labels_json, \
-             words_json, compare_json, indexed_at, image) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+             words_json, compare_json, indexed_at, image, image_object) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
         )
         .bind(&record.asset_id)
         .bind(record.page)
@@ -316,7 +323,8 @@ impl Store {
         .bind(&record.words_json)
         .bind(&record.compare_json)
         .bind(record.indexed_at)
-        .bind(image.map(<[u8]>::to_vec))
+        .bind(image.as_ref().and_then(|kept| kept.inline()))
+        .bind(image.as_ref().and_then(|kept| kept.object()))
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -418,23 +426,35 @@ impl Store {
         asset_id: &str,
         page: u32,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let image: Option<Option<Vec<u8>>> =
-            sqlx::query_scalar("SELECT image FROM asset_pages WHERE asset_id = $1 AND page = $2")
-                .bind(asset_id)
-                .bind(i64::from(page))
-                .fetch_optional(self.pool())
-                .await?;
-        Ok(image.flatten())
+        let row = sqlx::query(
+            "SELECT image, image_object FROM asset_pages WHERE asset_id = $1 AND page = $2",
+        )
+        .bind(asset_id)
+        .bind(i64::from(page))
+        .fetch_optional(self.pool())
+        .await?;
+        match row {
+            Some(row) => {
+                self.read_kept(row.try_get("image")?, row.try_get("image_object")?)
+                    .await
+            }
+            None => Ok(None),
+        }
     }
 
     /// The bytes of an asset by id alone, for workers (who act for the asset's account).
     pub async fn asset_blob(&self, asset_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let bytes: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT bytes FROM asset_blobs WHERE asset_id = $1")
-                .bind(asset_id)
-                .fetch_optional(self.pool())
-                .await?;
-        Ok(bytes)
+        let row = sqlx::query("SELECT bytes, object FROM asset_blobs WHERE asset_id = $1")
+            .bind(asset_id)
+            .fetch_optional(self.pool())
+            .await?;
+        match row {
+            Some(row) => {
+                self.read_kept(row.try_get("bytes")?, row.try_get("object")?)
+                    .await
+            }
+            None => Ok(None),
+        }
     }
 
     /// The recorded answer-space layout of a revision's exports: `None` when the revision has

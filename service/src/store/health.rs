@@ -109,14 +109,27 @@ impl Store {
         Ok(rows)
     }
 
-    /// Stored files can be read: they live in the database, in `asset_blobs`.
+    /// Stored files can be read: in the database (`asset_blobs`), and the object store answers
+    /// when one is configured.
     pub async fn check_assets(&self) -> Result<(), String> {
         within(
             "reading the file store",
             sqlx::query("SELECT asset_id FROM asset_blobs WHERE asset_id = ''")
                 .fetch_optional(&self.pool),
         )
-        .await
-        .map(|_| ())
+        .await?;
+        if let Some(objects) = &self.objects {
+            match tokio::time::timeout(CHECK_TIMEOUT, objects.check()).await {
+                Ok(result) => result?,
+                Err(_) => {
+                    return Err(format!(
+                        "the asset store {} did not answer within {} s",
+                        objects.url(),
+                        CHECK_TIMEOUT.as_secs()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }

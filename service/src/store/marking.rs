@@ -425,6 +425,8 @@ impl Store {
         sha256: &str,
         bytes: &[u8],
     ) -> Result<AssetRow, AddAssetError> {
+        // With an object store the bytes are written first; the row naming them comes after.
+        let kept = self.keep(bytes.to_vec()).await?;
         let now = now_ms();
         let mut tx = self.begin_write().await?;
         let touched = sqlx::query(
@@ -489,9 +491,11 @@ impl Store {
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("INSERT INTO asset_blobs (asset_id, bytes) VALUES ($1, $2)")
+        Store::hold_object(&mut tx, &kept).await?;
+        sqlx::query("INSERT INTO asset_blobs (asset_id, bytes, object) VALUES ($1, $2, $3)")
             .bind(&asset.id)
-            .bind(bytes.to_vec())
+            .bind(kept.inline())
+            .bind(kept.object())
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -529,11 +533,14 @@ impl Store {
         .await?;
         let Some(row) = row else { return Ok(None) };
         let asset = asset_from_row(&row)?;
-        let bytes: Vec<u8> = sqlx::query("SELECT bytes FROM asset_blobs WHERE asset_id = $1")
+        let row = sqlx::query("SELECT bytes, object FROM asset_blobs WHERE asset_id = $1")
             .bind(asset_id)
             .fetch_one(self.pool())
+            .await?;
+        let bytes = self
+            .read_kept(row.try_get("bytes")?, row.try_get("object")?)
             .await?
-            .try_get("bytes")?;
+            .ok_or_else(|| StoreError::Corrupt(format!("asset {asset_id} has no bytes")))?;
         Ok(Some((asset, bytes)))
     }
 

@@ -14,6 +14,7 @@ pub mod health;
 pub mod idempotency;
 pub mod jobs;
 pub mod marking;
+pub mod objects;
 pub mod papers;
 pub mod questions;
 pub mod rate;
@@ -60,6 +61,15 @@ pub enum StoreError {
     /// Stored data could not be read back.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// The object store failed or did not answer (worth retrying).
+    #[error("object store: {0}")]
+    Objects(String),
+    /// A row names an object the object store does not hold.
+    #[error("stored object {0} is missing from the object store")]
+    MissingObject(String),
+    /// A row names an object but no object store is configured (`--asset-store`).
+    #[error("stored files are in an object store, but none is configured (--asset-store)")]
+    NoObjectStore,
 }
 
 /// How a write must survive a crash.
@@ -108,6 +118,8 @@ pub struct Store {
     text_walk: i64,
     /// The SQLite database file, for the readiness check.
     sqlite_file: Option<std::path::PathBuf>,
+    /// Where stored files go: `None` for the database itself (see [`objects`]).
+    objects: Option<objects::Objects>,
 }
 
 /// A write transaction: a [`Transaction`] holding the writer's turn until it ends.
@@ -219,6 +231,7 @@ impl Store {
                     backend,
                     text_walk: search::TEXT_WALK,
                     sqlite_file: sqlite_file(url),
+                    objects: None,
                 }
             }
             Backend::Postgres => {
@@ -247,6 +260,7 @@ impl Store {
                     backend,
                     text_walk: search::TEXT_WALK,
                     sqlite_file: None,
+                    objects: None,
                 }
             }
         };

@@ -3,6 +3,7 @@
 
 pub mod marking;
 pub mod provider;
+pub mod s3;
 
 use std::sync::Arc;
 
@@ -131,13 +132,40 @@ async fn serve(url: String, dir: tempfile::TempDir, limits: Limits) -> Server {
     serve_with(url, dir, limits, |_| {}).await
 }
 
+/// A server whose stored files go to `objects` (see `s3::bucket`), with `adjust` as in
+/// [`start_with`].
+pub async fn start_with_objects(
+    db: Db,
+    limits: Limits,
+    objects: &examkit::store::objects::AssetStoreUrl,
+    adjust: impl FnOnce(&mut AppState),
+) -> Option<Server> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = fresh_database(db, dir.path()).await?;
+    let objects = examkit::store::objects::Objects::open(objects).expect("open the object store");
+    Some(serve_on(url, dir, limits, objects, adjust).await)
+}
+
 async fn serve_with(
     url: String,
     dir: tempfile::TempDir,
     limits: Limits,
     adjust: impl FnOnce(&mut AppState),
 ) -> Server {
-    let store = Store::open(&url).await.expect("open the store");
+    serve_on(url, dir, limits, None, adjust).await
+}
+
+async fn serve_on(
+    url: String,
+    dir: tempfile::TempDir,
+    limits: Limits,
+    objects: Option<examkit::store::objects::Objects>,
+    adjust: impl FnOnce(&mut AppState),
+) -> Server {
+    let store = Store::open(&url)
+        .await
+        .expect("open the store")
+        .with_objects(objects);
     let mut state = AppState::new(store.clone(), limits);
     adjust(&mut state);
     let state = Arc::new(state);
@@ -151,7 +179,7 @@ async fn serve_with(
     Server {
         base: format!("http://{addr}"),
         store,
-        client: reqwest::Client::new(),
+        client: examkit::tls::client(),
         database_url: url,
         _dir: dir,
         shutdown: Some(tx),
