@@ -2,8 +2,9 @@
 //! SQLite database, taken while the service serves and writes, and putting one back.
 //!
 //! The copy is SQLite's `VACUUM INTO`, run in one read transaction: it holds exactly what was
-//! committed when it began, uploads and exported PDFs included (they live in the database), and
-//! nothing written after. It is written beside the target and renamed into place only once
+//! committed when it began, uploads and exported PDFs included when they live in the database
+//! (objects in an object store are backed up with the store's own tools: they are never changed),
+//! and nothing written after. It is written beside the target and renamed into place only once
 //! complete and checked (`PRAGMA integrity_check`), so a backup cut short leaves no file that
 //! looks whole. PostgreSQL deployments use `pg_dump` and `pg_restore` instead (see the README).
 
