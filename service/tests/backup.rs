@@ -12,25 +12,6 @@ use common::{Db, Server, generous, start};
 use examkit::auth::Scope;
 use sha2::{Digest, Sha256};
 
-/// A PNG no other client's upload equals.
-fn unique_png(client: u8, n: u16) -> Vec<u8> {
-    let mut img = image::GrayImage::from_pixel(40, 30, image::Luma([255]));
-    for y in 5..15 {
-        for x in 5..15 {
-            img.put_pixel(x, y, image::Luma([0]));
-        }
-    }
-    img.put_pixel(0, 0, image::Luma([client]));
-    let [high, low] = n.to_be_bytes();
-    img.put_pixel(1, 0, image::Luma([high]));
-    img.put_pixel(2, 0, image::Luma([low]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    image::DynamicImage::ImageLuma8(img)
-        .write_to(&mut out, image::ImageFormat::Png)
-        .expect("encoded");
-    out.into_inner()
-}
-
 /// What a client wrote and when the write was acknowledged.
 struct Written {
     session: String,
@@ -69,7 +50,7 @@ fn clients(
                         .as_str()
                         .expect("id")
                         .to_owned();
-                    let bytes = unique_png(client, n);
+                    let bytes = common::unique_png(client, n, false);
                     let sent = s
                         .send(
                             reqwest::Method::POST,

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::marking::{SAMPLE_QUESTIONS, exported_paper, idem, text};
-use common::{Db, Server, generous, s3, start, start_with_objects};
+use common::{Db, Server, generous, s3, start, start_with_objects, unique_png};
 use examkit::auth::Scope;
 use examkit::store::objects::{AssetStoreUrl, Objects, hex_sha256};
 use examkit::store::{Durability, Store};
@@ -52,30 +52,6 @@ with_s3!(
     a_killed_migration_loses_nothing_and_finishes_when_run_again,
 );
 on_both!(byte_ranges_of_a_pdf_in_the_database);
-
-/// A PNG unique to `(client, n)`; `noisy` fills it with noise (about 120 kB) so uploads take a while.
-fn unique_png(client: u8, n: u16, noisy: bool) -> Vec<u8> {
-    let (w, h) = if noisy { (400, 300) } else { (40, 30) };
-    let mut img = image::GrayImage::from_pixel(w, h, image::Luma([255]));
-    let mut state = u32::from(client) << 16 | u32::from(n);
-    for y in 0..h {
-        for x in 0..w {
-            if noisy || (5..15).contains(&x) && (5..15).contains(&y) {
-                state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                img.put_pixel(x, y, image::Luma([(state >> 24) as u8]));
-            }
-        }
-    }
-    img.put_pixel(0, 0, image::Luma([client]));
-    let [high, low] = n.to_be_bytes();
-    img.put_pixel(1, 0, image::Luma([high]));
-    img.put_pixel(2, 0, image::Luma([low]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    image::DynamicImage::ImageLuma8(img)
-        .write_to(&mut out, image::ImageFormat::Png)
-        .expect("encoded");
-    out.into_inner()
-}
 
 async fn import(s: &Server, key: &str) -> String {
     let made = s

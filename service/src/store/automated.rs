@@ -433,13 +433,7 @@ impl Store {
         .bind(i64::from(page))
         .fetch_optional(self.pool())
         .await?;
-        match row {
-            Some(row) => {
-                self.read_kept(row.try_get("image")?, row.try_get("image_object")?)
-                    .await
-            }
-            None => Ok(None),
-        }
+        self.read_kept(row.as_ref(), "image", "image_object").await
     }
 
     /// The bytes of an asset by id alone, for workers (who act for the asset's account).
@@ -448,13 +442,7 @@ impl Store {
             .bind(asset_id)
             .fetch_optional(self.pool())
             .await?;
-        match row {
-            Some(row) => {
-                self.read_kept(row.try_get("bytes")?, row.try_get("object")?)
-                    .await
-            }
-            None => Ok(None),
-        }
+        self.read_kept(row.as_ref(), "bytes", "object").await
     }
 
     /// The recorded answer-space layout of a revision's exports: `None` when the revision has

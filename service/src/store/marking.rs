@@ -533,12 +533,8 @@ impl Store {
         .await?;
         let Some(row) = row else { return Ok(None) };
         let asset = asset_from_row(&row)?;
-        let row = sqlx::query("SELECT bytes, object FROM asset_blobs WHERE asset_id = $1")
-            .bind(asset_id)
-            .fetch_one(self.pool())
-            .await?;
         let bytes = self
-            .read_kept(row.try_get("bytes")?, row.try_get("object")?)
+            .asset_blob(asset_id)
             .await?
             .ok_or_else(|| StoreError::Corrupt(format!("asset {asset_id} has no bytes")))?;
         Ok(Some((asset, bytes)))

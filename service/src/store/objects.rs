@@ -448,13 +448,19 @@ impl Store {
         }
     }
 
-    /// The bytes a row holds: its inline column, else its object.
+    /// The bytes a row holds in its `inline` column, else in the object its `object` column names;
+    /// `None` without a row or when both are empty.
     pub async fn read_kept(
         &self,
-        inline: Option<Vec<u8>>,
-        object: Option<String>,
+        row: Option<&sqlx::any::AnyRow>,
+        inline: &str,
+        object: &str,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        match (inline, object) {
+        let Some(row) = row else { return Ok(None) };
+        match (
+            row.try_get::<Option<Vec<u8>>, _>(inline)?,
+            row.try_get::<Option<String>, _>(object)?,
+        ) {
             (Some(bytes), _) => Ok(Some(bytes)),
             (None, Some(sha256)) => Ok(Some(self.require_objects()?.get(&sha256).await?)),
             (None, None) => Ok(None),

@@ -426,13 +426,7 @@ impl Store {
         .bind(revision)
         .fetch_optional(self.pool())
         .await?;
-        match row {
-            Some(row) => {
-                self.read_kept(row.try_get("bytes")?, row.try_get("object")?)
-                    .await
-            }
-            None => Ok(None),
-        }
+        self.read_kept(row.as_ref(), "bytes", "object").await
     }
 
     /// The size in bytes of one prepared PDF of a revision; `None` when not prepared.
