@@ -173,11 +173,15 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         }
     };
     // Expired rate counters, idempotency records and usage rows are pruned in the background.
-    let pruner = crate::retention::spawn(store);
+    let pruner = crate::retention::spawn(store.clone());
     tracing::info!(%addr, backend = ?state_backend(&args), "examkit listening");
     println!("listening on http://{addr}");
     server.await;
     pruner.abort();
+    // Usage recorded since the last flush is written before the process ends.
+    if let Err(e) = store.flush_usage().await {
+        tracing::warn!(error = %e, "usage records not written at shutdown");
+    }
     if let Some(metrics_server) = metrics_server {
         metrics_server.abort();
     }

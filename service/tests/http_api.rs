@@ -43,6 +43,8 @@ on_both!(
     idempotency_is_shared_between_servers,
     daily_limit,
     unknown_routes_count_against_no_quota,
+    changes_to_keys_reach_the_other_server_at_once,
+    limits_are_exact_under_concurrency_on_two_servers,
 );
 
 /// A path no route has is answered before the key is read: no rate-limit headers, and the key's
@@ -115,6 +117,143 @@ async fn counters_are_shared_between_servers(db: Db) {
         .expect("integer");
     assert!((1..=60).contains(&retry), "retry after {retry}");
     assert_eq!(limited.header("x-ratelimit-remaining"), Some("0"));
+}
+
+/// Each server keeps the keys it has authenticated in memory. A change made through one server
+/// (or any other writer) reaches the other before its next request: revocation is 401 there at
+/// once, a restricted account is 403 and an unrestricted one admitted again, and the requests
+/// refused on the way consume none of the allowance.
+async fn changes_to_keys_reach_the_other_server_at_once(db: Db) {
+    let Some(first) = start(db, generous()).await else {
+        return;
+    };
+    let second = common::start_on(&first.database_url, generous()).await;
+    let user = first.user("Two servers").await;
+    let (key, key_id) = first.key_expiring(&user, ALL, now_ms() + 86_400_000).await;
+    let remaining = |r: &common::Resp| -> i64 {
+        r.header("x-ratelimit-remaining")
+            .expect("remaining")
+            .parse()
+            .expect("a number")
+    };
+    // Both servers have read the key.
+    assert_eq!(first.get("/v1/me", &key).await.status, 200);
+    let warm = second.get("/v1/me", &key).await;
+    assert_eq!(warm.status, 200);
+    let before = remaining(&warm);
+
+    assert!(
+        first
+            .store
+            .update_user(&user, None, Some(true))
+            .await
+            .expect("restrict")
+    );
+    second
+        .get("/v1/me", &key)
+        .await
+        .assert_error(403, "account_restricted");
+    assert!(
+        first
+            .store
+            .update_user(&user, None, Some(false))
+            .await
+            .expect("unrestrict")
+    );
+    let again = second.get("/v1/me", &key).await;
+    assert_eq!(again.status, 200, "a refusal is never remembered");
+    assert_eq!(
+        remaining(&again),
+        before - 1,
+        "the refused request was not counted"
+    );
+
+    assert!(first.store.revoke_key(&key_id).await.expect("revoke"));
+    second
+        .get("/v1/me", &key)
+        .await
+        .assert_error(401, "revoked_api_key");
+    first
+        .get("/v1/me", &key)
+        .await
+        .assert_error(401, "revoked_api_key");
+
+    // A key that expires is refused at once by a server that has it in memory.
+    let (short, _) = first.key_expiring(&user, ALL, now_ms() + 1_500).await;
+    assert_eq!(second.get("/v1/me", &short).await.status, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(1_600)).await;
+    second
+        .get("/v1/me", &short)
+        .await
+        .assert_error(401, "expired_api_key");
+}
+
+/// Sixteen connections at once, half to each of two servers on one database, one key: exactly
+/// 120 requests are admitted in the minute, each told a different number of requests left, and
+/// every request is in the usage records once both servers have written them.
+async fn limits_are_exact_under_concurrency_on_two_servers(db: Db) {
+    const REQUESTS: usize = 200;
+    const CONNECTIONS: usize = 16;
+    let Some(first) = start(db, Limits::default()).await else {
+        return;
+    };
+    let second = common::start_on(&first.database_url, Limits::default()).await;
+    let user = first.user("Concurrent").await;
+    let (statuses, key_id) = common::within_one_minute(3, |_| async {
+        let (key, key_id) = first.key_expiring(&user, ALL, now_ms() + 86_400_000).await;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results = futures_util::future::join_all((0..CONNECTIONS).map(|_| async {
+            let mut seen = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= REQUESTS {
+                    return seen;
+                }
+                let server = if i % 2 == 0 { &first } else { &second };
+                let resp = server.get("/v1/me", &key).await;
+                seen.push((
+                    resp.status,
+                    resp.header("x-ratelimit-remaining").map(str::to_owned),
+                ));
+            }
+        }))
+        .await;
+        (results.concat(), key_id)
+    })
+    .await;
+    assert_eq!(statuses.len(), REQUESTS);
+    let mut left: Vec<i64> = statuses
+        .iter()
+        .filter(|(status, _)| *status == 200)
+        .map(|(_, r)| r.as_deref().expect("remaining").parse().expect("a number"))
+        .collect();
+    left.sort_unstable();
+    assert_eq!(
+        left,
+        (0..120).collect::<Vec<i64>>(),
+        "120 admitted, each with its own count"
+    );
+    assert!(
+        statuses
+            .iter()
+            .filter(|(status, _)| *status != 200)
+            .all(|(status, r)| *status == 429 && r.as_deref() == Some("0")),
+        "the rest are refused: {statuses:?}"
+    );
+    // Usage: both servers write what they recorded; every request is there.
+    second.store.flush_usage().await.expect("flush");
+    let usage = first.store.usage(&key_id, now_ms()).await.expect("usage");
+    let requests = |status: u16| -> i64 {
+        usage
+            .iter()
+            .filter(|row| row.status == status && row.operation == "GET /v1/me")
+            .map(|row| row.requests)
+            .sum()
+    };
+    assert_eq!((requests(200), requests(429)), (120, 80), "{usage:?}");
+    let key_row = first.store.key(&key_id).await.expect("key").expect("a key");
+    assert_eq!(key_row.request_count, 200);
+    assert_eq!(key_row.error_count, 80);
 }
 
 /// Two servers on one database share idempotency records: a create replayed on the other server

@@ -185,8 +185,17 @@ fn admin_commands_serve_and_the_curl_example() {
     assert!(out.contains("\"status\":\"completed\""), "{out}");
     assert!(out.contains("\"name\":\"Example School\""), "{out}");
 
-    // Usage: counts and timings by UTC date, operation and status.
-    let usage = stdout(&examkit(&data, &["keys", "usage", "--key", &key_id]));
+    // Usage: counts and timings by UTC date, operation and status. The server writes what it
+    // recorded every half second, so another process sees it within a second; once the last
+    // request's row is there, every earlier one is too.
+    let mut usage = String::new();
+    for _ in 0..50 {
+        usage = stdout(&examkit(&data, &["keys", "usage", "--key", &key_id]));
+        if usage.contains("GET /v1/marking/sessions/{id}") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     for row in [
         "GET /v1/me",
         "POST /v1/marking/imports ",
@@ -226,6 +235,62 @@ fn admin_commands_serve_and_the_curl_example() {
             .status
             .success(),
         "already revoked"
+    );
+
+    // A server stopped with SIGTERM writes the usage it has not written yet before it exits.
+    let second = stdout(&examkit(
+        &data,
+        &[
+            "keys",
+            "create",
+            "--user",
+            &user,
+            "--name",
+            "second",
+            "--scopes",
+            "marking:read",
+            "--expires",
+            "30d",
+        ],
+    ))
+    .trim()
+    .to_owned();
+    for _ in 0..5 {
+        let me = Command::new("curl")
+            .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
+            .arg(format!("Authorization: Bearer {second}"))
+            .arg(format!("{base}/v1/me"))
+            .output()
+            .expect("curl runs");
+        assert_eq!(String::from_utf8_lossy(&me.stdout), "200");
+    }
+    let pid = served.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill runs")
+            .success()
+    );
+    let mut served = served;
+    let stopped = served.0.wait().expect("the server exits");
+    assert!(stopped.success(), "{stopped:?}");
+    let keys = stdout(&examkit(&data, &["keys", "list"]));
+    let second_id = keys
+        .lines()
+        .find(|l| l.contains(&second[..14]))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("the second key's row")
+        .to_owned();
+    let usage = stdout(&examkit(&data, &["keys", "usage", "--key", &second_id]));
+    let me_row = usage
+        .lines()
+        .find(|l| l.contains("GET /v1/me"))
+        .unwrap_or_else(|| panic!("the five requests are recorded:\n{usage}"));
+    assert_eq!(
+        &me_row.split_whitespace().collect::<Vec<_>>()[3..5],
+        ["200", "5"],
+        "{usage}"
     );
 
     drop(served);

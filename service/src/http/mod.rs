@@ -301,6 +301,23 @@ pub fn parse_id(raw: &str, what: &'static str) -> Result<String, ApiError> {
     }
 }
 
+/// Whether `key` (of account `user`) may make a request now.
+fn check(key: &ApiKey, user: &User, fingerprint: &str) -> Result<(), ApiError> {
+    if !auth::fingerprints_match(&key.fingerprint, fingerprint) {
+        Err(ApiError::InvalidApiKey)
+    } else if key.revoked_at.is_some() {
+        Err(ApiError::RevokedApiKey)
+    } else if key.expires_at <= now_ms() {
+        Err(ApiError::ExpiredApiKey)
+    } else if !user.verified {
+        Err(ApiError::AccountUnverified)
+    } else if user.restricted {
+        Err(ApiError::AccountRestricted)
+    } else {
+        Ok(())
+    }
+}
+
 impl Ctx {
     /// Runs an operation: authentication, rate limits, scopes, the handler, rendering, usage.
     pub async fn run<F, Fut>(self, op: &'static Op, handler: F) -> Response
@@ -308,26 +325,46 @@ impl Ctx {
         F: FnOnce(Ctx, Principal) -> Fut,
         Fut: Future<Output = Result<Reply, ApiError>>,
     {
-        let principal = match self.authenticate().await {
+        let principal = match self.authenticate(false).await {
             Ok(principal) => principal,
-            Err((error, key)) => {
-                crate::telemetry::auth_failure(error.code());
-                let response = self.render(Err(error), None);
-                return self.finish(op, response, key.as_ref()).await;
-            }
+            Err((error, key)) => return self.refuse(op, error, key).await,
         };
         let write = !matches!(self.method, Method::GET | Method::HEAD);
-        let admission = self
-            .state
-            .store
+        let limits = &self.state.limits;
+        let store = &self.state.store;
+        let (mut principal, epoch) = principal;
+        let authenticated = Instant::now();
+        crate::telemetry::phase("authenticate", authenticated - self.started);
+        let admission = store
             .admit(
                 &principal.key.id,
                 &principal.user.id,
                 write,
                 now_ms(),
-                &self.state.limits,
+                limits,
             )
             .await;
+        // The key was read at another authentication epoch: it or its account may have changed
+        // since (revoked, restricted, new scopes). Read it again; a request that no longer
+        // authenticates is not counted.
+        if let Ok(a) = &admission
+            && a.epoch != epoch
+        {
+            match self.authenticate(true).await {
+                Ok((fresh, _)) => principal = fresh,
+                Err((error, key)) => {
+                    if let Err(e) = store
+                        .unadmit(&principal.key.id, &principal.user.id, a, limits)
+                        .await
+                    {
+                        tracing::warn!(request_id = %self.request_id, error = %e, "admission not taken back");
+                    }
+                    return self.refuse(op, error, key).await;
+                }
+            }
+        }
+        let admitted = Instant::now();
+        crate::telemetry::phase("admit", admitted - authenticated);
         let (result, admission) = match admission {
             Err(e) => (Err(ApiError::from(e)), None),
             Ok(a) if !a.admitted => {
@@ -349,11 +386,28 @@ impl Ctx {
                 (result, Some(a))
             }
         };
+        let handled = Instant::now();
+        crate::telemetry::phase("handle", handled - admitted);
         let response = self.render(result, admission);
-        self.finish(op, response, Some(&principal.key)).await
+        let response = self.finish(op, response, Some(&principal.key)).await;
+        crate::telemetry::phase("finish", handled.elapsed());
+        response
     }
 
-    async fn authenticate(&self) -> Result<Principal, (ApiError, Option<ApiKey>)> {
+    /// Answers a request refused before admission.
+    async fn refuse(&self, op: &'static Op, error: ApiError, key: Option<ApiKey>) -> Response {
+        crate::telemetry::auth_failure(error.code());
+        let response = self.render(Err(error), None);
+        self.finish(op, response, key.as_ref()).await
+    }
+
+    /// The caller and the authentication epoch its key was read at. Keys come from the store's
+    /// cache unless `fresh`; a cached key that would be refused is read again first, so a
+    /// refusal is never the cache's.
+    async fn authenticate(
+        &self,
+        fresh: bool,
+    ) -> Result<(Principal, i64), (ApiError, Option<ApiKey>)> {
         let header = self
             .headers
             .get(warp::http::header::AUTHORIZATION)
@@ -372,32 +426,37 @@ impl Ctx {
             return Err((ApiError::InvalidApiKey, None));
         }
         let fingerprint = auth::fingerprint(token);
-        let found = self
-            .state
-            .store
-            .key_by_fingerprint(&fingerprint)
-            .await
-            .map_err(|e| (ApiError::from(e), None))?;
-        let Some((key, user)) = found else {
+        let store = &self.state.store;
+        let found = if fresh {
+            store.read_key(&fingerprint).await
+        } else {
+            store.known_key(&fingerprint).await
+        };
+        let mut known = found.map_err(|e| (ApiError::from(e), None))?;
+        if !fresh
+            && let Some(k) = &known
+            && check(&k.key, &k.user, &fingerprint).is_err()
+        {
+            known = store
+                .read_key(&fingerprint)
+                .await
+                .map_err(|e| (ApiError::from(e), None))?;
+        }
+        let Some(known) = known else {
             return Err((ApiError::InvalidApiKey, None));
         };
-        if !auth::fingerprints_match(&key.fingerprint, &fingerprint) {
-            return Err((ApiError::InvalidApiKey, None));
+        if let Err(error) = check(&known.key, &known.user, &fingerprint) {
+            // A restricted account's requests are still its key's usage.
+            let key = matches!(error, ApiError::AccountRestricted).then_some(known.key);
+            return Err((error, key));
         }
-        let now = now_ms();
-        if key.revoked_at.is_some() {
-            return Err((ApiError::RevokedApiKey, None));
-        }
-        if key.expires_at <= now {
-            return Err((ApiError::ExpiredApiKey, None));
-        }
-        if !user.verified {
-            return Err((ApiError::AccountUnverified, None));
-        }
-        if user.restricted {
-            return Err((ApiError::AccountRestricted, Some(key)));
-        }
-        Ok(Principal { key, user })
+        Ok((
+            Principal {
+                key: known.key,
+                user: known.user,
+            },
+            known.epoch,
+        ))
     }
 
     fn render(&self, result: Result<Reply, ApiError>, admission: Option<Admission>) -> Response {

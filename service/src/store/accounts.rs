@@ -346,6 +346,8 @@ impl Store {
 
     /// Every key, optionally of one account, oldest first.
     pub async fn keys(&self, user_id: Option<&str>) -> Result<Vec<ApiKey>, StoreError> {
+        // Their counters include every request recorded so far.
+        self.flush_usage().await?;
         let rows =
             match user_id {
                 Some(user) => sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -367,6 +369,7 @@ impl Store {
 
     /// One key by id.
     pub async fn key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+        self.flush_usage().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1"
         )))

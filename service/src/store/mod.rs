@@ -5,6 +5,7 @@
 //! Each backend has its own migrations (`migrations/sqlite`, `migrations/postgres`), applied at start.
 
 pub mod accounts;
+mod admissions;
 pub mod app_sessions;
 pub mod automated;
 pub mod automated_questions;
@@ -13,6 +14,7 @@ pub mod favourites;
 pub mod health;
 pub mod idempotency;
 pub mod jobs;
+pub mod key_cache;
 pub mod marking;
 pub mod objects;
 pub mod papers;
@@ -70,6 +72,9 @@ pub enum StoreError {
     /// A row names an object but no object store is configured (`--asset-store`).
     #[error("stored files are in an object store, but none is configured (--asset-store)")]
     NoObjectStore,
+    /// A write made for many requests at once failed (each of them gets this error).
+    #[error("database error: {0}")]
+    Batch(String),
 }
 
 /// How a write must survive a crash.
@@ -120,6 +125,12 @@ pub struct Store {
     sqlite_file: Option<std::path::PathBuf>,
     /// Where stored files go: `None` for the database itself (see [`objects`]).
     objects: Option<objects::Objects>,
+    /// The admission worker (SQLite; see [`admissions`]).
+    admissions: Arc<admissions::Admissions>,
+    /// Keys this server has authenticated (see [`key_cache`]).
+    key_cache: Arc<key_cache::KeyCache>,
+    /// Requests recorded and not yet written (see [`usage`]).
+    usage: Arc<usage::UsageBuffer>,
 }
 
 /// A write transaction: a [`Transaction`] holding the writer's turn until it ends.
@@ -232,6 +243,9 @@ impl Store {
                     text_walk: search::TEXT_WALK,
                     sqlite_file: sqlite_file(url),
                     objects: None,
+                    admissions: Arc::default(),
+                    key_cache: Arc::default(),
+                    usage: Arc::default(),
                 }
             }
             Backend::Postgres => {
@@ -261,6 +275,9 @@ impl Store {
                     text_walk: search::TEXT_WALK,
                     sqlite_file: None,
                     objects: None,
+                    admissions: Arc::default(),
+                    key_cache: Arc::default(),
+                    usage: Arc::default(),
                 }
             }
         };

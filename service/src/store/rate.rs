@@ -6,7 +6,7 @@
 
 use sqlx::Row;
 
-use super::{PruneBatch, Store, StoreError};
+use super::{Backend, Durability, PruneBatch, Store, StoreError};
 
 const MINUTE_MS: i64 = 60_000;
 
@@ -73,18 +73,133 @@ pub struct Admission {
     pub daily_remaining: i64,
     /// Seconds until the exhausted window resets (only when not admitted).
     pub retry_after: i64,
+    /// The authentication epoch read with the counters (see [`Store::auth_epoch`]): a key read
+    /// at another epoch may have changed since.
+    pub epoch: i64,
+    /// The time the request was counted at, which names its windows.
+    pub at: i64,
+    /// Whether it was counted as a write.
+    pub write: bool,
 }
 
-struct Bucket {
-    name: String,
-    limit: i64,
-    window_end: i64,
+/// One counter a request is counted in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Bucket {
+    pub(crate) name: String,
+    pub(crate) limit: i64,
+    pub(crate) window_end: i64,
     daily: bool,
+}
+
+/// The counters that apply to one request, sorted by name: every admission locks counters in
+/// the same order, so two admissions on PostgreSQL never wait for each other in a cycle.
+pub(crate) fn buckets(
+    key_id: &str,
+    user_id: &str,
+    write: bool,
+    now: i64,
+    limits: &Limits,
+) -> Vec<Bucket> {
+    let minute = now.div_euclid(MINUTE_MS);
+    let day = now.div_euclid(DAY_MS);
+    let minute_end = (minute + 1) * MINUTE_MS;
+    let day_end = (day + 1) * DAY_MS;
+    let bucket = |name: String, limit: i64, window_end: i64, daily: bool| Bucket {
+        name,
+        limit,
+        window_end,
+        daily,
+    };
+    let mut buckets = vec![
+        bucket(
+            format!("k:{key_id}:m:{minute}"),
+            limits.key_per_minute,
+            minute_end,
+            false,
+        ),
+        bucket(
+            format!("a:{user_id}:m:{minute}"),
+            limits.account_per_minute,
+            minute_end,
+            false,
+        ),
+        bucket(
+            format!("k:{key_id}:d:{day}"),
+            limits.key_per_day,
+            day_end,
+            true,
+        ),
+        bucket(
+            format!("a:{user_id}:d:{day}"),
+            limits.account_per_day,
+            day_end,
+            true,
+        ),
+    ];
+    if write {
+        buckets.push(bucket(
+            format!("k:{key_id}:w:{minute}"),
+            limits.key_writes_per_minute,
+            minute_end,
+            false,
+        ));
+        buckets.push(bucket(
+            format!("a:{user_id}:w:{minute}"),
+            limits.account_writes_per_minute,
+            minute_end,
+            false,
+        ));
+    }
+    buckets.sort_by(|a, b| a.name.cmp(&b.name));
+    buckets
+}
+
+/// The decision for counters incremented to `counts` (in the order of `buckets`): admitted when
+/// none is over its limit; a refused request's increments are put back, so what is left is
+/// reported as if it had not been counted.
+pub(crate) fn decide(
+    buckets: &[Bucket],
+    counts: &[i64],
+    now: i64,
+    epoch: i64,
+    write: bool,
+) -> Admission {
+    let admitted = buckets.iter().zip(counts).all(|(b, c)| *c <= b.limit);
+    let left = |daily: bool| {
+        buckets
+            .iter()
+            .zip(counts)
+            .filter(|(b, _)| b.daily == daily)
+            .map(|(b, c)| (b.limit - if admitted { *c } else { c - 1 }).max(0))
+            .min()
+            .unwrap_or(0)
+    };
+    Admission {
+        admitted,
+        remaining: left(false),
+        daily_remaining: left(true),
+        retry_after: buckets
+            .iter()
+            .zip(counts)
+            .filter(|(b, c)| **c > b.limit)
+            .map(|(b, _)| ((b.window_end - now) + 999) / 1000)
+            .max()
+            .unwrap_or(0)
+            .max(i64::from(!admitted)),
+        epoch,
+        at: now,
+        write,
+    }
 }
 
 impl Store {
     /// Admits one request of `key_id` (account `user_id`) at `now`, or refuses it without
     /// consuming anything.
+    ///
+    /// The counters live in the database, so every server sharing it shares them exactly. On
+    /// SQLite the admissions waiting at one moment are decided one after another in one
+    /// transaction (see [`super::admissions`]); on PostgreSQL each is one statement
+    /// (`examkit_admit`, migration 0015).
     pub async fn admit(
         &self,
         key_id: &str,
@@ -93,102 +208,66 @@ impl Store {
         now: i64,
         limits: &Limits,
     ) -> Result<Admission, StoreError> {
-        let minute = now.div_euclid(MINUTE_MS);
-        let day = now.div_euclid(DAY_MS);
-        let minute_end = (minute + 1) * MINUTE_MS;
-        let day_end = (day + 1) * DAY_MS;
-        let mut buckets = vec![
-            Bucket {
-                name: format!("k:{key_id}:m:{minute}"),
-                limit: limits.key_per_minute,
-                window_end: minute_end,
-                daily: false,
-            },
-            Bucket {
-                name: format!("a:{user_id}:m:{minute}"),
-                limit: limits.account_per_minute,
-                window_end: minute_end,
-                daily: false,
-            },
-        ];
-        if write {
-            buckets.push(Bucket {
-                name: format!("k:{key_id}:w:{minute}"),
-                limit: limits.key_writes_per_minute,
-                window_end: minute_end,
-                daily: false,
-            });
-            buckets.push(Bucket {
-                name: format!("a:{user_id}:w:{minute}"),
-                limit: limits.account_writes_per_minute,
-                window_end: minute_end,
-                daily: false,
-            });
+        let buckets = buckets(key_id, user_id, write, now, limits);
+        let (counts, epoch) = match self.backend() {
+            Backend::Sqlite => self.admissions.admit(self, buckets.clone()).await?,
+            Backend::Postgres => {
+                let join = |f: &dyn Fn(&Bucket) -> String| {
+                    buckets.iter().map(f).collect::<Vec<_>>().join(" ")
+                };
+                let row =
+                    sqlx::query("SELECT counts, admitted, epoch FROM examkit_admit($1, $2, $3)")
+                        .bind(join(&|b| b.name.clone()))
+                        .bind(join(&|b| b.limit.to_string()))
+                        .bind(join(&|b| b.window_end.to_string()))
+                        .fetch_one(&self.bookkeeping)
+                        .await?;
+                let counts: String = row.try_get("counts")?;
+                let counts = counts
+                    .split(' ')
+                    .map(|c| c.parse::<i64>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| StoreError::Corrupt(format!("rate counts: {e}")))?;
+                (counts, row.try_get::<i64, _>("epoch")?)
+            }
+        };
+        if counts.len() != buckets.len() {
+            return Err(StoreError::Corrupt(format!(
+                "{} counters counted for {} buckets",
+                counts.len(),
+                buckets.len()
+            )));
         }
-        buckets.push(Bucket {
-            name: format!("k:{key_id}:d:{day}"),
-            limit: limits.key_per_day,
-            window_end: day_end,
-            daily: true,
-        });
-        buckets.push(Bucket {
-            name: format!("a:{user_id}:d:{day}"),
-            limit: limits.account_per_day,
-            window_end: day_end,
-            daily: true,
-        });
+        Ok(decide(&buckets, &counts, now, epoch, write))
+    }
 
-        let mut tx = self.begin_bookkeeping().await?;
-        let mut counts = Vec::with_capacity(buckets.len());
+    /// Takes back an admitted request's counts: the request turned out not to be one that
+    /// counts (its key was revoked, or its account restricted, after it was read).
+    pub async fn unadmit(
+        &self,
+        key_id: &str,
+        user_id: &str,
+        admission: &Admission,
+        limits: &Limits,
+    ) -> Result<(), StoreError> {
+        if !admission.admitted {
+            return Ok(());
+        }
+        let buckets = buckets(key_id, user_id, admission.write, admission.at, limits);
+        let placeholders = (1..=buckets.len())
+            .map(|i| format!("${i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "UPDATE rate_counters SET count = count - 1 WHERE count > 0 AND bucket IN ({placeholders})"
+        );
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
         for bucket in &buckets {
-            let row = sqlx::query(
-                "INSERT INTO rate_counters (bucket, count, expires_at) VALUES ($1, 1, $2) \
-                 ON CONFLICT (bucket) DO UPDATE SET count = rate_counters.count + 1 RETURNING count",
-            )
-            .bind(&bucket.name)
-            .bind(bucket.window_end)
-            .fetch_one(&mut *tx)
+            statement = statement.bind(bucket.name.clone());
+        }
+        self.execute_write(Durability::Bookkeeping, statement)
             .await?;
-            counts.push(row.try_get::<i64, _>("count")?);
-        }
-        let exceeded: Vec<&Bucket> = buckets
-            .iter()
-            .zip(&counts)
-            .filter(|(b, c)| **c > b.limit)
-            .map(|(b, _)| b)
-            .collect();
-        let admitted = exceeded.is_empty();
-        // Refused requests consume nothing: their increments are rolled back.
-        let used: Vec<i64> = counts
-            .iter()
-            .map(|c| if admitted { *c } else { c - 1 })
-            .collect();
-        let left = |daily: bool| {
-            buckets
-                .iter()
-                .zip(&used)
-                .filter(|(b, _)| b.daily == daily)
-                .map(|(b, u)| (b.limit - u).max(0))
-                .min()
-                .unwrap_or(0)
-        };
-        let admission = Admission {
-            admitted,
-            remaining: left(false),
-            daily_remaining: left(true),
-            retry_after: exceeded
-                .iter()
-                .map(|b| ((b.window_end - now) + 999) / 1000)
-                .max()
-                .unwrap_or(0)
-                .max(i64::from(!admitted)),
-        };
-        if admitted {
-            tx.commit().await?;
-        } else {
-            tx.rollback().await?;
-        }
-        Ok(admission)
+        Ok(())
     }
 
     /// Deletes the counters whose window ended by `now`, in batches; returns how many were

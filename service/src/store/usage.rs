@@ -4,6 +4,8 @@
 //! are not token usage or billing. Each key's usage is shown for [`SHOWN_DAYS`] UTC days and
 //! kept one day longer ([`Store::prune_usage`]).
 
+use std::collections::HashMap;
+
 use sqlx::Row;
 
 use super::{PruneBatch, Store, StoreError, utc_date};
@@ -44,9 +46,66 @@ pub struct UsageRow {
     pub max_ms: i64,
 }
 
+/// How often recorded requests are written: a server that crashes loses at most this much of
+/// them (a stopped server writes them all first).
+pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Totals of one usage row not yet written.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    requests: i64,
+    total_ms: i64,
+    max_ms: i64,
+}
+
+/// A key's lifetime counters not yet written.
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyTally {
+    requests: i64,
+    errors: i64,
+    last_used_at: i64,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    rows: HashMap<(String, String, String, u16), Tally>,
+    keys: HashMap<String, KeyTally>,
+}
+
+impl Pending {
+    fn add_row(&mut self, at: (String, String, String, u16), tally: Tally) {
+        let row = self.rows.entry(at).or_default();
+        row.requests += tally.requests;
+        row.total_ms += tally.total_ms;
+        row.max_ms = row.max_ms.max(tally.max_ms);
+    }
+
+    fn add_key(&mut self, key_id: String, tally: KeyTally) {
+        let key = self.keys.entry(key_id).or_default();
+        key.requests += tally.requests;
+        key.errors += tally.errors;
+        key.last_used_at = key.last_used_at.max(tally.last_used_at);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.keys.is_empty()
+    }
+}
+
+/// Requests recorded in memory and written in one transaction every [`FLUSH_EVERY`], off the
+/// requests' path.
+#[derive(Debug, Default)]
+pub(crate) struct UsageBuffer {
+    pending: std::sync::Mutex<Pending>,
+    /// Held while a flush writes, so a reader that flushes first sees every earlier record.
+    writing: tokio::sync::Mutex<()>,
+    flusher: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
 impl Store {
-    /// Records one request of `key_id`: the daily breakdown row and the key's lifetime counters,
-    /// in one bookkeeping transaction.
+    /// Records one request of `key_id`: the daily breakdown row and the key's lifetime counters.
+    /// The record is written within [`FLUSH_EVERY`] (or by [`Store::flush_usage`]); every read
+    /// of usage or keys through this store writes pending records first.
     pub async fn record_usage(
         &self,
         key_id: &str,
@@ -55,31 +114,118 @@ impl Store {
         elapsed_ms: i64,
         now: i64,
     ) -> Result<(), StoreError> {
+        {
+            let mut pending = self.usage.pending.lock().unwrap_or_else(|e| e.into_inner());
+            pending.add_row(
+                (
+                    key_id.to_owned(),
+                    utc_date(now),
+                    operation.to_owned(),
+                    status,
+                ),
+                Tally {
+                    requests: 1,
+                    total_ms: elapsed_ms,
+                    max_ms: elapsed_ms,
+                },
+            );
+            pending.add_key(
+                key_id.to_owned(),
+                KeyTally {
+                    requests: 1,
+                    errors: i64::from(status >= 400),
+                    last_used_at: now,
+                },
+            );
+        }
+        self.start_usage_flusher();
+        Ok(())
+    }
+
+    fn start_usage_flusher(&self) {
+        let mut flusher = self.usage.flusher.lock().unwrap_or_else(|e| e.into_inner());
+        if flusher.as_ref().is_some_and(|task| !task.is_finished()) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        // The task holds the buffer and the pools, not the store's flusher handle.
+        let store = self.clone();
+        *flusher = Some(runtime.spawn(async move {
+            let mut tick = tokio::time::interval(FLUSH_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if let Err(e) = store.flush_usage().await {
+                    tracing::warn!(error = %e, "usage records not written yet; retrying");
+                }
+            }
+        }));
+    }
+
+    /// Writes every recorded request not yet written, in one bookkeeping transaction. Rows are
+    /// written in a fixed order, so servers flushing at once never deadlock. When the write
+    /// fails the records stay pending for the next flush.
+    pub async fn flush_usage(&self) -> Result<(), StoreError> {
+        let _writing = self.usage.writing.lock().await;
+        let taken =
+            std::mem::take(&mut *self.usage.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        if taken.is_empty() {
+            return Ok(());
+        }
+        let result = self.write_usage(&taken).await;
+        if result.is_err() {
+            let mut pending = self.usage.pending.lock().unwrap_or_else(|e| e.into_inner());
+            for (at, tally) in taken.rows {
+                pending.add_row(at, tally);
+            }
+            for (key, tally) in taken.keys {
+                pending.add_key(key, tally);
+            }
+        }
+        result
+    }
+
+    async fn write_usage(&self, pending: &Pending) -> Result<(), StoreError> {
+        let mut rows: Vec<_> = pending.rows.iter().collect();
+        rows.sort_by(|a, b| a.0.cmp(b.0));
+        let mut keys: Vec<_> = pending.keys.iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
         let mut tx = self.begin_bookkeeping().await?;
-        sqlx::query(
-            "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
-             VALUES ($1, $2, $3, $4, 1, $5, $5) \
-             ON CONFLICT (key_id, day, operation, status) DO UPDATE SET \
-             requests = usage_daily.requests + 1, \
-             total_ms = usage_daily.total_ms + excluded.total_ms, \
-             max_ms = CASE WHEN excluded.max_ms > usage_daily.max_ms THEN excluded.max_ms ELSE usage_daily.max_ms END",
-        )
-        .bind(key_id)
-        .bind(utc_date(now))
-        .bind(operation)
-        .bind(i64::from(status))
-        .bind(elapsed_ms)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "UPDATE api_keys SET request_count = request_count + 1, \
-             error_count = error_count + $1, last_used_at = $2 WHERE id = $3",
-        )
-        .bind(i64::from(status >= 400))
-        .bind(now)
-        .bind(key_id)
-        .execute(&mut *tx)
-        .await?;
+        for ((key_id, day, operation, status), tally) in rows {
+            sqlx::query(
+                "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (key_id, day, operation, status) DO UPDATE SET \
+                 requests = usage_daily.requests + excluded.requests, \
+                 total_ms = usage_daily.total_ms + excluded.total_ms, \
+                 max_ms = CASE WHEN excluded.max_ms > usage_daily.max_ms THEN excluded.max_ms ELSE usage_daily.max_ms END",
+            )
+            .bind(key_id.as_str())
+            .bind(day.as_str())
+            .bind(operation.as_str())
+            .bind(i64::from(*status))
+            .bind(tally.requests)
+            .bind(tally.total_ms)
+            .bind(tally.max_ms)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for (key_id, tally) in keys {
+            sqlx::query(
+                "UPDATE api_keys SET request_count = request_count + $1, \
+                 error_count = error_count + $2, \
+                 last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < $3 THEN $3 ELSE last_used_at END \
+                 WHERE id = $4",
+            )
+            .bind(tally.requests)
+            .bind(tally.errors)
+            .bind(tally.last_used_at)
+            .bind(key_id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -87,6 +233,7 @@ impl Store {
     /// A key's usage over the [`SHOWN_DAYS`] UTC days ending on the day of `now`, newest day
     /// first.
     pub async fn usage(&self, key_id: &str, now: i64) -> Result<Vec<UsageRow>, StoreError> {
+        self.flush_usage().await?;
         let since = first_day(now, SHOWN_DAYS);
         let rows = sqlx::query(
             "SELECT day, operation, status, requests, total_ms, max_ms FROM usage_daily \
