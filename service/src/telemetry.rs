@@ -16,6 +16,10 @@
 //! - Markers: `examkit_marker_calls_total{marker}`, `examkit_marker_latency_seconds{marker}`,
 //!   `examkit_marker_tokens_total{marker,kind}` (prompt, completion).
 //! - PDFs: `examkit_typeset_seconds{document}`.
+//! - Where an API request's time goes: `examkit_request_phase_seconds{phase}`, for `authenticate`
+//!   (reading the key, from memory or the database), `admit` (the rate counters), `handle` (the
+//!   operation) and `finish` (rendering, the usage record and the log line). The sums over a run
+//!   against `examkit_http_request_duration_seconds` show what each costs.
 //!
 //! Without `--metrics-listen` no recorder is installed and every record is a no-op.
 
@@ -69,6 +73,12 @@ pub fn request(route: &'static str, method: &str, status: u16, elapsed: Duration
         "method" => method
     )
     .record(elapsed.as_secs_f64());
+}
+
+/// Records the time one phase of an API request took (see the module's documentation).
+pub fn phase(phase: &'static str, elapsed: Duration) {
+    metrics::histogram!("examkit_request_phase_seconds", "phase" => phase)
+        .record(elapsed.as_secs_f64());
 }
 
 /// Records a request refused at authentication, by its error code.

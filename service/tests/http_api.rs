@@ -209,7 +209,7 @@ async fn limits_are_exact_under_concurrency_on_two_servers(db: Db) {
                 if i >= REQUESTS {
                     return seen;
                 }
-                let server = if i % 2 == 0 { &first } else { &second };
+                let server = [&first, &second][i % 2];
                 let resp = server.get("/v1/me", &key).await;
                 seen.push((
                     resp.status,
