@@ -88,8 +88,9 @@ phases() {
         /^examkit_http_request_duration_seconds_sum/ && /route="\/v1\/me"/ { total = $NF }
         /^examkit_http_request_duration_seconds_count/ && /route="\/v1\/me"/ { count = $NF }
         END {
-            for (p in sum) printf "%s %s %s\n", p, sum[p], n[p]
-            printf "total %s %s\n", total, count
+            split("authenticate admit handle finish", names, " ")
+            for (i in names) printf "%s %s %s\n", names[i], sum[names[i]] + 0, n[names[i]] + 0
+            printf "total %s %s\n", total + 0, count + 0
         }'
 }
 
@@ -172,7 +173,7 @@ LUA
         { d_sum = $4 - $2; d_n = $5 - $3; if (d_n > 0) { us[$1] = d_sum / d_n * 1e6 } }
         END {
             printf "GET /v1/me in the server: %.1f us", us["total"]
-            if ("admit" in us)
+            if (us["admit"] > 0)
                 printf " (authenticate %.1f, admit %.1f, handle %.1f, finish %.1f)",
                     us["authenticate"], us["admit"], us["handle"], us["finish"]
             printf "\n"

@@ -3,12 +3,14 @@
 //!
 //! SQLite has one writer at a time, so admissions queue for the write lock whatever is done; a
 //! transaction per request spends most of its time beginning and committing. Here requests hand
-//! their counters to one task, which takes the write lock once for all that are waiting, decides
-//! each in arrival order (counting its counters in one statement, and putting them back if any is
-//! over its limit), reads the authentication epoch, commits, and only then answers them. Every
+//! their counters to one task, which takes the write lock once for all that are waiting, reads
+//! the authentication epoch and their counters, decides each in arrival order (a refused request
+//! leaves the counts as they were), writes the counters that changed, commits, and only then
+//! answers them: four statements for the group, however large. Every
 //! decision is made on the counts in the database under the write lock, so limits stay exact for
 //! every process sharing the file; a request is answered only once its counts are committed.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use sqlx::Row;
@@ -20,6 +22,9 @@ use super::{Store, StoreError};
 /// The most admissions decided in one transaction: enough to carry any load two cores can
 /// serve, small enough that the write lock is never held for long.
 const MAX_GROUP: usize = 256;
+
+/// Counters per statement: three parameters each stays far below SQLite's limit on them.
+const CHUNK: usize = 500;
 
 /// What the worker answers: each counter's count after incrementing (in the order given), and
 /// the authentication epoch; or why the group's transaction failed.
@@ -102,7 +107,11 @@ async fn work(store: Store, mut queue: mpsc::UnboundedReceiver<Waiting>) {
     }
 }
 
-/// Decides a group in one transaction; nothing is answered unless it commits.
+/// Decides a group in one transaction; nothing is answered unless it commits. The counters are
+/// read once, each admission is decided in arrival order on the counts as the ones before it
+/// left them (a refused one leaves them as they were), and the counters that changed are written
+/// once: four statements for the whole group, all under the write lock, so the counts decided on
+/// are the counts in the database.
 async fn decide_group(
     store: &Store,
     group: &[Waiting],
@@ -112,66 +121,96 @@ async fn decide_group(
         .fetch_one(&mut *tx)
         .await?
         .try_get("epoch")?;
+    let mut windows: HashMap<&str, i64> = HashMap::new();
+    for bucket in group.iter().flat_map(|w| &w.buckets) {
+        windows.insert(bucket.name.as_str(), bucket.window_end);
+    }
+    let mut counts = read_counts(&mut tx, windows.keys().copied()).await?;
+    let mut changed: HashSet<&str> = HashSet::new();
     let mut answers = Vec::with_capacity(group.len());
     for waiting in group {
-        let counts = count(&mut tx, &waiting.buckets).await?;
-        if waiting
+        let counted: Vec<i64> = waiting
             .buckets
             .iter()
-            .zip(&counts)
-            .any(|(bucket, count)| *count > bucket.limit)
-        {
-            put_back(&mut tx, &waiting.buckets).await?;
+            .map(|b| counts.get(b.name.as_str()).copied().unwrap_or(0) + 1)
+            .collect();
+        let admitted = waiting
+            .buckets
+            .iter()
+            .zip(&counted)
+            .all(|(bucket, count)| *count <= bucket.limit);
+        if admitted {
+            for (bucket, count) in waiting.buckets.iter().zip(&counted) {
+                counts.insert(bucket.name.clone(), *count);
+                changed.insert(bucket.name.as_str());
+            }
         }
-        answers.push((counts, epoch));
+        answers.push((counted, epoch));
     }
+    write_counts(&mut tx, &changed, &counts, &windows).await?;
     tx.commit().await?;
     Ok(answers)
 }
 
-/// Increments every counter in one statement; returns the counts in the order of `buckets`.
-async fn count(tx: &mut super::WriteTx, buckets: &[Bucket]) -> Result<Vec<i64>, StoreError> {
-    let values = (0..buckets.len())
-        .map(|i| format!("(${}, 1, ${})", 2 * i + 1, 2 * i + 2))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let sql = format!(
-        "INSERT INTO rate_counters (bucket, count, expires_at) VALUES {values} \
-         ON CONFLICT (bucket) DO UPDATE SET count = rate_counters.count + 1 \
-         RETURNING bucket, count"
-    );
-    let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for bucket in buckets {
-        statement = statement.bind(bucket.name.clone()).bind(bucket.window_end);
-    }
-    let rows = statement.fetch_all(&mut **tx).await?;
-    let mut counts = vec![None; buckets.len()];
-    for row in &rows {
-        let name: String = row.try_get("bucket")?;
-        let count: i64 = row.try_get("count")?;
-        if let Some(i) = buckets.iter().position(|b| b.name == name) {
-            counts[i] = Some(count);
+/// The counts of the named counters that exist.
+async fn read_counts<'a>(
+    tx: &mut super::WriteTx,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<HashMap<String, i64>, StoreError> {
+    let names: Vec<&str> = names.collect();
+    let mut counts = HashMap::with_capacity(names.len());
+    for chunk in names.chunks(CHUNK) {
+        let sql = format!(
+            "SELECT bucket, count FROM rate_counters WHERE bucket IN ({})",
+            placeholders(1, chunk.len())
+        );
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for name in chunk {
+            statement = statement.bind(name.to_string());
+        }
+        for row in statement.fetch_all(&mut **tx).await? {
+            counts.insert(row.try_get("bucket")?, row.try_get("count")?);
         }
     }
-    counts
-        .into_iter()
-        .map(|c| c.ok_or_else(|| StoreError::Corrupt("a rate counter was not counted".into())))
-        .collect()
+    Ok(counts)
 }
 
-/// Takes a refused request's increments back, inside the group's transaction, so no other
-/// admission ever sees them.
-async fn put_back(tx: &mut super::WriteTx, buckets: &[Bucket]) -> Result<(), StoreError> {
-    let placeholders = (1..=buckets.len())
+/// Writes the counters that changed.
+async fn write_counts(
+    tx: &mut super::WriteTx,
+    changed: &HashSet<&str>,
+    counts: &HashMap<String, i64>,
+    windows: &HashMap<&str, i64>,
+) -> Result<(), StoreError> {
+    let mut names: Vec<&str> = changed.iter().copied().collect();
+    names.sort_unstable();
+    for chunk in names.chunks(CHUNK) {
+        let values = (0..chunk.len())
+            .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "INSERT INTO rate_counters (bucket, count, expires_at) VALUES {values} \
+             ON CONFLICT (bucket) DO UPDATE SET count = excluded.count"
+        );
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for name in chunk {
+            let count = counts.get(*name).copied().unwrap_or(0);
+            let window_end = windows.get(name).copied().unwrap_or(0);
+            statement = statement
+                .bind(name.to_string())
+                .bind(count)
+                .bind(window_end);
+        }
+        statement.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// `$first, $first+1, …` for `n` parameters.
+fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()
-        .join(", ");
-    let sql =
-        format!("UPDATE rate_counters SET count = count - 1 WHERE bucket IN ({placeholders})");
-    let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for bucket in buckets {
-        statement = statement.bind(bucket.name.clone());
-    }
-    statement.execute(&mut **tx).await?;
-    Ok(())
+        .join(", ")
 }
