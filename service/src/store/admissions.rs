@@ -6,7 +6,7 @@
 //! their counters to one task, which takes the write lock once for all that are waiting, reads
 //! the authentication epoch and their counters, decides each in arrival order (a refused request
 //! leaves the counts as they were), writes the counters that changed, commits, and only then
-//! answers them: four statements for the group, however large. Every
+//! answers them: three statements for the group, however large. Every
 //! decision is made on the counts in the database under the write lock, so limits stay exact for
 //! every process sharing the file; a request is answered only once its counts are committed.
 
@@ -110,22 +110,18 @@ async fn work(store: Store, mut queue: mpsc::UnboundedReceiver<Waiting>) {
 /// Decides a group in one transaction; nothing is answered unless it commits. The counters are
 /// read once, each admission is decided in arrival order on the counts as the ones before it
 /// left them (a refused one leaves them as they were), and the counters that changed are written
-/// once: four statements for the whole group, all under the write lock, so the counts decided on
+/// once: three statements for the whole group, all under the write lock, so the counts decided on
 /// are the counts in the database.
 async fn decide_group(
     store: &Store,
     group: &[Waiting],
 ) -> Result<Vec<(Vec<i64>, i64)>, StoreError> {
     let mut tx = store.begin_bookkeeping().await?;
-    let epoch: i64 = sqlx::query("SELECT epoch FROM auth_epoch WHERE id = 1")
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get("epoch")?;
     let mut windows: HashMap<&str, i64> = HashMap::new();
     for bucket in group.iter().flat_map(|w| &w.buckets) {
         windows.insert(bucket.name.as_str(), bucket.window_end);
     }
-    let mut counts = read_counts(&mut tx, windows.keys().copied()).await?;
+    let (epoch, mut counts) = read_counts(&mut tx, windows.keys().copied()).await?;
     let mut changed: HashSet<&str> = HashSet::new();
     let mut answers = Vec::with_capacity(group.len());
     for waiting in group {
@@ -152,16 +148,23 @@ async fn decide_group(
     Ok(answers)
 }
 
-/// The counts of the named counters that exist.
+/// The authentication epoch, and the counts of the named counters that exist. The epoch comes
+/// in the first statement's answer, as a row with no bucket name (no counter has an empty name).
 async fn read_counts<'a>(
     tx: &mut super::WriteTx,
     names: impl Iterator<Item = &'a str>,
-) -> Result<HashMap<String, i64>, StoreError> {
+) -> Result<(i64, HashMap<String, i64>), StoreError> {
     let names: Vec<&str> = names.collect();
     let mut counts = HashMap::with_capacity(names.len());
-    for chunk in names.chunks(CHUNK) {
+    let mut epoch = None;
+    for (i, chunk) in names.chunks(CHUNK).enumerate() {
+        let with_epoch = if i == 0 {
+            " UNION ALL SELECT '' AS bucket, epoch AS count FROM auth_epoch WHERE id = 1"
+        } else {
+            ""
+        };
         let sql = format!(
-            "SELECT bucket, count FROM rate_counters WHERE bucket IN ({})",
+            "SELECT bucket, count FROM rate_counters WHERE bucket IN ({}){with_epoch}",
             placeholders(1, chunk.len())
         );
         let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -169,10 +172,17 @@ async fn read_counts<'a>(
             statement = statement.bind(name.to_string());
         }
         for row in statement.fetch_all(&mut **tx).await? {
-            counts.insert(row.try_get("bucket")?, row.try_get("count")?);
+            let bucket: String = row.try_get("bucket")?;
+            let count: i64 = row.try_get("count")?;
+            if bucket.is_empty() {
+                epoch = Some(count);
+            } else {
+                counts.insert(bucket, count);
+            }
         }
     }
-    Ok(counts)
+    let epoch = epoch.ok_or_else(|| StoreError::Corrupt("no authentication epoch".into()))?;
+    Ok((epoch, counts))
 }
 
 /// Writes the counters that changed.
