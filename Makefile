@@ -1,5 +1,5 @@
 # The two set-up commands of the README, and a few conveniences.
-.PHONY: run build test bench fuzz
+.PHONY: run build dist test bench fuzz
 
 # The main job: the service on its embedded SQLite database in ./data, on 127.0.0.1:8080, with
 # the sample bank. Installs the native packages it needs first (see scripts/native-packages.sh).
@@ -10,6 +10,12 @@ run: build
 build:
 	bash scripts/native-packages.sh
 	cargo build --locked -p examkit
+
+# The binary to install, in target/dist/examkit: stripped and optimised as a whole program (the
+# `dist` profile in Cargo.toml; about three times as long as a release build).
+dist:
+	bash scripts/native-packages.sh
+	cargo build --locked --profile dist -p examkit
 
 # Every suite; installs what each needs.
 test:
