@@ -50,6 +50,9 @@ pub struct UsageRow {
 /// them (a stopped server writes them all first).
 pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// Rows written per statement when usage is flushed.
+const FLUSH_ROWS: usize = 100;
+
 /// Totals of one usage row not yet written.
 #[derive(Debug, Clone, Copy, Default)]
 struct Tally {
@@ -192,39 +195,72 @@ impl Store {
         rows.sort_by(|a, b| a.0.cmp(b.0));
         let mut keys: Vec<_> = pending.keys.iter().collect();
         keys.sort_by(|a, b| a.0.cmp(b.0));
+        // Many rows per statement: a flush of thousands of keys' records holds the write lock
+        // for a few statements, not thousands.
         let mut tx = self.begin_bookkeeping().await?;
-        for ((key_id, day, operation, status), tally) in rows {
-            sqlx::query(
+        for chunk in rows.chunks(FLUSH_ROWS) {
+            let values = (0..chunk.len())
+                .map(|i| {
+                    let p = 7 * i;
+                    format!(
+                        "(${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                        p + 1,
+                        p + 2,
+                        p + 3,
+                        p + 4,
+                        p + 5,
+                        p + 6,
+                        p + 7
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!(
                 "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 VALUES {values} \
                  ON CONFLICT (key_id, day, operation, status) DO UPDATE SET \
                  requests = usage_daily.requests + excluded.requests, \
                  total_ms = usage_daily.total_ms + excluded.total_ms, \
-                 max_ms = CASE WHEN excluded.max_ms > usage_daily.max_ms THEN excluded.max_ms ELSE usage_daily.max_ms END",
-            )
-            .bind(key_id.as_str())
-            .bind(day.as_str())
-            .bind(operation.as_str())
-            .bind(i64::from(*status))
-            .bind(tally.requests)
-            .bind(tally.total_ms)
-            .bind(tally.max_ms)
-            .execute(&mut *tx)
-            .await?;
+                 max_ms = CASE WHEN excluded.max_ms > usage_daily.max_ms THEN excluded.max_ms ELSE usage_daily.max_ms END"
+            );
+            let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for ((key_id, day, operation, status), tally) in chunk {
+                statement = statement
+                    .bind(key_id.as_str())
+                    .bind(day.as_str())
+                    .bind(operation.as_str())
+                    .bind(i64::from(*status))
+                    .bind(tally.requests)
+                    .bind(tally.total_ms)
+                    .bind(tally.max_ms);
+            }
+            statement.execute(&mut *tx).await?;
         }
-        for (key_id, tally) in keys {
-            sqlx::query(
-                "UPDATE api_keys SET request_count = request_count + $1, \
-                 error_count = error_count + $2, \
-                 last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < $3 THEN $3 ELSE last_used_at END \
-                 WHERE id = $4",
-            )
-            .bind(tally.requests)
-            .bind(tally.errors)
-            .bind(tally.last_used_at)
-            .bind(key_id.as_str())
-            .execute(&mut *tx)
-            .await?;
+        for chunk in keys.chunks(FLUSH_ROWS) {
+            let values = (0..chunk.len())
+                .map(|i| {
+                    let p = 4 * i;
+                    format!("(${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4)
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            // VALUES columns are column1… on both backends.
+            let sql = format!(
+                "UPDATE api_keys SET request_count = api_keys.request_count + v.column2, \
+                 error_count = api_keys.error_count + v.column3, \
+                 last_used_at = CASE WHEN api_keys.last_used_at IS NULL OR api_keys.last_used_at < v.column4 \
+                 THEN v.column4 ELSE api_keys.last_used_at END \
+                 FROM (VALUES {values}) AS v WHERE api_keys.id = v.column1"
+            );
+            let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for (key_id, tally) in chunk {
+                statement = statement
+                    .bind(key_id.as_str())
+                    .bind(tally.requests)
+                    .bind(tally.errors)
+                    .bind(tally.last_used_at);
+            }
+            statement.execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
