@@ -33,6 +33,17 @@ impl Drop for Served {
     }
 }
 
+/// The status `GET /v1/me` answers with `key`, through curl.
+fn me_status(base: &str, key: &str) -> String {
+    let out = Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
+        .arg(format!("Authorization: Bearer {key}"))
+        .arg(format!("{base}/v1/me"))
+        .output()
+        .expect("curl runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -223,13 +234,7 @@ fn admin_commands_serve_and_the_curl_example() {
             .status
             .success()
     );
-    let after = Command::new("curl")
-        .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
-        .arg(format!("Authorization: Bearer {secret}"))
-        .arg(format!("{base}/v1/me"))
-        .output()
-        .expect("curl runs");
-    assert_eq!(String::from_utf8_lossy(&after.stdout), "401");
+    assert_eq!(me_status(&base, &secret), "401");
     assert!(
         !examkit(&data, &["keys", "revoke", "--key", &key_id])
             .status
@@ -256,13 +261,7 @@ fn admin_commands_serve_and_the_curl_example() {
     .trim()
     .to_owned();
     for _ in 0..5 {
-        let me = Command::new("curl")
-            .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
-            .arg(format!("Authorization: Bearer {second}"))
-            .arg(format!("{base}/v1/me"))
-            .output()
-            .expect("curl runs");
-        assert_eq!(String::from_utf8_lossy(&me.stdout), "200");
+        assert_eq!(me_status(&base, &second), "200");
     }
     let pid = served.0.id().to_string();
     assert!(

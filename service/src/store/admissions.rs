@@ -17,7 +17,7 @@ use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
 use super::rate::Bucket;
-use super::{Store, StoreError};
+use super::{Store, StoreError, placeholders};
 
 /// The most admissions decided in one transaction: enough to carry any load two cores can
 /// serve, small enough that the write lock is never held for long.
@@ -215,12 +215,4 @@ async fn write_counts(
         statement.execute(&mut **tx).await?;
     }
     Ok(())
-}
-
-/// `$first, $first+1, …` for `n` parameters.
-fn placeholders(first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

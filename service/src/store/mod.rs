@@ -399,6 +399,14 @@ impl Store {
     }
 }
 
+/// `$first, $first+1, …` for `n` bound parameters.
+pub(crate) fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The database file a `sqlite:` URL names, if any.
 pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let rest = url

@@ -254,12 +254,9 @@ impl Store {
             return Ok(());
         }
         let buckets = buckets(key_id, user_id, admission.write, admission.at, limits);
-        let placeholders = (1..=buckets.len())
-            .map(|i| format!("${i}"))
-            .collect::<Vec<_>>()
-            .join(", ");
         let sql = format!(
-            "UPDATE rate_counters SET count = count - 1 WHERE count > 0 AND bucket IN ({placeholders})"
+            "UPDATE rate_counters SET count = count - 1 WHERE count > 0 AND bucket IN ({})",
+            super::placeholders(1, buckets.len())
         );
         let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
         for bucket in &buckets {
