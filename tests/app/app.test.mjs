@@ -495,6 +495,23 @@ test('reviewing a question with the keyboard alone: every uncertain decision, sa
   await page.keyboard.press('Escape');
   assert.equal(await page.evaluate(() => document.getElementById('shortcuts').open), false);
   if (first.length > 1) {
+    // A key pressed as the list closes, while focus is still on its checkbox, moves the selection.
+    const raced = await page.evaluate(() => {
+      const selected = () => [...document.querySelectorAll('li.criterion')].findIndex((r) => r.classList.contains('selected'));
+      const dialog = document.getElementById('shortcuts');
+      const before = selected();
+      document.activeElement?.blur(); // as when ? is pressed with nothing focused: no focus to give back
+      dialog.showModal();
+      document.getElementById('single-keys').focus();
+      dialog.close();
+      const focus = document.activeElement.id;
+      document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'j', bubbles: true, cancelable: true }));
+      return { before, focus, after: selected() };
+    });
+    assert.deepStrictEqual(raced, { before: 0, focus: 'single-keys', after: 1 }, 'j pressed as the list closes');
+    await page.waitForFunction(() => document.activeElement?.matches('li.criterion.selected'));
+    await page.keyboard.press('k');
+    assert.equal((await criteria())[0].selected, true, 'k selects the previous criterion');
     await page.keyboard.press('j');
     assert.equal((await criteria())[1].selected, true, 'j selects the next criterion');
     assert.deepStrictEqual(

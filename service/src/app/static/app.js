@@ -272,7 +272,12 @@
     if (!document.getElementById("criteria")) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
-    if (target.closest && target.closest("input, textarea, select, .viewport, dialog")) return;
+    if (!target.closest) return;
+    // Keys in the open shortcuts list belong to it. Once it is closed, focus can stay on its
+    // checkbox until the browser moves it: a key pressed at that moment is the page's.
+    const dialog = target.closest("dialog");
+    if (dialog && dialog.open) return;
+    if (!dialog && target.closest("input, textarea, select, .viewport")) return;
     const single = singleKeysOn();
     const key = event.key;
     if (key === "ArrowDown" || (single && key === "j")) step(1);
