@@ -21,6 +21,7 @@
 //! - the estimated grade guide uses the percentages of [`GRADE_GUIDE`].
 
 mod code;
+mod fonts;
 mod layout;
 mod source;
 mod world;
@@ -31,7 +32,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use typst::diag::{Severity, SourceDiagnostic, Warned};
-use typst::foundations::{Bytes, Smart};
+use typst::foundations::Smart;
 use typst::text::{Font, FontBook};
 use typst::utils::LazyHash;
 use typst::{Library, LibraryExt};
@@ -230,8 +231,9 @@ impl Default for Renderer {
 impl Renderer {
     /// Loads the standard library and the fonts embedded in the binary.
     pub fn new() -> Self {
-        let fonts: Vec<Font> = typst_assets::fonts()
-            .flat_map(|data| Font::iter(Bytes::new(data)))
+        let fonts: Vec<Font> = fonts::files()
+            .iter()
+            .flat_map(|file| Font::iter(file.clone()))
             .collect();
         let book = FontBook::from_fonts(&fonts);
         Renderer {
