@@ -12,10 +12,12 @@ build:
 	cargo build --locked -p examkit
 
 # The binary to install, in target/dist/examkit: stripped and optimised as a whole program (the
-# `dist` profile in Cargo.toml; about three times as long as a release build).
+# `dist` profile in Cargo.toml; about three times as long as a release build), and linked with
+# packed relative relocations: still position-independent, 3 MB smaller, and needing glibc 2.36
+# or newer to run.
 dist:
 	bash scripts/native-packages.sh
-	cargo build --locked --profile dist -p examkit
+	cargo rustc --locked --profile dist -p examkit --bin examkit -- -C link-arg=-Wl,-z,pack-relative-relocs
 
 # Every suite; installs what each needs.
 test:
