@@ -1,7 +1,8 @@
 //! Pruning on SQLite and PostgreSQL, driven through the store with a chosen `now`: idempotency
 //! records older than their retention go (a request still running keeps its claim, and a recent
 //! key still replays), usage rows before the window the usage view shows go (what it shows stays
-//! the same), expired rate-limit counters go, each in batches, and nothing else is touched.
+//! the same), expired rate-limit counters go, each in batches, and nothing else is touched. Also
+//! here, as it is the same bookkeeping: a usage flush that fails midway loses and repeats nothing.
 
 mod common;
 
@@ -22,6 +23,7 @@ on_both!(
     usage_outside_the_shown_window_is_pruned,
     expired_rate_counters_are_pruned,
     one_pass_prunes_every_table,
+    a_usage_flush_that_fails_midway_loses_and_repeats_nothing,
 );
 
 /// A store on a fresh database with one account and one key; returns the store, the key id and
@@ -282,4 +284,104 @@ async fn one_pass_prunes_every_table(db: Db) {
     let pruned = examkit::retention::prune(&store, NOW, false).await;
     assert_eq!(pruned.idempotency_records, None);
     assert_eq!(count(&store, "idempotency_keys").await, 2);
+}
+
+/// A flush is written in short transactions: when one fails, what was committed before it stays
+/// written and the rest stays pending, so the next flush completes every count exactly once.
+async fn a_usage_flush_that_fails_midway_loses_and_repeats_nothing(db: Db) {
+    let Some((store, key, _, _dir)) = fixture(db).await else {
+        return;
+    };
+    let mut operations: Vec<String> = (0..250).map(|i| format!("GET /v1/op{i}")).collect();
+    // Refuse one row well after the first transaction's worth (rows go in name order).
+    operations.sort();
+    let refused = operations[150].clone();
+    let (install, remove): (Vec<String>, &str) = match db {
+        Db::Sqlite => (
+            vec![format!(
+                "CREATE TRIGGER refuse BEFORE INSERT ON usage_daily WHEN NEW.operation = '{refused}' \
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END"
+            )],
+            "DROP TRIGGER refuse",
+        ),
+        Db::Postgres => (
+            vec![
+                format!(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                     IF NEW.operation = '{refused}' THEN RAISE EXCEPTION 'refused'; END IF; \
+                     RETURN NEW; END $$"
+                ),
+                "CREATE TRIGGER refuse BEFORE INSERT ON usage_daily FOR EACH ROW EXECUTE FUNCTION refuse()"
+                    .to_owned(),
+            ],
+            "DROP TRIGGER refuse ON usage_daily",
+        ),
+    };
+    let mut tx = store.begin_bookkeeping().await.expect("tx");
+    for sql in install {
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .execute(&mut *tx)
+            .await
+            .expect("install the refusal");
+    }
+    tx.commit().await.expect("commit");
+    // Recorded once the refusal is in place: the flusher in the background fails on it too.
+    for operation in &operations {
+        store
+            .record_usage(&key, operation, 200, 3, NOW)
+            .await
+            .expect("record");
+    }
+    assert!(
+        store.flush_usage().await.is_err(),
+        "the refused row fails its flush"
+    );
+    let written: i64 = sqlx::query("SELECT COUNT(*) FROM usage_daily WHERE key_id = $1")
+        .bind(key.as_str())
+        .fetch_one(store.pool())
+        .await
+        .expect("count")
+        .try_get(0)
+        .expect("count");
+    assert!(
+        written > 0 && written < 250,
+        "the transactions before the failed one stay written ({written} rows)"
+    );
+
+    let mut tx = store.begin_bookkeeping().await.expect("tx");
+    sqlx::query(remove)
+        .execute(&mut *tx)
+        .await
+        .expect("remove the refusal");
+    tx.commit().await.expect("commit");
+    store.flush_usage().await.expect("the next flush");
+    let rows = sqlx::query(
+        "SELECT operation, requests, total_ms FROM usage_daily WHERE key_id = $1 ORDER BY operation",
+    )
+    .bind(key.as_str())
+    .fetch_all(store.pool())
+    .await
+    .expect("rows");
+    let mut counted: Vec<(String, i64, i64)> = rows
+        .iter()
+        .map(|row| {
+            (
+                row.try_get("operation").expect("operation"),
+                row.try_get("requests").expect("requests"),
+                row.try_get("total_ms").expect("total_ms"),
+            )
+        })
+        .collect();
+    counted.sort();
+    let expected: Vec<(String, i64, i64)> =
+        operations.iter().map(|op| (op.clone(), 1, 3)).collect();
+    assert_eq!(counted, expected, "every request counted once");
+    let requests: i64 = sqlx::query("SELECT request_count FROM api_keys WHERE id = $1")
+        .bind(key.as_str())
+        .fetch_one(store.pool())
+        .await
+        .expect("key")
+        .try_get(0)
+        .expect("count");
+    assert_eq!(requests, 250);
 }

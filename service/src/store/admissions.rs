@@ -17,14 +17,11 @@ use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
 use super::rate::Bucket;
-use super::{Store, StoreError, placeholders};
+use super::{Store, StoreError};
 
 /// The most admissions decided in one transaction: enough to carry any load two cores can
 /// serve, small enough that the write lock is never held for long.
 const MAX_GROUP: usize = 256;
-
-/// Counters per statement: three parameters each stays far below SQLite's limit on them.
-const CHUNK: usize = 500;
 
 /// What the worker answers: each counter's count after incrementing (in the order given), and
 /// the authentication epoch; or why the group's transaction failed.
@@ -148,71 +145,68 @@ async fn decide_group(
     Ok(answers)
 }
 
-/// The authentication epoch, and the counts of the named counters that exist. The epoch comes
-/// in the first statement's answer, as a row with no bucket name (no counter has an empty name).
+/// Reads the authentication epoch (a row with no bucket name: no counter has an empty name) and
+/// the counts of the named counters that exist. The names go in as one JSON array, so the
+/// statement's text is the same whatever the group's size and it is prepared once per connection.
+const READ_COUNTS: &str = "SELECT bucket, count FROM rate_counters \
+     WHERE bucket IN (SELECT value FROM json_each($1)) \
+     UNION ALL SELECT '' AS bucket, epoch AS count FROM auth_epoch WHERE id = 1";
+
+/// Writes counters given as one JSON array of `[bucket, count, window end]`.
+const WRITE_COUNTS: &str = "INSERT INTO rate_counters (bucket, count, expires_at) \
+     SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each($1) WHERE true \
+     ON CONFLICT (bucket) DO UPDATE SET count = excluded.count";
+
+/// The authentication epoch, and the counts of the named counters that exist.
 async fn read_counts<'a>(
     tx: &mut super::WriteTx,
     names: impl Iterator<Item = &'a str>,
 ) -> Result<(i64, HashMap<String, i64>), StoreError> {
     let names: Vec<&str> = names.collect();
-    let mut counts = HashMap::with_capacity(names.len());
+    let names = serde_json::to_string(&names).map_err(|e| StoreError::Batch(e.to_string()))?;
+    let mut counts = HashMap::new();
     let mut epoch = None;
-    for (i, chunk) in names.chunks(CHUNK).enumerate() {
-        let with_epoch = if i == 0 {
-            " UNION ALL SELECT '' AS bucket, epoch AS count FROM auth_epoch WHERE id = 1"
+    for row in sqlx::query(READ_COUNTS)
+        .bind(names)
+        .fetch_all(&mut **tx)
+        .await?
+    {
+        let bucket: String = row.try_get("bucket")?;
+        let count: i64 = row.try_get("count")?;
+        if bucket.is_empty() {
+            epoch = Some(count);
         } else {
-            ""
-        };
-        let sql = format!(
-            "SELECT bucket, count FROM rate_counters WHERE bucket IN ({}){with_epoch}",
-            placeholders(1, chunk.len())
-        );
-        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for name in chunk {
-            statement = statement.bind(name.to_string());
-        }
-        for row in statement.fetch_all(&mut **tx).await? {
-            let bucket: String = row.try_get("bucket")?;
-            let count: i64 = row.try_get("count")?;
-            if bucket.is_empty() {
-                epoch = Some(count);
-            } else {
-                counts.insert(bucket, count);
-            }
+            counts.insert(bucket, count);
         }
     }
     let epoch = epoch.ok_or_else(|| StoreError::Corrupt("no authentication epoch".into()))?;
     Ok((epoch, counts))
 }
 
-/// Writes the counters that changed.
+/// Writes the counters that changed, in name order.
 async fn write_counts(
     tx: &mut super::WriteTx,
     changed: &HashSet<&str>,
     counts: &HashMap<String, i64>,
     windows: &HashMap<&str, i64>,
 ) -> Result<(), StoreError> {
+    if changed.is_empty() {
+        return Ok(());
+    }
     let mut names: Vec<&str> = changed.iter().copied().collect();
     names.sort_unstable();
-    for chunk in names.chunks(CHUNK) {
-        let values = (0..chunk.len())
-            .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let sql = format!(
-            "INSERT INTO rate_counters (bucket, count, expires_at) VALUES {values} \
-             ON CONFLICT (bucket) DO UPDATE SET count = excluded.count"
-        );
-        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for name in chunk {
-            let count = counts.get(*name).copied().unwrap_or(0);
+    let rows: Vec<(&str, i64, i64)> = names
+        .into_iter()
+        .map(|name| {
+            let count = counts.get(name).copied().unwrap_or(0);
             let window_end = windows.get(name).copied().unwrap_or(0);
-            statement = statement
-                .bind(name.to_string())
-                .bind(count)
-                .bind(window_end);
-        }
-        statement.execute(&mut **tx).await?;
-    }
+            (name, count, window_end)
+        })
+        .collect();
+    let rows = serde_json::to_string(&rows).map_err(|e| StoreError::Batch(e.to_string()))?;
+    sqlx::query(WRITE_COUNTS)
+        .bind(rows)
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }

@@ -54,6 +54,9 @@ pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(50
 const FLUSH_ROWS: usize = 100;
 
 /// Totals of one usage row not yet written.
+/// A usage row's key: key id, UTC date, operation and status.
+type RowKey = (String, String, String, u16);
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Tally {
     requests: i64,
@@ -71,12 +74,12 @@ struct KeyTally {
 
 #[derive(Debug, Default)]
 struct Pending {
-    rows: HashMap<(String, String, String, u16), Tally>,
+    rows: HashMap<RowKey, Tally>,
     keys: HashMap<String, KeyTally>,
 }
 
 impl Pending {
-    fn add_row(&mut self, at: (String, String, String, u16), tally: Tally) {
+    fn add_row(&mut self, at: RowKey, tally: Tally) {
         let row = self.rows.entry(at).or_default();
         row.requests += tally.requests;
         row.total_ms += tally.total_ms;
@@ -95,8 +98,7 @@ impl Pending {
     }
 }
 
-/// Requests recorded in memory and written in one transaction every [`FLUSH_EVERY`], off the
-/// requests' path.
+/// Requests recorded in memory and written every [`FLUSH_EVERY`], off the requests' path.
 #[derive(Debug, Default)]
 pub(crate) struct UsageBuffer {
     pending: std::sync::Mutex<Pending>,
@@ -167,9 +169,11 @@ impl Store {
         }));
     }
 
-    /// Writes every recorded request not yet written, in one bookkeeping transaction. Rows are
-    /// written in a fixed order, so servers flushing at once never deadlock. When the write
-    /// fails the records stay pending for the next flush.
+    /// Writes every recorded request not yet written, [`FLUSH_ROWS`] rows to a short
+    /// bookkeeping transaction: admissions waiting for SQLite's write lock get it between them,
+    /// instead of behind one transaction for thousands of keys. Rows are written in a fixed order,
+    /// so servers flushing at once never deadlock. When a write fails, what was not yet written
+    /// stays pending for the next flush.
     pub async fn flush_usage(&self) -> Result<(), StoreError> {
         let _writing = self.usage.writing.lock().await;
         let taken =
@@ -177,91 +181,112 @@ impl Store {
         if taken.is_empty() {
             return Ok(());
         }
-        let result = self.write_usage(&taken).await;
+        let mut rows: Vec<_> = taken.rows.into_iter().collect();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut keys: Vec<_> = taken.keys.into_iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(&b.0));
+
+        let mut rows_written = 0;
+        let mut keys_written = 0;
+        let mut result = Ok(());
+        for chunk in rows.chunks(FLUSH_ROWS) {
+            result = self.write_usage_rows(chunk).await;
+            if result.is_err() {
+                break;
+            }
+            rows_written += chunk.len();
+        }
+        if result.is_ok() {
+            for chunk in keys.chunks(FLUSH_ROWS) {
+                result = self.write_key_counts(chunk).await;
+                if result.is_err() {
+                    break;
+                }
+                keys_written += chunk.len();
+            }
+        }
         if result.is_err() {
             let mut pending = self.usage.pending.lock().unwrap_or_else(|e| e.into_inner());
-            for (at, tally) in taken.rows {
+            for (at, tally) in rows.into_iter().skip(rows_written) {
                 pending.add_row(at, tally);
             }
-            for (key, tally) in taken.keys {
+            for (key, tally) in keys.into_iter().skip(keys_written) {
                 pending.add_key(key, tally);
             }
         }
         result
     }
 
-    async fn write_usage(&self, pending: &Pending) -> Result<(), StoreError> {
-        let mut rows: Vec<_> = pending.rows.iter().collect();
-        rows.sort_by(|a, b| a.0.cmp(b.0));
-        let mut keys: Vec<_> = pending.keys.iter().collect();
-        keys.sort_by(|a, b| a.0.cmp(b.0));
-        // Many rows per statement: a flush of thousands of keys' records holds the write lock
-        // for a few statements, not thousands.
+    /// Adds one chunk of usage rows to `usage_daily`, in a transaction of its own.
+    async fn write_usage_rows(&self, chunk: &[(RowKey, Tally)]) -> Result<(), StoreError> {
+        let values = (0..chunk.len())
+            .map(|i| {
+                let p = 7 * i;
+                format!(
+                    "(${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6,
+                    p + 7
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
+             VALUES {values} \
+             ON CONFLICT (key_id, day, operation, status) DO UPDATE SET \
+             requests = usage_daily.requests + excluded.requests, \
+             total_ms = usage_daily.total_ms + excluded.total_ms, \
+             max_ms = CASE WHEN excluded.max_ms > usage_daily.max_ms THEN excluded.max_ms ELSE usage_daily.max_ms END"
+        );
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for ((key_id, day, operation, status), tally) in chunk {
+            statement = statement
+                .bind(key_id.as_str())
+                .bind(day.as_str())
+                .bind(operation.as_str())
+                .bind(i64::from(*status))
+                .bind(tally.requests)
+                .bind(tally.total_ms)
+                .bind(tally.max_ms);
+        }
         let mut tx = self.begin_bookkeeping().await?;
-        for chunk in rows.chunks(FLUSH_ROWS) {
-            let values = (0..chunk.len())
-                .map(|i| {
-                    let p = 7 * i;
-                    format!(
-                        "(${}, ${}, ${}, ${}, ${}, ${}, ${})",
-                        p + 1,
-                        p + 2,
-                        p + 3,
-                        p + 4,
-                        p + 5,
-                        p + 6,
-                        p + 7
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            let sql = format!(
-                "INSERT INTO usage_daily (key_id, day, operation, status, requests, total_ms, max_ms) \
-                 VALUES {values} \
-                 ON CONFLICT (key_id, day, operation, status) DO UPDATE SET \
-                 requests = usage_daily.requests + excluded.requests, \
-                 total_ms = usage_daily.total_ms + excluded.total_ms, \
-                 max_ms = CASE WHEN excluded.max_ms > usage_daily.max_ms THEN excluded.max_ms ELSE usage_daily.max_ms END"
-            );
-            let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for ((key_id, day, operation, status), tally) in chunk {
-                statement = statement
-                    .bind(key_id.as_str())
-                    .bind(day.as_str())
-                    .bind(operation.as_str())
-                    .bind(i64::from(*status))
-                    .bind(tally.requests)
-                    .bind(tally.total_ms)
-                    .bind(tally.max_ms);
-            }
-            statement.execute(&mut *tx).await?;
+        statement.execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Adds one chunk of keys' request and error counts to `api_keys`, in a transaction of its own.
+    async fn write_key_counts(&self, chunk: &[(String, KeyTally)]) -> Result<(), StoreError> {
+        let values = (0..chunk.len())
+            .map(|i| {
+                let p = 4 * i;
+                format!("(${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4)
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        // VALUES columns are column1… on both backends.
+        let sql = format!(
+            "UPDATE api_keys SET request_count = api_keys.request_count + v.column2, \
+             error_count = api_keys.error_count + v.column3, \
+             last_used_at = CASE WHEN api_keys.last_used_at IS NULL OR api_keys.last_used_at < v.column4 \
+             THEN v.column4 ELSE api_keys.last_used_at END \
+             FROM (VALUES {values}) AS v WHERE api_keys.id = v.column1"
+        );
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (key_id, tally) in chunk {
+            statement = statement
+                .bind(key_id.as_str())
+                .bind(tally.requests)
+                .bind(tally.errors)
+                .bind(tally.last_used_at);
         }
-        for chunk in keys.chunks(FLUSH_ROWS) {
-            let values = (0..chunk.len())
-                .map(|i| {
-                    let p = 4 * i;
-                    format!("(${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4)
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            // VALUES columns are column1… on both backends.
-            let sql = format!(
-                "UPDATE api_keys SET request_count = api_keys.request_count + v.column2, \
-                 error_count = api_keys.error_count + v.column3, \
-                 last_used_at = CASE WHEN api_keys.last_used_at IS NULL OR api_keys.last_used_at < v.column4 \
-                 THEN v.column4 ELSE api_keys.last_used_at END \
-                 FROM (VALUES {values}) AS v WHERE api_keys.id = v.column1"
-            );
-            let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for (key_id, tally) in chunk {
-                statement = statement
-                    .bind(key_id.as_str())
-                    .bind(tally.requests)
-                    .bind(tally.errors)
-                    .bind(tally.last_used_at);
-            }
-            statement.execute(&mut *tx).await?;
-        }
+        let mut tx = self.begin_bookkeeping().await?;
+        statement.execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -297,6 +322,9 @@ impl Store {
     /// `now`, in batches; returns how many were deleted. What [`Store::usage`] shows at `now`
     /// is never among them. Keys' lifetime counters are not usage rows and stay.
     pub async fn prune_usage(&self, now: i64) -> Result<u64, StoreError> {
+        // What this server still holds in memory is written first, so a pass prunes every row
+        // recorded before it, not only those the flusher happened to have written.
+        self.flush_usage().await?;
         self.prune_in_batches(PRUNE, first_day(now, KEPT_DAYS))
             .await
     }
