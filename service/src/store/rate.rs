@@ -4,9 +4,7 @@
 //! that applies to it (key and account; all requests, and writes for non-GET methods; per minute
 //! and per day) stays within its limit; otherwise nothing is consumed and the caller gets 429.
 
-use sqlx::Row;
-
-use super::{Backend, Durability, PruneBatch, Store, StoreError};
+use super::{Durability, PruneBatch, Store, StoreError};
 
 const MINUTE_MS: i64 = 60_000;
 
@@ -196,10 +194,10 @@ impl Store {
     /// Admits one request of `key_id` (account `user_id`) at `now`, or refuses it without
     /// consuming anything.
     ///
-    /// The counters live in the database, so every server sharing it shares them exactly. On
-    /// SQLite the admissions waiting at one moment are decided one after another in one
-    /// transaction (see [`super::admissions`]); on PostgreSQL each is one statement
-    /// (`examkit_admit`, migration 0015).
+    /// The counters live in the database, so every server sharing it shares them exactly. The
+    /// admissions waiting at one moment are decided one after another in one transaction (see
+    /// [`super::admissions`]): three statements on SQLite, one on PostgreSQL
+    /// (`examkit_admit_group`, migration 0016).
     pub async fn admit(
         &self,
         key_id: &str,
@@ -209,28 +207,7 @@ impl Store {
         limits: &Limits,
     ) -> Result<Admission, StoreError> {
         let buckets = buckets(key_id, user_id, write, now, limits);
-        let (counts, epoch) = match self.backend() {
-            Backend::Sqlite => self.admissions.admit(self, buckets.clone()).await?,
-            Backend::Postgres => {
-                let join = |f: &dyn Fn(&Bucket) -> String| {
-                    buckets.iter().map(f).collect::<Vec<_>>().join(" ")
-                };
-                let row =
-                    sqlx::query("SELECT counts, admitted, epoch FROM examkit_admit($1, $2, $3)")
-                        .bind(join(&|b| b.name.clone()))
-                        .bind(join(&|b| b.limit.to_string()))
-                        .bind(join(&|b| b.window_end.to_string()))
-                        .fetch_one(&self.bookkeeping)
-                        .await?;
-                let counts: String = row.try_get("counts")?;
-                let counts = counts
-                    .split(' ')
-                    .map(|c| c.parse::<i64>())
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| StoreError::Corrupt(format!("rate counts: {e}")))?;
-                (counts, row.try_get::<i64, _>("epoch")?)
-            }
-        };
+        let (counts, epoch) = self.admissions.admit(self, buckets.clone()).await?;
         if counts.len() != buckets.len() {
             return Err(StoreError::Corrupt(format!(
                 "{} counters counted for {} buckets",
