@@ -53,10 +53,10 @@ pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(50
 /// Rows written per statement when usage is flushed.
 const FLUSH_ROWS: usize = 100;
 
-/// Totals of one usage row not yet written.
 /// A usage row's key: key id, UTC date, operation and status.
 type RowKey = (String, String, String, u16);
 
+/// Totals of one usage row not yet written.
 #[derive(Debug, Clone, Copy, Default)]
 struct Tally {
     requests: i64,
