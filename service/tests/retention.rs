@@ -2,7 +2,8 @@
 //! records older than their retention go (a request still running keeps its claim, and a recent
 //! key still replays), usage rows before the window the usage view shows go (what it shows stays
 //! the same), expired rate-limit counters go, each in batches, and nothing else is touched. Also
-//! here, as it is the same bookkeeping: a usage flush that fails midway loses and repeats nothing.
+//! here, as it is the same bookkeeping: a usage flush that fails midway loses and repeats nothing,
+//! and an admission whose transaction fails counts nothing and leaves the next one decided.
 
 mod common;
 
@@ -24,6 +25,7 @@ on_both!(
     expired_rate_counters_are_pruned,
     one_pass_prunes_every_table,
     a_usage_flush_that_fails_midway_loses_and_repeats_nothing,
+    an_admission_group_that_fails_counts_nothing,
 );
 
 /// A store on a fresh database with one account and one key; returns the store, the key id and
@@ -384,4 +386,68 @@ async fn a_usage_flush_that_fails_midway_loses_and_repeats_nothing(db: Db) {
         .try_get(0)
         .expect("count");
     assert_eq!(requests, 250);
+}
+
+/// An admission whose group transaction fails is an error, not a decision, and none of its
+/// counters is written (the day's as little as the minute's); the worker goes on, and the next
+/// admission counts from zero.
+async fn an_admission_group_that_fails_counts_nothing(db: Db) {
+    let Some((store, key, user, _dir)) = fixture(db).await else {
+        return;
+    };
+    let (install, remove): (Vec<&str>, &str) = match db {
+        Db::Sqlite => (
+            vec![
+                "CREATE TRIGGER refuse BEFORE INSERT ON rate_counters WHEN NEW.bucket LIKE 'k:%:m:%' \
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END",
+            ],
+            "DROP TRIGGER refuse",
+        ),
+        Db::Postgres => (
+            vec![
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                 IF NEW.bucket LIKE 'k:%:m:%' THEN RAISE EXCEPTION 'refused'; END IF; \
+                 RETURN NEW; END $$",
+                "CREATE TRIGGER refuse BEFORE INSERT ON rate_counters FOR EACH ROW EXECUTE FUNCTION refuse()",
+            ],
+            "DROP TRIGGER refuse ON rate_counters",
+        ),
+    };
+    let mut tx = store.begin_bookkeeping().await.expect("tx");
+    for sql in install {
+        sqlx::query(sql)
+            .execute(&mut *tx)
+            .await
+            .expect("install the refusal");
+    }
+    tx.commit().await.expect("commit");
+    let limits = Limits::default();
+    let failed = store.admit(&key, &user, false, NOW, &limits).await;
+    assert!(
+        failed.is_err(),
+        "a failed transaction decides nothing: {failed:?}"
+    );
+    assert_eq!(
+        count(&store, "rate_counters").await,
+        0,
+        "nothing was counted"
+    );
+
+    let mut tx = store.begin_bookkeeping().await.expect("tx");
+    sqlx::query(remove)
+        .execute(&mut *tx)
+        .await
+        .expect("remove the refusal");
+    tx.commit().await.expect("commit");
+    let admitted = store
+        .admit(&key, &user, false, NOW, &limits)
+        .await
+        .expect("the next admission");
+    assert!(admitted.admitted);
+    assert_eq!(
+        (admitted.remaining, admitted.daily_remaining),
+        (limits.key_per_minute - 1, limits.key_per_day - 1),
+        "counted once, from zero"
+    );
+    assert_eq!(count(&store, "rate_counters").await, 4);
 }

@@ -1,7 +1,7 @@
 //! Rate-limit admissions decided in groups: one transaction for every admission waiting at one
 //! moment.
 //!
-//! Requests hand their counters to one task per store, which decides the admissions waiting at
+//! Requests hand their counters to one worker per store, which decides the admissions waiting at
 //! one moment together: it takes the counters' locks once for all of them, reads the
 //! authentication epoch and their counts, decides each in arrival order (a refused request
 //! leaves the counts as they were), writes the counters that changed, commits, and only then
@@ -10,13 +10,14 @@
 //! committed.
 //!
 //! On SQLite, which has one writer at a time, a transaction per request spends most of its time
-//! beginning and committing; a group is three statements under the write lock, however large.
+//! beginning and committing; a group is three statements under the write lock, however large,
+//! run by a thread that owns a connection of its own ([`super::admission_thread`]).
 //! On PostgreSQL a group is one statement (`examkit_admit_group`), one round trip instead of one
 //! per request, with the counters locked in name order so groups from any number of servers
-//! never deadlock.
+//! never deadlock; up to four groups are on their way at once.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
@@ -26,21 +27,66 @@ use super::{Backend, Store, StoreError};
 
 /// The most admissions decided in one transaction: enough to carry any load two cores can
 /// serve, small enough that the write lock is never held for long.
-const MAX_GROUP: usize = 256;
+pub(super) const MAX_GROUP: usize = 256;
 
 /// What the worker answers: each counter's count after incrementing (in the order given), and
 /// the authentication epoch; or why the group's transaction failed.
 type Answer = Result<(Vec<i64>, i64), String>;
 
-struct Waiting {
-    buckets: Vec<Bucket>,
-    answer: oneshot::Sender<Answer>,
+/// One request's admission, waiting for its group.
+pub(super) struct Waiting {
+    pub(super) buckets: Vec<Bucket>,
+    pub(super) answer: oneshot::Sender<Answer>,
 }
 
-/// The queue to the admission worker of one store, started with the first admission.
+/// The queue to the admission worker of one store, started with the first admission: a task on
+/// PostgreSQL, a thread with its own connection on SQLite.
 #[derive(Default)]
 pub(crate) struct Admissions {
-    queue: Mutex<Option<mpsc::UnboundedSender<Waiting>>>,
+    queue: Mutex<Option<Queue>>,
+}
+
+#[derive(Clone)]
+enum Queue {
+    Task(mpsc::UnboundedSender<Waiting>),
+    Thread(super::admission_thread::Queue),
+}
+
+impl Queue {
+    /// Starts the worker for `store`.
+    fn start(store: &Store) -> Result<Queue, StoreError> {
+        match (store.backend(), &store.sqlite_file, &store.turn) {
+            (Backend::Postgres, _, _) => {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                tokio::spawn(work(store.clone(), receiver));
+                Ok(Queue::Task(sender))
+            }
+            (Backend::Sqlite, Some(file), Some(turn)) => {
+                super::admission_thread::start(file.clone(), Arc::clone(turn))
+                    .map(Queue::Thread)
+                    .map_err(StoreError::Batch)
+            }
+            (Backend::Sqlite, _, _) => Err(StoreError::Batch(
+                "rate limits need a database file, not an in-memory database".into(),
+            )),
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        match self {
+            // A task whose runtime has gone (a store used from a new runtime) is replaced.
+            Queue::Task(sender) => sender.is_closed(),
+            // A thread that has stopped shows when a send fails.
+            Queue::Thread(_) => false,
+        }
+    }
+
+    fn send(&self, waiting: Waiting) -> Result<(), Waiting> {
+        match self {
+            Queue::Task(sender) => sender.send(waiting).map_err(|e| e.0),
+            Queue::Thread(sender) => sender.send(waiting).map_err(|e| e.0),
+        }
+    }
 }
 
 impl std::fmt::Debug for Admissions {
@@ -58,15 +104,14 @@ impl Admissions {
     ) -> Result<(Vec<i64>, i64), StoreError> {
         let (answer, answered) = oneshot::channel();
         let mut waiting = Waiting { buckets, answer };
-        // A worker whose runtime has gone (a store used from a new runtime) is replaced.
+        // A worker that has stopped is replaced, once.
         for _ in 0..2 {
             let sender = {
                 let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
                 match &*queue {
                     Some(sender) if !sender.is_closed() => sender.clone(),
                     _ => {
-                        let (sender, receiver) = mpsc::unbounded_channel();
-                        tokio::spawn(work(store.clone(), receiver));
+                        let sender = Queue::start(store)?;
                         *queue = Some(sender.clone());
                         sender
                     }
@@ -79,7 +124,10 @@ impl Admissions {
                         .map_err(|_| StoreError::Batch("the admission worker stopped".into()))?
                         .map_err(StoreError::Batch);
                 }
-                Err(mpsc::error::SendError(back)) => waiting = back,
+                Err(back) => {
+                    waiting = back;
+                    *self.queue.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                }
             }
         }
         Err(StoreError::Batch(
@@ -88,39 +136,48 @@ impl Admissions {
     }
 }
 
+/// Groups decided at once on PostgreSQL: while one group's statement is on its way, the next
+/// gathers and goes too. Groups that share counters wait for each other's row locks in the
+/// database, so every decision is still made on committed counts.
+const IN_FLIGHT: usize = 4;
+
 async fn work(store: Store, mut queue: mpsc::UnboundedReceiver<Waiting>) {
-    let mut group = Vec::with_capacity(MAX_GROUP);
-    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
-        match decide_group(&store, &group).await {
-            Ok(answers) => {
-                for (waiting, answer) in group.drain(..).zip(answers) {
-                    // A request that stopped waiting (its client left) needs no answer.
-                    let _ = waiting.answer.send(Ok(answer));
-                }
-            }
-            Err(e) => {
-                let message = e.to_string();
-                tracing::warn!(error = %message, admissions = group.len(), "admissions failed");
-                for waiting in group.drain(..) {
-                    let _ = waiting.answer.send(Err(message.clone()));
-                }
-            }
+    let slots = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
+    loop {
+        // Waiting for a free slot first lets the next group gather meanwhile.
+        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+            return;
+        };
+        let mut group = Vec::with_capacity(MAX_GROUP);
+        if queue.recv_many(&mut group, MAX_GROUP).await == 0 {
+            return;
         }
+        let store = store.clone();
+        tokio::spawn(async move {
+            let decided = decide_group_postgres(&store, &group)
+                .await
+                .map_err(|e| e.to_string());
+            answer(group, decided);
+            drop(slot);
+        });
     }
 }
 
-/// Decides a group in one transaction; nothing is answered unless it commits. The counters are
-/// read once, each admission is decided in arrival order on the counts as the ones before it
-/// left them (a refused one leaves them as they were), and the counters that changed are written
-/// once: three statements for the whole group, all under the write lock, so the counts decided on
-/// are the counts in the database.
-async fn decide_group(
-    store: &Store,
-    group: &[Waiting],
-) -> Result<Vec<(Vec<i64>, i64)>, StoreError> {
-    match store.backend() {
-        Backend::Sqlite => decide_group_sqlite(store, group).await,
-        Backend::Postgres => decide_group_postgres(store, group).await,
+/// Answers each admission of `group` with its counts, or all of them with the group's error.
+pub(super) fn answer(group: Vec<Waiting>, decided: Result<Vec<(Vec<i64>, i64)>, String>) {
+    match decided {
+        Ok(answers) => {
+            for (waiting, answer) in group.into_iter().zip(answers) {
+                // A request that stopped waiting (its client left) needs no answer.
+                let _ = waiting.answer.send(Ok(answer));
+            }
+        }
+        Err(message) => {
+            tracing::warn!(error = %message, admissions = group.len(), "admissions failed");
+            for waiting in group {
+                let _ = waiting.answer.send(Err(message.clone()));
+            }
+        }
     }
 }
 
@@ -166,18 +223,17 @@ async fn decide_group_postgres(
     Ok(answers)
 }
 
-/// On SQLite: three statements under the write lock, as the module says.
-async fn decide_group_sqlite(
-    store: &Store,
-    group: &[Waiting],
-) -> Result<Vec<(Vec<i64>, i64)>, StoreError> {
-    let mut tx = store.begin_bookkeeping().await?;
-    let mut windows: HashMap<&str, i64> = HashMap::new();
-    for bucket in group.iter().flat_map(|w| &w.buckets) {
-        windows.insert(bucket.name.as_str(), bucket.window_end);
-    }
-    let (epoch, mut counts) = read_counts(&mut tx, windows.keys().copied()).await?;
-    let mut changed: HashSet<&str> = HashSet::new();
+/// Decides `group` in arrival order on `counts` (the counters' counts before it, updated as it
+/// goes): each request's counters are incremented, and kept only when none goes over its limit,
+/// so a refused request leaves the counts as the ones before it left them. Returns each
+/// request's incremented counts with `epoch`, and the names of the counters that changed, in
+/// name order.
+pub(super) fn decide_in_order<'a>(
+    group: &'a [Waiting],
+    counts: &mut HashMap<String, i64>,
+    epoch: i64,
+) -> (Vec<(Vec<i64>, i64)>, Vec<&'a str>) {
+    let mut changed: BTreeSet<&str> = BTreeSet::new();
     let mut answers = Vec::with_capacity(group.len());
     for waiting in group {
         let counted: Vec<i64> = waiting
@@ -198,73 +254,17 @@ async fn decide_group_sqlite(
         }
         answers.push((counted, epoch));
     }
-    write_counts(&mut tx, &changed, &counts, &windows).await?;
-    tx.commit().await?;
-    Ok(answers)
+    (answers, changed.into_iter().collect())
 }
 
 /// Reads the authentication epoch (a row with no bucket name: no counter has an empty name) and
 /// the counts of the named counters that exist. The names go in as one JSON array, so the
 /// statement's text is the same whatever the group's size and it is prepared once per connection.
-const READ_COUNTS: &str = "SELECT bucket, count FROM rate_counters \
+pub(super) const READ_COUNTS: &str = "SELECT bucket, count FROM rate_counters \
      WHERE bucket IN (SELECT value FROM json_each($1)) \
      UNION ALL SELECT '' AS bucket, epoch AS count FROM auth_epoch WHERE id = 1";
 
 /// Writes counters given as one JSON array of `[bucket, count, window end]`.
-const WRITE_COUNTS: &str = "INSERT INTO rate_counters (bucket, count, expires_at) \
+pub(super) const WRITE_COUNTS: &str = "INSERT INTO rate_counters (bucket, count, expires_at) \
      SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each($1) WHERE true \
      ON CONFLICT (bucket) DO UPDATE SET count = excluded.count";
-
-/// The authentication epoch, and the counts of the named counters that exist.
-async fn read_counts<'a>(
-    tx: &mut super::WriteTx,
-    names: impl Iterator<Item = &'a str>,
-) -> Result<(i64, HashMap<String, i64>), StoreError> {
-    let names: Vec<&str> = names.collect();
-    let names = serde_json::to_string(&names).map_err(|e| StoreError::Batch(e.to_string()))?;
-    let mut counts = HashMap::new();
-    let mut epoch = None;
-    for row in sqlx::query(READ_COUNTS)
-        .bind(names)
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        let bucket: String = row.try_get("bucket")?;
-        let count: i64 = row.try_get("count")?;
-        if bucket.is_empty() {
-            epoch = Some(count);
-        } else {
-            counts.insert(bucket, count);
-        }
-    }
-    let epoch = epoch.ok_or_else(|| StoreError::Corrupt("no authentication epoch".into()))?;
-    Ok((epoch, counts))
-}
-
-/// Writes the counters that changed, in name order.
-async fn write_counts(
-    tx: &mut super::WriteTx,
-    changed: &HashSet<&str>,
-    counts: &HashMap<String, i64>,
-    windows: &HashMap<&str, i64>,
-) -> Result<(), StoreError> {
-    if changed.is_empty() {
-        return Ok(());
-    }
-    let mut names: Vec<&str> = changed.iter().copied().collect();
-    names.sort_unstable();
-    let rows: Vec<(&str, i64, i64)> = names
-        .into_iter()
-        .map(|name| {
-            let count = counts.get(name).copied().unwrap_or(0);
-            let window_end = windows.get(name).copied().unwrap_or(0);
-            (name, count, window_end)
-        })
-        .collect();
-    let rows = serde_json::to_string(&rows).map_err(|e| StoreError::Batch(e.to_string()))?;
-    sqlx::query(WRITE_COUNTS)
-        .bind(rows)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}

@@ -5,6 +5,7 @@
 //! Each backend has its own migrations (`migrations/sqlite`, `migrations/postgres`), applied at start.
 
 pub mod accounts;
+mod admission_thread;
 mod admissions;
 pub mod app_sessions;
 pub mod automated;
@@ -125,7 +126,7 @@ pub struct Store {
     sqlite_file: Option<std::path::PathBuf>,
     /// Where stored files go: `None` for the database itself (see [`objects`]).
     objects: Option<objects::Objects>,
-    /// The admission worker (SQLite; see [`admissions`]).
+    /// The admission worker, started with the first admission (see [`admissions`]).
     admissions: Arc<admissions::Admissions>,
     /// Keys this server has authenticated (see [`key_cache`]).
     key_cache: Arc<key_cache::KeyCache>,
