@@ -74,6 +74,18 @@ async fn count(store: &Store, table: &str) -> i64 {
         .expect("count")
 }
 
+/// Runs `statements` in one bookkeeping transaction (a test's setup of refusals).
+async fn in_bookkeeping<S: AsRef<str>>(store: &Store, statements: &[S], what: &str) {
+    let mut tx = store.begin_bookkeeping().await.expect("tx");
+    for sql in statements {
+        sqlx::query(sqlx::AssertSqlSafe(sql.as_ref().to_owned()))
+            .execute(&mut *tx)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    tx.commit().await.expect("commit");
+}
+
 /// Claims `idem` at `at` and, unless `pending`, stores a response for it.
 async fn record(store: &Store, key: &str, idem: &str, at: i64, pending: bool) {
     let claim = store
@@ -319,14 +331,7 @@ async fn a_usage_flush_that_fails_midway_loses_and_repeats_nothing(db: Db) {
             "DROP TRIGGER refuse ON usage_daily",
         ),
     };
-    let mut tx = store.begin_bookkeeping().await.expect("tx");
-    for sql in install {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .execute(&mut *tx)
-            .await
-            .expect("install the refusal");
-    }
-    tx.commit().await.expect("commit");
+    in_bookkeeping(&store, &install, "install the refusal").await;
     // Recorded once the refusal is in place: the flusher in the background fails on it too.
     for operation in &operations {
         store
@@ -350,12 +355,7 @@ async fn a_usage_flush_that_fails_midway_loses_and_repeats_nothing(db: Db) {
         "the transactions before the failed one stay written ({written} rows)"
     );
 
-    let mut tx = store.begin_bookkeeping().await.expect("tx");
-    sqlx::query(remove)
-        .execute(&mut *tx)
-        .await
-        .expect("remove the refusal");
-    tx.commit().await.expect("commit");
+    in_bookkeeping(&store, &[remove], "remove the refusal").await;
     store.flush_usage().await.expect("the next flush");
     let rows = sqlx::query(
         "SELECT operation, requests, total_ms FROM usage_daily WHERE key_id = $1 ORDER BY operation",
@@ -413,14 +413,7 @@ async fn an_admission_group_that_fails_counts_nothing(db: Db) {
             "DROP TRIGGER refuse ON rate_counters",
         ),
     };
-    let mut tx = store.begin_bookkeeping().await.expect("tx");
-    for sql in install {
-        sqlx::query(sql)
-            .execute(&mut *tx)
-            .await
-            .expect("install the refusal");
-    }
-    tx.commit().await.expect("commit");
+    in_bookkeeping(&store, &install, "install the refusal").await;
     let limits = Limits::default();
     let failed = store.admit(&key, &user, false, NOW, &limits).await;
     assert!(
@@ -433,12 +426,7 @@ async fn an_admission_group_that_fails_counts_nothing(db: Db) {
         "nothing was counted"
     );
 
-    let mut tx = store.begin_bookkeeping().await.expect("tx");
-    sqlx::query(remove)
-        .execute(&mut *tx)
-        .await
-        .expect("remove the refusal");
-    tx.commit().await.expect("commit");
+    in_bookkeeping(&store, &[remove], "remove the refusal").await;
     let admitted = store
         .admit(&key, &user, false, NOW, &limits)
         .await
