@@ -19,7 +19,7 @@ pub fn engine_assets(assets: &[AssetRow]) -> Result<Vec<Asset>, ApiError> {
 /// import is about 10 KiB and the engine checks it in about 65 µs, about what a hand-over to the
 /// blocking pool and back costs in wake-ups; larger documents (up to the engine's 4 MiB limit,
 /// milliseconds of work) go to the blocking pool so they never hold up other requests.
-pub const INLINE_BYTES: usize = 16 * 1024;
+const INLINE_BYTES: usize = 16 * 1024;
 
 /// Runs the engine: in place for a small document, otherwise off the async threads.
 pub async fn run_engine(

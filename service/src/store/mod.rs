@@ -112,8 +112,9 @@ pub(crate) struct PruneBatch {
 /// The service's state: the connection pools and the backend they talk to.
 ///
 /// On SQLite, reads use a pool of read-only connections and writes take turns on two writer
-/// connections, one per [`Durability`], so writers queue in the process (first come, first
-/// served) instead of polling SQLite's lock. On PostgreSQL every pool is the same pool.
+/// connections, one per [`Durability`], and the admission thread's own connection
+/// (`store::admission_thread`), so writers queue in the process (first come, first served)
+/// instead of polling SQLite's lock. On PostgreSQL every pool is the same pool.
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: AnyPool,
