@@ -363,6 +363,46 @@ async fn session_size_limit_on_sqlite() {
         .assert_error(413, "session_too_large");
 }
 
+/// Connections the database closes while they sit unused (a restarted PostgreSQL server, an
+/// administrator's `pg_terminate_backend`) are replaced before their next use: once they have
+/// been unused for a second, every request succeeds, rate-limit admissions included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(examkit_postgres_tests),
+    ignore = "PostgreSQL not configured: set EXAMKIT_TEST_POSTGRES_URL"
+)]
+async fn connections_the_database_closed_are_replaced() {
+    use sqlx::Connection;
+    let Some(s) = start(Db::Postgres, Limits::default()).await else {
+        return;
+    };
+    let user = s.user("Reconnects").await;
+    let key = s.key(&user, ALL).await;
+    assert_eq!(s.get("/v1/me", &key).await.status, 200);
+    sqlx::any::install_default_drivers();
+    let mut admin = sqlx::AnyConnection::connect(&s.database_url)
+        .await
+        .expect("connect");
+    let closed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()) AS t",
+    )
+    .fetch_one(&mut admin)
+    .await
+    .expect("close the server's connections");
+    // At least the pool's connection and the admission thread's.
+    assert!(closed >= 2, "closed {closed} connections");
+    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+    for i in 0..5 {
+        let resp = s.get("/v1/me", &key).await;
+        assert_eq!(resp.status, 200, "request {i} after the connections closed");
+        assert!(
+            resp.header("x-ratelimit-remaining").is_some(),
+            "request {i} admitted"
+        );
+    }
+}
+
 async fn authentication_errors(db: Db) {
     let Some(s) = start(db, generous()).await else {
         return;
