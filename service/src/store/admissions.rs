@@ -11,16 +11,17 @@
 //!
 //! On SQLite, which has one writer at a time, a transaction per request spends most of its time
 //! beginning and committing; a group is three statements under the write lock, however large,
-//! run by a thread that owns a connection of its own ([`super::admission_thread`]).
+//! run by a thread that owns a connection of its own ([`super::admission_sqlite`]).
 //! On PostgreSQL a group is one statement (`examkit_admit_group`), one round trip instead of one
 //! per request, with the counters locked in name order so groups from any number of servers
-//! never deadlock.
+//! never deadlock, sent by a thread that owns a connection of its own
+//! ([`super::admission_postgres`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-use sqlx::Row;
-use tokio::sync::{mpsc, oneshot};
+use sqlx::postgres::PgConnectOptions;
+use tokio::sync::oneshot;
 
 use super::rate::Bucket;
 use super::{Backend, Store, StoreError};
@@ -39,8 +40,8 @@ pub(super) struct Waiting {
     pub(super) answer: oneshot::Sender<Answer>,
 }
 
-/// The queue to the admission worker of one store, started with the first admission: a task on
-/// PostgreSQL, a thread with its own connection on SQLite.
+/// The queue to the admission worker of one store, started with the first admission: a thread
+/// with a connection of its own ([`super::admission_postgres`], [`super::admission_sqlite`]).
 #[derive(Default)]
 pub(crate) struct Admissions {
     queue: Mutex<Option<Queue>>,
@@ -48,8 +49,8 @@ pub(crate) struct Admissions {
 
 #[derive(Clone)]
 enum Queue {
-    Task(mpsc::UnboundedSender<Waiting>),
-    Thread(super::admission_thread::Queue),
+    Postgres(super::admission_postgres::Queue),
+    Sqlite(super::admission_sqlite::Queue),
 }
 
 impl Queue {
@@ -57,13 +58,14 @@ impl Queue {
     fn start(store: &Store) -> Result<Queue, StoreError> {
         match (store.backend(), &store.sqlite_file, &store.turn) {
             (Backend::Postgres, _, _) => {
-                let (sender, receiver) = mpsc::unbounded_channel();
-                tokio::spawn(work(store.clone(), receiver));
-                Ok(Queue::Task(sender))
+                let options = PgConnectOptions::try_from(&*store.bookkeeping.connect_options())?;
+                super::admission_postgres::start(options)
+                    .map(Queue::Postgres)
+                    .map_err(StoreError::Batch)
             }
             (Backend::Sqlite, Some(file), Some(turn)) => {
-                super::admission_thread::start(file.clone(), Arc::clone(turn))
-                    .map(Queue::Thread)
+                super::admission_sqlite::start(file.clone(), Arc::clone(turn))
+                    .map(Queue::Sqlite)
                     .map_err(StoreError::Batch)
             }
             (Backend::Sqlite, _, _) => Err(StoreError::Batch(
@@ -74,17 +76,16 @@ impl Queue {
 
     fn is_closed(&self) -> bool {
         match self {
-            // A task whose runtime has gone (a store used from a new runtime) is replaced.
-            Queue::Task(sender) => sender.is_closed(),
+            Queue::Postgres(sender) => sender.is_closed(),
             // A thread that has stopped shows when a send fails.
-            Queue::Thread(_) => false,
+            Queue::Sqlite(_) => false,
         }
     }
 
     fn send(&self, waiting: Waiting) -> Result<(), Waiting> {
         match self {
-            Queue::Task(sender) => sender.send(waiting).map_err(|e| e.0),
-            Queue::Thread(sender) => sender.send(waiting).map_err(|e| e.0),
+            Queue::Postgres(sender) => sender.send(waiting).map_err(|e| e.0),
+            Queue::Sqlite(sender) => sender.send(waiting).map_err(|e| e.0),
         }
     }
 }
@@ -136,22 +137,6 @@ impl Admissions {
     }
 }
 
-/// On PostgreSQL one group is decided at a time: the next gathers while the database works, so
-/// under load groups are large, and each costs the database one call of its function. (Several
-/// groups at once were measured slower: smaller groups, more calls, the same CPU.)
-async fn work(store: Store, mut queue: mpsc::UnboundedReceiver<Waiting>) {
-    loop {
-        let mut group = Vec::with_capacity(MAX_GROUP);
-        if queue.recv_many(&mut group, MAX_GROUP).await == 0 {
-            return;
-        }
-        let decided = decide_group_postgres(&store, &group)
-            .await
-            .map_err(|e| e.to_string());
-        answer(group, decided);
-    }
-}
-
 /// Answers each admission of `group` with its counts, or all of them with the group's error.
 pub(super) fn answer(group: Vec<Waiting>, decided: Result<Vec<(Vec<i64>, i64)>, String>) {
     match decided {
@@ -168,48 +153,6 @@ pub(super) fn answer(group: Vec<Waiting>, decided: Result<Vec<(Vec<i64>, i64)>, 
             }
         }
     }
-}
-
-/// On PostgreSQL the whole group is one statement, `examkit_admit_group` (migration 0016): it
-/// locks the group's counters in name order, decides each admission in arrival order as below,
-/// and writes the counts, in one round trip.
-async fn decide_group_postgres(
-    store: &Store,
-    group: &[Waiting],
-) -> Result<Vec<(Vec<i64>, i64)>, StoreError> {
-    let mut names = Vec::new();
-    let mut limits = Vec::new();
-    let mut window_ends = Vec::new();
-    let mut owners = Vec::new();
-    for (owner, waiting) in group.iter().enumerate() {
-        for bucket in &waiting.buckets {
-            names.push(bucket.name.clone());
-            limits.push(bucket.limit.to_string());
-            window_ends.push(bucket.window_end.to_string());
-            owners.push(owner.to_string());
-        }
-    }
-    let row = sqlx::query("SELECT counts, epoch FROM examkit_admit_group($1, $2, $3, $4)")
-        .bind(names.join(" "))
-        .bind(limits.join(" "))
-        .bind(window_ends.join(" "))
-        .bind(owners.join(" "))
-        .fetch_one(&store.bookkeeping)
-        .await?;
-    let counts: String = row.try_get("counts")?;
-    let epoch: i64 = row.try_get("epoch")?;
-    let mut counts = counts.split(' ').map(|c| {
-        c.parse::<i64>()
-            .map_err(|e| StoreError::Corrupt(format!("rate counts: {e}")))
-    });
-    let mut answers = Vec::with_capacity(group.len());
-    for waiting in group {
-        let mine = (&mut counts)
-            .take(waiting.buckets.len())
-            .collect::<Result<Vec<_>, _>>()?;
-        answers.push((mine, epoch));
-    }
-    Ok(answers)
 }
 
 /// Decides `group` in arrival order on `counts` (the counters' counts before it, updated as it

@@ -5,7 +5,8 @@
 //! Each backend has its own migrations (`migrations/sqlite`, `migrations/postgres`), applied at start.
 
 pub mod accounts;
-mod admission_thread;
+mod admission_postgres;
+mod admission_sqlite;
 mod admissions;
 pub mod app_sessions;
 pub mod automated;
@@ -113,7 +114,7 @@ pub(crate) struct PruneBatch {
 ///
 /// On SQLite, reads use a pool of read-only connections and writes take turns on two writer
 /// connections, one per [`Durability`], and the admission thread's own connection
-/// (`store::admission_thread`), so writers queue in the process (first come, first served)
+/// (`store::admission_sqlite`), so writers queue in the process (first come, first served)
 /// instead of polling SQLite's lock. On PostgreSQL every pool is the same pool.
 #[derive(Debug, Clone)]
 pub struct Store {
