@@ -115,10 +115,14 @@ pub(crate) struct PruneBatch {
 /// On SQLite, reads use a pool of read-only connections and writes take turns on two writer
 /// connections, one per [`Durability`], and the admission thread's own connection
 /// (`store::admission_sqlite`), so writers queue in the process (first come, first served)
-/// instead of polling SQLite's lock. On PostgreSQL every pool is the same pool.
+/// instead of polling SQLite's lock. On PostgreSQL reads and writes share one pool, and searches
+/// have their own ([`Store::searching`]).
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// The pool searches read through: on PostgreSQL, connections that plan every run of a
+    /// statement for its values (see [`Store::searching`]).
+    search: AnyPool,
     saved: AnyPool,
     bookkeeping: AnyPool,
     turn: Option<Arc<Mutex<()>>>,
@@ -261,6 +265,7 @@ impl Store {
                 let bookkeeping = sqlite_pool(url, 1, Some(Durability::Bookkeeping)).await?;
                 let pool = sqlite_pool(url, 4, None).await?;
                 Store {
+                    search: pool.clone(),
                     pool,
                     saved,
                     bookkeeping,
@@ -275,8 +280,9 @@ impl Store {
                 }
             }
             Backend::Postgres => {
-                let pool = pool_options()
-                    .max_connections(16)
+                let pool = pool_options().max_connections(16).connect(url).await?;
+                let search = pool_options()
+                    .max_connections(8)
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
                             // Statements are prepared once per connection, and after five runs
@@ -289,13 +295,13 @@ impl Store {
                             Ok(())
                         })
                     })
-                    .connect(url)
-                    .await?;
+                    .connect_lazy(url)?;
                 sqlx::migrate!("./migrations/postgres").run(&pool).await?;
                 Store {
                     saved: pool.clone(),
                     bookkeeping: pool.clone(),
                     pool,
+                    search,
                     turn: None,
                     backend,
                     text_walk: search::TEXT_WALK,
@@ -332,6 +338,15 @@ impl Store {
     /// [`Store::begin_write`] or [`Store::begin_bookkeeping`].
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// The pool for the question bank's searches. On PostgreSQL its connections plan each run of
+    /// a statement for the values bound to it, as a filter's values differ a hundredfold in how
+    /// many questions they match; every other statement reaches its rows by a key, where a plan
+    /// kept from the previous runs is as good and planning again was a quarter of the database's
+    /// work on a request. On SQLite it is the reading pool.
+    pub fn searching(&self) -> &AnyPool {
+        &self.search
     }
 
     /// Begins a write of saved data ([`Durability::Saved`]). On SQLite it waits for the writers'

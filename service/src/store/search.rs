@@ -880,7 +880,7 @@ impl Store {
     pub async fn facets(&self) -> Result<FacetsView, StoreError> {
         let mut counts = HashMap::new();
         for row in sqlx::query("SELECT kind, value, count FROM search_facet_counts")
-            .fetch_all(self.pool())
+            .fetch_all(self.searching())
             .await?
         {
             counts.insert(
@@ -892,7 +892,7 @@ impl Store {
             "SELECT kind, id, label, topic, level, subject FROM bank_facets \
              ORDER BY kind, position, id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(self.searching())
         .await?;
         let mut view = FacetsView::default();
         for row in rows {
@@ -937,7 +937,7 @@ impl Store {
         )
         .bind(id)
         .bind(user_id)
-        .fetch_optional(self.pool())
+        .fetch_optional(self.searching())
         .await?;
         let Some(row) = row else {
             return Ok(Err(CursorProblem::Unknown));
@@ -976,7 +976,7 @@ impl Store {
             .bind(position.position)
             .bind(position.after_key.as_str())
             .bind(now + CURSOR_LIFETIME_MS / 2)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.searching())
             .await?;
         if let Some(row) = existing {
             return Ok(row.try_get(0)?);
@@ -1080,7 +1080,7 @@ impl Store {
         sql.push(order_column);
         sql.push(" LIMIT ");
         sql.int(limit + 1);
-        let rows = sql.query().fetch_all(self.pool()).await?;
+        let rows = sql.query().fetch_all(self.searching()).await?;
         let mut items = Vec::with_capacity(rows.len());
         let mut last = String::new();
         for row in rows.iter().take(usize::try_from(limit).unwrap_or(0)) {
@@ -1199,7 +1199,7 @@ impl Store {
         sql.push(" ORDER BY t.rowid LIMIT ");
         sql.int(limit);
         let mut out = Vec::new();
-        for row in sql.query().fetch_all(self.pool()).await? {
+        for row in sql.query().fetch_all(self.searching()).await? {
             out.push((row.try_get(0)?, row.try_get::<i64, _>(1)?.to_string()));
         }
         Ok(out)
@@ -1238,7 +1238,7 @@ impl Store {
             sql.push(")");
         }
         sql.push(") w(word)) l");
-        let row = sql.query().fetch_one(self.pool()).await?;
+        let row = sql.query().fetch_one(self.searching()).await?;
         let mut empty = [false; 3];
         for (i, slot) in empty.iter_mut().enumerate() {
             // NULL when no word has a lexeme: nothing is known.
@@ -1299,7 +1299,7 @@ impl Store {
                 window.push(" ORDER BY question_id LIMIT ");
                 window.int(walk);
                 window.push(") w");
-                let row = window.query().fetch_one(self.pool()).await?;
+                let row = window.query().fetch_one(self.searching()).await?;
                 if row.try_get::<i64, _>(1)? < walk {
                     break;
                 }
@@ -1350,7 +1350,7 @@ impl Store {
                 " ORDER BY s.question_id LIMIT "
             });
             sql.int(wanted);
-            for row in sql.query().fetch_all(self.pool()).await? {
+            for row in sql.query().fetch_all(self.searching()).await? {
                 out.push((row.try_get(0)?, row.try_get(1)?));
             }
         }
@@ -1443,7 +1443,7 @@ impl Store {
             sql.push(" ORDER BY s.shuffle, s.question_id LIMIT ");
             sql.int(wanted);
             sql.push(") p JOIN search_questions s2 ON s2.question_id = p.k");
-            for row in sql.query().fetch_all(self.pool()).await? {
+            for row in sql.query().fetch_all(self.searching()).await? {
                 items.push(row.try_get(1)?);
             }
         }
