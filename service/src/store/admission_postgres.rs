@@ -82,17 +82,14 @@ async fn ready<'a>(
     {
         *link = None;
     }
-    if link.is_none() {
-        let conn = PgConnection::connect_with(options).await?;
-        *link = Some(Link {
-            conn,
+    let current = match link.take() {
+        Some(current) => current,
+        None => Link {
+            conn: PgConnection::connect_with(options).await?,
             used: Instant::now(),
-        });
-    }
-    match link {
-        Some(link) => Ok(&mut link.conn),
-        None => Err(StoreError::Batch("admissions: no connection".into())),
-    }
+        },
+    };
+    Ok(&mut link.insert(current).conn)
 }
 
 /// The whole group is one statement, `examkit_admit_group` (migration 0016): it locks the
