@@ -45,6 +45,7 @@ on_both!(
     unknown_routes_count_against_no_quota,
     changes_to_keys_reach_the_other_server_at_once,
     limits_are_exact_under_concurrency_on_two_servers,
+    validation_reads_the_imports_own_files,
 );
 
 /// A path no route has is answered before the key is read: no rate-limit headers, and the key's
@@ -1097,6 +1098,110 @@ async fn import_flow(db: Db) {
         sessions[0].get("questions").is_none(),
         "list entries are lightweight"
     );
+}
+
+/// Validation checks page references against the files of the import named in the path, and
+/// only of an import: another import's files, or none, give the engine's outcome for those.
+async fn validation_reads_the_imports_own_files(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let user = s.user("Validating School").await;
+    let key = s.key(&user, ALL).await;
+    let (import, submission, work, scheme) = s.import_with_example(&key).await;
+    let validate = |id: String, body: String| {
+        let s = &s;
+        let key = &key;
+        async move {
+            s.post_json(
+                &format!("/v1/marking/imports/{id}/validate"),
+                key,
+                None,
+                body.as_bytes(),
+            )
+            .await
+        }
+    };
+    let engine_errors = |body: &str, assets: &[examkit_engine::Asset]| -> Value {
+        let outcome = examkit_engine::validate(body.as_bytes(), Some(assets));
+        let json: Value = serde_json::from_str(&outcome.to_json()).expect("json");
+        json["errors"].clone()
+    };
+
+    // Its own two files: valid.
+    let resp = validate(import.clone(), submission.clone()).await;
+    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+
+    // An import with no files: every page reference names a file it does not have.
+    let empty = s.import(&key, "No files yet").await;
+    let body = validate(empty, submission.clone())
+        .await
+        .assert_error(422, "validation_failed");
+    let none = engine_errors(&submission, &[]);
+    assert_eq!(body["error"]["details"]["errors"], none);
+    for id in [&work, &scheme] {
+        assert!(none.to_string().contains(id.as_str()), "{id} not reported");
+    }
+
+    // Another import with a 2-page file of its own: the first import's files are not its files,
+    // and its own file is checked for what it is.
+    let other = s.import(&key, "One file").await;
+    let upload = s
+        .send(
+            Method::POST,
+            &format!("/v1/marking/imports/{other}/assets?kind=work&name=w.pdf"),
+            Some(&key),
+            &[("content-type", "application/pdf")],
+            Some(examkit::inspect::blank_pdf(2)),
+        )
+        .await;
+    assert_eq!(
+        upload.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&upload.body)
+    );
+    let own = upload.json()["asset"]["id"]
+        .as_str()
+        .expect("asset id")
+        .to_owned();
+    let own_assets = [examkit_engine::Asset {
+        id: uuid::Uuid::parse_str(&own).expect("uuid"),
+        kind: examkit_engine::AssetKind::Work,
+        page_count: 2,
+    }];
+    let body = validate(other.clone(), submission.clone())
+        .await
+        .assert_error(422, "validation_failed");
+    assert_eq!(body["error"]["details"]["errors"], none);
+    let naming_own = submission.replace(work.as_str(), &own);
+    let body = validate(other, naming_own.clone())
+        .await
+        .assert_error(422, "validation_failed");
+    let expected = engine_errors(&naming_own, &own_assets);
+    assert_eq!(body["error"]["details"]["errors"], expected);
+    assert_ne!(
+        expected,
+        engine_errors(&naming_own, &[]),
+        "the file was not read"
+    );
+
+    // A session for automated marking is not an import, whatever files it has.
+    let automated = s
+        .post_json(
+            "/v1/marking/sessions",
+            &key,
+            Some("validate-automated-0"),
+            br#"{"title":"automated"}"#,
+        )
+        .await
+        .json()["session"]["id"]
+        .as_str()
+        .expect("session id")
+        .to_owned();
+    validate(automated, submission.clone())
+        .await
+        .assert_error(404, "not_found");
 }
 
 async fn upload_errors(db: Db) {

@@ -23,7 +23,7 @@ use super::{
 };
 use crate::auth::{Scope, sha256_hex};
 use crate::inspect::{self, FileType, InspectError, MAX_FILE_BYTES, MAX_PDF_PAGES};
-use crate::store::marking::{AddAssetError, Completion, QuestionData, SessionRow};
+use crate::store::marking::{AddAssetError, AssetRow, Completion, QuestionData, SessionRow};
 
 const IMPORT: &[Scope] = &[Scope::MarkingImport];
 static CREATE: Op = Op {
@@ -141,6 +141,19 @@ async fn owned_import(ctx: &Ctx, p: &Principal, raw_id: &str) -> Result<SessionR
     let id = parse_id(raw_id, "import")?;
     match ctx.state.store.session(&p.user.id, &id).await? {
         Some(session) if session.origin == "import" => Ok(session),
+        _ => Err(ApiError::NotFound("import")),
+    }
+}
+
+/// An import of this account with its files, in one read.
+async fn owned_import_with_assets(
+    ctx: &Ctx,
+    p: &Principal,
+    raw_id: &str,
+) -> Result<(SessionRow, Vec<AssetRow>), ApiError> {
+    let id = parse_id(raw_id, "import")?;
+    match ctx.state.store.session_with_assets(&p.user.id, &id).await? {
+        Some((session, assets)) if session.origin == "import" => Ok((session, assets)),
         _ => Err(ApiError::NotFound("import")),
     }
 }
@@ -321,11 +334,10 @@ pub fn validation_failed(outcome: &Outcome) -> ApiError {
 }
 
 async fn validate(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
-    let session = owned_import(&ctx, &p, &id).await?;
+    let (_, assets) = owned_import_with_assets(&ctx, &p, &id).await?;
     require_json(&ctx)?;
     let bytes = read_body(&ctx, body, MAX_DOCUMENT_BYTES, document_too_large).await?;
-    let assets = engine_assets(&ctx.state.store.session_assets(&session.id).await?)?;
-    let (_, outcome) = run_engine(bytes, assets).await?;
+    let (_, outcome) = run_engine(bytes, engine_assets(&assets)?).await?;
     if outcome.is_valid() {
         Ok(Reply::raw_json(
             StatusCode::OK,

@@ -257,18 +257,45 @@ fn session_from_row(row: &AnyRow) -> Result<SessionRow, sqlx::Error> {
 }
 
 fn asset_from_row(row: &AnyRow) -> Result<AssetRow, sqlx::Error> {
+    asset_from_named_row(row, "")
+}
+
+/// An asset from a row whose asset columns are named with `prefix` (in a join, where the
+/// session's columns take the plain names).
+fn asset_from_named_row(row: &AnyRow, prefix: &str) -> Result<AssetRow, sqlx::Error> {
+    let column = |name: &str| format!("{prefix}{name}");
     Ok(AssetRow {
-        id: row.try_get("id")?,
-        session_id: row.try_get("session_id")?,
-        kind: row.try_get("kind")?,
-        name: row.try_get("name")?,
-        content_type: row.try_get("content_type")?,
-        size_bytes: row.try_get("size_bytes")?,
-        page_count: row.try_get("page_count")?,
-        sha256: row.try_get("sha256")?,
-        created_at: row.try_get("created_at")?,
+        id: row.try_get(&*column("id"))?,
+        session_id: row.try_get(&*column("session_id"))?,
+        kind: row.try_get(&*column("kind"))?,
+        name: row.try_get(&*column("name"))?,
+        content_type: row.try_get(&*column("content_type"))?,
+        size_bytes: row.try_get(&*column("size_bytes"))?,
+        page_count: row.try_get(&*column("page_count"))?,
+        sha256: row.try_get(&*column("sha256"))?,
+        created_at: row.try_get(&*column("created_at"))?,
     })
 }
+
+/// `columns` (a list like [`SESSION_COLUMNS`]) read from `table`, each named `prefix` + its name.
+fn qualified(columns: &str, table: &str, prefix: &str) -> String {
+    columns
+        .split(',')
+        .map(|column| format!("{table}.{c} AS {prefix}{c}", c = column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The statement of [`Store::session_with_assets`]: the session's columns under their own names,
+/// then each asset's under `asset_`, one row per asset (one row of nulls when there is none).
+static SESSION_WITH_ASSETS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {}, {} FROM marking_sessions s LEFT JOIN assets a ON a.session_id = s.id \
+         WHERE s.id = $1 AND s.user_id = $2 ORDER BY a.created_at, a.id",
+        qualified(SESSION_COLUMNS, "s", ""),
+        qualified(ASSET_COLUMNS, "a", "asset_"),
+    )
+});
 
 fn question_from_row(row: &AnyRow) -> Result<QuestionRow, sqlx::Error> {
     Ok(QuestionRow {
@@ -360,6 +387,31 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         Ok(row.as_ref().map(session_from_row).transpose()?)
+    }
+
+    /// A session of this account with its assets in upload order, in one read (what
+    /// [`Store::session`] and [`Store::session_assets`] return, for a request that needs both).
+    pub async fn session_with_assets(
+        &self,
+        user_id: &str,
+        id: &str,
+    ) -> Result<Option<(SessionRow, Vec<AssetRow>)>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(SESSION_WITH_ASSETS.as_str()))
+            .bind(id)
+            .bind(user_id)
+            .fetch_all(self.pool())
+            .await?;
+        let Some(first) = rows.first() else {
+            return Ok(None);
+        };
+        let session = session_from_row(first)?;
+        let mut assets = Vec::with_capacity(rows.len());
+        for row in &rows {
+            if row.try_get::<Option<String>, _>("asset_id")?.is_some() {
+                assets.push(asset_from_named_row(row, "asset_")?);
+            }
+        }
+        Ok(Some((session, assets)))
     }
 
     /// The account's most recent sessions, newest first, with counts and score sums.
