@@ -254,6 +254,24 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::Limits;
+    use crate::store::Store;
+
+    /// Admissions are counted by a thread with a connection of its own to the database file; an
+    /// in-memory database has no file to open again, so counting is refused with that reason.
+    #[tokio::test]
+    async fn an_in_memory_database_refuses_to_count() {
+        let store = Store::open("sqlite::memory:")
+            .await
+            .expect("in-memory store");
+        let refused = store
+            .admit("key", "account", false, 0, &Limits::default())
+            .await
+            .expect_err("counted without a database file");
+        assert!(
+            refused.to_string().contains("need a database file"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn default_limits_are_the_specifications() {
