@@ -42,22 +42,6 @@ async fn setup_with(
     Some((s, user, key))
 }
 
-async fn create_session(s: &Server, key: &str, title: &str) -> String {
-    let resp = s
-        .post_json(
-            "/v1/marking/sessions",
-            key,
-            Some(&idem()),
-            json!({ "title": title }).to_string().as_bytes(),
-        )
-        .await;
-    assert_eq!(resp.status, 201, "{}", text(&resp));
-    resp.json()["session"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned()
-}
-
 async fn upload(
     s: &Server,
     key: &str,
@@ -201,7 +185,7 @@ async fn routes_refuse_bad_requests(db: Db) {
         resp.assert_error(400, "invalid_body");
     }
     // Another account's session is not found, for every route.
-    let session = create_session(&s, &key, "mine").await;
+    let session = s.automated_session(&key, "mine").await;
     let other_user = s.user("Other").await;
     let other = s.key(&other_user, Scope::ALL).await;
     upload(
@@ -275,7 +259,7 @@ async fn start_needs_work_and_a_scheme_and_is_idempotent(db: Db) {
     let Some((s, _user, key)) = setup_with(db, |state| state.marking.workers = 0).await else {
         return;
     };
-    let session = create_session(&s, &key, "Mock paper").await;
+    let session = s.automated_session(&key, "Mock paper").await;
     let first = idem();
     start(&s, &key, &session, &first)
         .await
@@ -362,7 +346,7 @@ async fn the_allowance_refuses_and_enqueues_nothing(db: Db) {
     else {
         return;
     };
-    let session = create_session(&s, &key, "Too many pages").await;
+    let session = s.automated_session(&key, "Too many pages").await;
     // 6 work pages and 4 scheme pages: 10 > 8.
     upload(
         &s,
@@ -526,7 +510,7 @@ async fn workers_index_uploaded_pages(db: Db) {
     let (paper, qp, ms) = exported_paper(&s, &key, 3, "smart").await;
     let workers = spawn_workers(&s);
     // A session made without the paper: its printed question paper is work like any other.
-    let session = create_session(&s, &key, "Typeset pages").await;
+    let session = s.automated_session(&key, "Typeset pages").await;
     let work = upload(&s, &key, &session, "work", "paper.pdf", qp).await;
     assert_eq!(work.status, 201, "{}", text(&work));
     let work = work.json()["asset"]["id"].as_str().expect("id").to_owned();
@@ -714,7 +698,7 @@ async fn an_unreadable_page_fails_alone(db: Db) {
         return;
     };
     let (_paper, qp, ms) = exported_paper(&s, &key, 2, "smart").await;
-    let session = create_session(&s, &key, "One bad page").await;
+    let session = s.automated_session(&key, "One bad page").await;
     assert_eq!(
         upload(&s, &key, &session, "work", "paper.pdf", qp)
             .await

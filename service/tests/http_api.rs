@@ -556,18 +556,7 @@ async fn scope_matrix(db: Db) {
     };
     let _ = completed;
     let pdf = examkit::inspect::blank_pdf(1);
-    let automated = s
-        .post_json(
-            "/v1/marking/sessions",
-            &full,
-            Some("scope-automated-0"),
-            br#"{"title":"automated"}"#,
-        )
-        .await
-        .json()["session"]["id"]
-        .as_str()
-        .expect("session id")
-        .to_owned();
+    let automated = s.automated_session(&full, "automated").await;
     let routes: Vec<RouteCase> = vec![
         (
             Method::POST,
@@ -1147,12 +1136,13 @@ async fn validation_reads_the_imports_own_files(db: Db) {
     // and its own file is checked for what it is.
     let other = s.import(&key, "One file").await;
     let upload = s
-        .send(
-            Method::POST,
-            &format!("/v1/marking/imports/{other}/assets?kind=work&name=w.pdf"),
-            Some(&key),
-            &[("content-type", "application/pdf")],
-            Some(examkit::inspect::blank_pdf(2)),
+        .upload(
+            &key,
+            &other,
+            "work",
+            "w.pdf",
+            "application/pdf",
+            examkit::inspect::blank_pdf(2),
         )
         .await;
     assert_eq!(
@@ -1187,18 +1177,7 @@ async fn validation_reads_the_imports_own_files(db: Db) {
     );
 
     // A session for automated marking is not an import, whatever files it has.
-    let automated = s
-        .post_json(
-            "/v1/marking/sessions",
-            &key,
-            Some("validate-automated-0"),
-            br#"{"title":"automated"}"#,
-        )
-        .await
-        .json()["session"]["id"]
-        .as_str()
-        .expect("session id")
-        .to_owned();
+    let automated = s.automated_session(&key, "automated").await;
     validate(automated, submission.clone())
         .await
         .assert_error(404, "not_found");

@@ -324,10 +324,20 @@ impl Server {
 
     /// Creates an import and returns its id.
     pub async fn import(&self, key: &str, title: &str) -> String {
+        self.create_session(key, "/v1/marking/imports", title).await
+    }
+
+    /// Creates a session for automated marking and returns its id.
+    pub async fn automated_session(&self, key: &str, title: &str) -> String {
+        self.create_session(key, "/v1/marking/sessions", title)
+            .await
+    }
+
+    async fn create_session(&self, key: &str, route: &str, title: &str) -> String {
         let idem = format!("create-{}", uuid::Uuid::new_v4().simple());
         let resp = self
             .post_json(
-                "/v1/marking/imports",
+                route,
                 key,
                 Some(&idem),
                 format!(r#"{{"title":"{title}"}}"#).as_bytes(),
