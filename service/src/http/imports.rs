@@ -355,13 +355,14 @@ async fn complete(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Repl
     ctx.idempotent(&p, &COMPLETE, &bytes, || async {
         let store = &ctx.state.store;
         let sha = sha256_hex(&bytes);
-        if let Some(current) = store.session(&p.user.id, &session.id).await?
+        let current = store.session_with_assets(&p.user.id, &session.id).await?;
+        if let Some((current, _)) = &current
             && current.status == "completed"
         {
-            return completed_reply(&ctx, &p, &current, &sha).await;
+            return completed_reply(&ctx, &p, current, &sha).await;
         }
-        let assets = engine_assets(&store.session_assets(&session.id).await?)?;
-        let (bytes, outcome) = run_engine(bytes.clone(), assets).await?;
+        let assets = current.map(|(_, assets)| assets).unwrap_or_default();
+        let (bytes, outcome) = run_engine(bytes.clone(), engine_assets(&assets)?).await?;
         let Outcome::Valid(report) = &outcome else {
             return Err(validation_failed(&outcome));
         };
