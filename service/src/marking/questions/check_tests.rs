@@ -38,6 +38,8 @@ fn work_pages() -> Vec<WorkPage> {
         flagged: flagged.map(str::to_owned),
         words: Vec::new(),
         ink: Some(Vec::new()),
+        unaligned: None,
+        laid_out: false,
         answer_regions: Vec::new(),
         image: None,
     };
@@ -548,12 +550,16 @@ fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_e
     let page = stored_page();
     assert_eq!(super::labels_of(&page).expect("labels"), ["1"]);
     assert_eq!(super::words_of(&page).expect("words").len(), 1);
-    assert_eq!(super::ink_of(&page).expect("ink").map(|r| r.len()), Some(1));
+    let (ink, unaligned) = super::comparison_of(&page).expect("ink");
+    assert_eq!((ink.map(|r| r.len()), unaligned), (Some(1), None));
     let no_comparison = crate::store::automated::PageRecord {
         compare_json: None,
         ..stored_page()
     };
-    assert_eq!(super::ink_of(&no_comparison).expect("ink"), None);
+    assert_eq!(
+        super::comparison_of(&no_comparison).expect("ink"),
+        (None, None)
+    );
 
     let broken = crate::store::automated::PageRecord {
         labels_json: "[{".into(),
@@ -564,7 +570,7 @@ fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_e
     for failure in [
         super::labels_of(&broken).expect_err("labels"),
         super::words_of(&broken).expect_err("words"),
-        super::ink_of(&broken).expect_err("comparison"),
+        super::comparison_of(&broken).expect_err("comparison"),
     ] {
         assert_eq!(failure.code, FailureCode::PageNotIndexed);
         assert!(failure.permanent);
@@ -576,6 +582,92 @@ fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_e
             failure.message
         );
     }
+}
+
+/// A page with a comparison stored as `compare`.
+fn compared(compare: Value) -> crate::store::automated::PageRecord {
+    crate::store::automated::PageRecord {
+        compare_json: Some(compare.to_string()),
+        ..stored_page()
+    }
+}
+
+#[test]
+fn a_page_that_could_not_be_lined_up_has_no_ink_and_says_why() {
+    let failed = compared(json!({
+        "available": true, "aligned": false, "addedFraction": 0.0, "addedRegions": [],
+        "note": "alignment failed: only 22 % of the reference's ink matches the work page",
+    }));
+    let (ink, unaligned) = super::comparison_of(&failed).expect("read");
+    assert_eq!(ink, None);
+    assert!(
+        unaligned.as_deref().is_some_and(|u| u.contains("only 22 %")),
+        "{unaligned:?}"
+    );
+    // Without a note, it still says it was not lined up.
+    let silent = compared(json!({ "available": true, "aligned": false }));
+    assert_eq!(
+        super::comparison_of(&silent).expect("read").1.as_deref(),
+        Some("alignment failed")
+    );
+}
+
+#[test]
+fn a_fit_that_cannot_be_right_is_taken_as_not_lined_up() {
+    // The phone photo: 45 % of the page "added", one region over 98 % of it.
+    let photo = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.45,
+        "addedRegions": [{ "x": 0.01, "y": 0.0, "width": 0.98, "height": 1.0 }],
+    }));
+    let (ink, unaligned) = super::comparison_of(&photo).expect("read");
+    assert_eq!(ink, None);
+    assert!(
+        unaligned.as_deref().is_some_and(|u| u.contains("45 %")),
+        "{unaligned:?}"
+    );
+    // Too much added ink alone.
+    let dense = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.3,
+        "addedRegions": [{ "x": 0.1, "y": 0.1, "width": 0.2, "height": 0.05 }],
+    }));
+    assert_eq!(super::comparison_of(&dense).expect("read").0, None);
+    // One region over half the page alone.
+    let giant = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.05,
+        "addedRegions": [{ "x": 0.0, "y": 0.0, "width": 0.8, "height": 0.7 }],
+    }));
+    let (ink, unaligned) = super::comparison_of(&giant).expect("read");
+    assert_eq!(ink, None);
+    assert!(
+        unaligned.as_deref().is_some_and(|u| u.contains("one region")),
+        "{unaligned:?}"
+    );
+    // Writing of a plausible extent is ink.
+    let written = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.02,
+        "addedRegions": [{ "x": 0.1, "y": 0.4, "width": 0.5, "height": 0.2 }],
+    }));
+    assert_eq!(
+        super::comparison_of(&written).expect("read"),
+        (
+            Some(vec![Rect {
+                x: 0.1,
+                y: 0.4,
+                width: 0.5,
+                height: 0.2
+            }]),
+            None
+        )
+    );
+}
+
+#[test]
+fn a_page_with_no_clean_page_is_foreign_not_unaligned() {
+    let foreign = compared(json!({
+        "available": false,
+        "note": "the session was not made from a paper: there is no clean page to compare with",
+    }));
+    assert_eq!(super::comparison_of(&foreign).expect("read"), (None, None));
 }
 
 #[test]
