@@ -647,7 +647,12 @@ pub fn guard_answer(
         .as_array()
         .map(|cs| {
             cs.iter()
-                .filter_map(|c| Some((c["id"].as_str()?.to_owned(), c["partId"].as_str()?.to_owned())))
+                .filter_map(|c| {
+                    Some((
+                        c["id"].as_str()?.to_owned(),
+                        c["partId"].as_str()?.to_owned(),
+                    ))
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -1141,7 +1146,10 @@ mod tests {
         assert_eq!(placed.placement, Placement::Words);
         assert_eq!(code_of(&verdict), Some(GuardCode::PageNotAligned));
         let why = why_of(&verdict);
-        assert!(why.contains("page w:p1") && why.contains("only 22 %"), "{why}");
+        assert!(
+            why.contains("page w:p1") && why.contains("only 22 %"),
+            "{why}"
+        );
         // Without readable words, the hint stays a hint: never "ink", and the dark marks under it
         // are not taken for writing.
         page.words.truncate(5);
@@ -1212,10 +1220,14 @@ mod tests {
 
     #[test]
     fn lone_digits_letters_and_signs_are_not_specific_quotes() {
-        for quote in ["3", "x", "=", "+", "−", "-1", "(b)", "x2", "a)", " 7 ", "", "  "] {
+        for quote in [
+            "3", "x", "=", "+", "−", "-1", "(b)", "x2", "a)", " 7 ", "", "  ",
+        ] {
             assert!(!specific(quote), "{quote:?}");
         }
-        for quote in ["x = 3", "12", "0.2", "7cm", "yes", "x²", "= 0.2", "x = -1", "-12"] {
+        for quote in [
+            "x = 3", "12", "0.2", "7cm", "yes", "x²", "= 0.2", "x = -1", "-12",
+        ] {
             assert!(specific(quote), "{quote:?}");
         }
     }
@@ -1400,7 +1412,15 @@ mod tests {
             .collect();
         assert_eq!(
             outcomes,
-            ["awarded", "uncertain", "uncertain", "uncertain", "uncertain", "uncertain", "withheld"]
+            [
+                "awarded",
+                "uncertain",
+                "uncertain",
+                "uncertain",
+                "uncertain",
+                "uncertain",
+                "withheld"
+            ]
         );
         let reason = question["decisions"][1]["reason"].as_str().unwrap();
         assert!(
@@ -1454,16 +1474,15 @@ mod tests {
     #[test]
     fn the_openapi_document_lists_exactly_these_guard_codes() {
         let doc: Value = serde_json::from_str(&root("schemas/openapi.json")).expect("JSON");
-        let run = &doc["components"]["schemas"]["MarkingQuestion"]["properties"]["markerRun"]
-            ["properties"];
+        let run = &doc["components"]["schemas"]["MarkingQuestion"]["properties"]["markerRun"]["properties"];
         for list in ["placements", "guards"] {
-            let listed: std::collections::BTreeSet<&str> = run[list]["items"]["properties"]
-                ["guardCode"]["enum"]
-                .as_array()
-                .unwrap_or_else(|| panic!("markerRun.{list}[].guardCode enum"))
-                .iter()
-                .filter_map(|v| v.as_str())
-                .collect();
+            let listed: std::collections::BTreeSet<&str> =
+                run[list]["items"]["properties"]["guardCode"]["enum"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("markerRun.{list}[].guardCode enum"))
+                    .iter()
+                    .filter_map(|v| v.as_str())
+                    .collect();
             assert_eq!(listed, ours(), "{list}");
         }
     }

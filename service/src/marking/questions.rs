@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use examkit_engine::Outcome;
 use examkit_pdf::{DocumentKind, Layout};
+use examkit_scan::PageTransform;
 
 use super::evidence;
 use super::jobs::{JobContext, JobFailure, MARK_QUESTION};
@@ -283,9 +284,17 @@ pub fn turned(r: Rect, degrees: u32) -> Rect {
     }
 }
 
-/// Where the layout puts the answer spaces of question `label` on paper page `page`, on a scan
-/// of it whose content is turned `degrees` clockwise.
-fn answer_regions(layout: &Layout, label: &str, page: u32, degrees: u32) -> Vec<AnswerRegion> {
+/// Where the layout puts the answer spaces of question `label` on paper page `page`, on the
+/// scan of it: carried through the transform that lined the scan up with its clean page when
+/// there is one (skew, scale, shift, a photo's perspective and the quarter turn are all in it),
+/// else turned by the page's quarter turn `degrees` clockwise alone.
+fn answer_regions(
+    layout: &Layout,
+    label: &str,
+    page: u32,
+    degrees: u32,
+    fit: Option<&PageTransform>,
+) -> Vec<AnswerRegion> {
     let Some(question) = layout
         .questions
         .iter()
@@ -302,9 +311,25 @@ fn answer_regions(layout: &Layout, label: &str, page: u32, degrees: u32) -> Vec<
                 width: r.width,
                 height: r.height,
             };
+            let rect = fit
+                .and_then(|t| {
+                    t.to_work(&examkit_scan::NormBox {
+                        x: r.x,
+                        y: r.y,
+                        width: r.width,
+                        height: r.height,
+                    })
+                })
+                .map(|b| Rect {
+                    x: b.x,
+                    y: b.y,
+                    width: b.width,
+                    height: b.height,
+                })
+                .unwrap_or_else(|| turned(upright, degrees));
             regions.push(AnswerRegion {
                 part_id: part.part_id.clone(),
-                rect: turned(upright, degrees),
+                rect,
             });
         }
     }
@@ -321,30 +346,44 @@ fn corrupt(record: &PageRecord, what: &str, e: &serde_json::Error) -> JobFailure
     .with_code(FailureCode::PageNotIndexed)
 }
 
-/// What the comparison with the clean page says of a page: the regions of writing added to it,
-/// when it was lined up with its clean page (`None` when it was not), and why it could not be,
-/// when it has a clean page (`None` on a foreign page, which has none). A comparison reported as
-/// aligned whose added ink cannot be writing ([`evidence::implausible_fit`]) is taken as not lined
-/// up. A stored comparison that cannot be read is an error, never taken for "not compared" (which
-/// would change what the guards allow).
-fn comparison_of(record: &PageRecord) -> Result<(Option<Vec<Rect>>, Option<String>), JobFailure> {
+/// What the comparison with the clean page says of a page.
+#[derive(Debug, Default)]
+struct Compared {
+    /// The regions of writing added to it, when it was lined up with its clean page; `None` when
+    /// it was not.
+    ink: Option<Vec<Rect>>,
+    /// Why it could not be lined up, when it has a clean page; `None` on a foreign page, which
+    /// has none, and on a page that was lined up.
+    unaligned: Option<String>,
+    /// The map from the clean page to the scan that lined them up, when one was recorded.
+    fit: Option<PageTransform>,
+}
+
+/// What the stored comparison says of a page. A comparison reported as aligned whose added ink
+/// cannot be writing ([`evidence::implausible_fit`]) is taken as not lined up, and its transform
+/// is not used. A stored comparison that cannot be read (its transform included) is an error,
+/// never taken for "not compared" (which would change what the guards allow).
+fn comparison_of(record: &PageRecord) -> Result<Compared, JobFailure> {
     let Some(text) = record.compare_json.as_deref() else {
-        return Ok((None, None));
+        return Ok(Compared::default());
     };
     let compared: Value =
         serde_json::from_str(text).map_err(|e| corrupt(record, "comparison", &e))?;
     if compared["available"] != true {
-        return Ok((None, None));
+        return Ok(Compared::default());
     }
     if compared["aligned"] != true {
         let note = compared["note"]
             .as_str()
             .filter(|n| !n.trim().is_empty())
             .unwrap_or("alignment failed");
-        return Ok((None, Some(note.to_owned())));
+        return Ok(Compared {
+            unaligned: Some(note.to_owned()),
+            ..Compared::default()
+        });
     }
     let Some(regions) = compared["addedRegions"].as_array() else {
-        return Ok((None, None));
+        return Ok(Compared::default());
     };
     let added: Vec<Rect> = regions
         .iter()
@@ -358,18 +397,29 @@ fn comparison_of(record: &PageRecord) -> Result<(Option<Vec<Rect>>, Option<Strin
         })
         .collect();
     if let Some(why) = evidence::implausible_fit(compared["addedFraction"].as_f64(), &added) {
-        return Ok((None, Some(why)));
+        return Ok(Compared {
+            unaligned: Some(why),
+            ..Compared::default()
+        });
     }
+    let fit = match compared.get("transform") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(
+            serde_json::from_value::<PageTransform>(t.clone())
+                .map_err(|e| corrupt(record, "comparison", &e))?,
+        ),
+    };
     let extent = super::indexing::WRITING_MIN_EXTENT;
-    Ok((
-        Some(
+    Ok(Compared {
+        ink: Some(
             added
                 .into_iter()
                 .filter(|r| r.width >= extent && r.height >= extent)
                 .collect(),
         ),
-        None,
-    ))
+        unaligned: None,
+        fit,
+    })
 }
 
 /// The words indexing read on a page; an error when the stored words cannot be read.
@@ -591,6 +641,7 @@ async fn assemble(
             let width_px = u32::try_from(record.width_px).unwrap_or(0);
             let height_px = u32::try_from(record.height_px).unwrap_or(0);
             if asset.kind == "work" {
+                let compared = comparison_of(&record)?;
                 let (regions, laid_out) = match (layout, code_of(&record), &paper) {
                     (
                         Some(layout),
@@ -602,12 +653,12 @@ async fn assemble(
                             &work.label,
                             on,
                             u32::try_from(record.orientation).unwrap_or(0),
+                            compared.fit.as_ref(),
                         ),
                         true,
                     ),
                     _ => (Vec::new(), false),
                 };
-                let (ink, unaligned) = comparison_of(&record)?;
                 let evidence = record.state == "ok" && record.role == "work";
                 let blank = record.state == "ok"
                     && record.role == "clean_paper"
@@ -623,8 +674,8 @@ async fn assemble(
                     blank,
                     flagged: (!evidence).then(|| record.role_reason.clone()),
                     words: words_of(&record)?,
-                    ink,
-                    unaligned,
+                    ink: compared.ink,
+                    unaligned: compared.unaligned,
                     laid_out,
                     answer_regions: regions,
                     image: None,
