@@ -321,6 +321,84 @@ pub struct WorkerArgs {
     pub store: StoreArgs,
 }
 
+/// The address browsers reach the service at (`--public-url`): an absolute `http://` or
+/// `https://` URL of an origin (scheme, host and an optional port). It has no user name or
+/// password, query or fragment, and no path beyond `/`: the app and the API are served at the root
+/// of their origin (`/app/`, `/v1/`), and `__Host-` cookies are bound to `Path=/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicUrl {
+    /// Whether browsers reach the service over HTTPS.
+    pub https: bool,
+    /// `scheme://host[:port]`, the scheme and host in lower case.
+    pub origin: String,
+}
+
+impl PublicUrl {
+    /// Reads a `--public-url` value; the error says what is wrong with it.
+    pub fn parse(raw: &str) -> Result<PublicUrl, String> {
+        const EXAMPLE: &str = "such as https://exam.school.example";
+        if raw.contains('#') {
+            return Err("a public URL has no fragment (#…)".into());
+        }
+        if raw.contains('?') {
+            return Err("a public URL has no query (?…)".into());
+        }
+        let uri: http::Uri = raw
+            .parse()
+            .map_err(|_| format!("{raw:?} is not a URL; give one {EXAMPLE}"))?;
+        let https = match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
+            Some("https") => true,
+            Some("http") => false,
+            Some(other) => {
+                return Err(format!(
+                    "a public URL starts with https:// or http://, not {other}://"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "a public URL is absolute: give its scheme and host, {EXAMPLE}"
+                ));
+            }
+        };
+        let authority = uri
+            .authority()
+            .ok_or_else(|| format!("a public URL names a host, {EXAMPLE}"))?;
+        if authority.as_str().contains('@') {
+            return Err("a public URL holds no user name or password".into());
+        }
+        if authority.host().is_empty() {
+            return Err(format!("a public URL names a host, {EXAMPLE}"));
+        }
+        let port_given = authority
+            .as_str()
+            .rsplit_once(':')
+            .is_some_and(|(_, after)| !after.contains(']'));
+        if port_given && authority.port_u16().is_none_or(|port| port == 0) {
+            return Err("a public URL's port is a number from 1 to 65535".into());
+        }
+        if !matches!(uri.path(), "" | "/") {
+            return Err(format!(
+                "examkit is served at the root of its public URL (/app/, /v1/): give no path, not {:?}",
+                uri.path()
+            ));
+        }
+        Ok(PublicUrl {
+            https,
+            origin: format!(
+                "{}://{}",
+                if https { "https" } else { "http" },
+                authority.as_str().to_ascii_lowercase()
+            ),
+        })
+    }
+}
+
+impl std::fmt::Display for PublicUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.origin)
+    }
+}
+
 /// Arguments of `examkit serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -332,6 +410,18 @@ pub struct ServeArgs {
         value_name = "ADDR"
     )]
     pub listen: SocketAddr,
+    /// The address browsers reach the service at, such as `https://exam.school.example` when a
+    /// TLS proxy forwards to `--listen`. With `https://` the app's cookies are `Secure` with the
+    /// `__Host-` prefix and every response carries `Strict-Transport-Security`, whatever the
+    /// listen address; with `http://` the cookies are plain. Without it, cookies are `Secure`
+    /// unless the service listens on loopback.
+    #[arg(
+        long,
+        env = "EXAMKIT_PUBLIC_URL",
+        value_name = "URL",
+        value_parser = PublicUrl::parse
+    )]
+    pub public_url: Option<PublicUrl>,
     /// Serve Prometheus metrics at `http://ADDR/metrics`, on a listener of their own (off when
     /// not given; keep it off the public network).
     #[arg(long, env = "EXAMKIT_METRICS_LISTEN", value_name = "ADDR")]
@@ -374,6 +464,55 @@ mod tests {
         match cli.command {
             Command::Worker(w) => w.marking.config(),
             other => Err(format!("parsed as {other:?}")),
+        }
+    }
+
+    fn serve(args: &[&str]) -> Result<super::ServeArgs, String> {
+        let cli = Cli::try_parse_from(["examkit", "serve"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Serve(s) => Ok(s),
+            other => Err(format!("parsed as {other:?}")),
+        }
+    }
+
+    #[test]
+    fn a_public_url_is_an_http_or_https_origin() {
+        let public = |flag: &str| serve(&["--public-url", flag]).map(|s| s.public_url);
+        assert_eq!(serve(&[]).map(|s| s.public_url), Ok(None));
+        for (given, https, origin) in [
+            ("https://exam.school.example", true, "https://exam.school.example"),
+            ("HTTPS://Exam.School.Example/", true, "https://exam.school.example"),
+            ("https://exam.school.example:8443", true, "https://exam.school.example:8443"),
+            ("http://127.0.0.1:8080/", false, "http://127.0.0.1:8080"),
+            ("https://[2001:db8::1]:443", true, "https://[2001:db8::1]:443"),
+        ] {
+            let parsed = public(given).expect(given).expect(given);
+            assert_eq!((parsed.https, parsed.origin.as_str()), (https, origin), "{given}");
+        }
+    }
+
+    #[test]
+    fn a_bad_public_url_is_refused_with_its_reason() {
+        for (bad, reason) in [
+            ("", "not a URL"),
+            ("exam.school.example", "absolute"),
+            ("/app/", "absolute"),
+            ("ftp://exam.school.example", "not ftp://"),
+            ("https://exam.school.example/?next=1", "no query"),
+            ("https://exam.school.example/#top", "no fragment"),
+            ("https://exam.school.example/examkit/", "give no path"),
+            ("https://teacher:secret@exam.school.example", "no user name"),
+            ("https://exam.school.example:99999", "port"),
+            ("https://exam.school.example:0", "port"),
+            ("https://exam.school.example:", "port"),
+            ("https://exam school.example", "not a URL"),
+            ("https://", "not a URL"),
+        ] {
+            let flag = format!("--public-url={bad}");
+            let e = serve(&[flag.as_str()]).expect_err(bad);
+            assert!(e.contains("--public-url"), "{bad}: {e}");
+            assert!(e.contains(reason), "{bad}: {e}");
         }
     }
 

@@ -53,6 +53,23 @@ fn check_ocr_threads(config: &crate::marking::MarkingConfig) {
     }
 }
 
+/// Says once, at start, that the app's cookies are not `Secure` (so a browser sends them over
+/// plain HTTP), and how to change that.
+fn warn_plain_cookies(app: &crate::app::AppConfig, public: Option<&crate::config::PublicUrl>) {
+    if app.secure_cookies {
+        return;
+    }
+    match public {
+        Some(url) => tracing::warn!(
+            public_url = %url,
+            "the app's cookies are not Secure: the public URL is http://; behind a TLS proxy give --public-url https://…"
+        ),
+        None => tracing::warn!(
+            "the app's cookies are not Secure (listening on loopback without --public-url, for development); behind a TLS proxy start examkit with --public-url https://… (EXAMKIT_PUBLIC_URL)"
+        ),
+    }
+}
+
 /// Runs the service.
 pub async fn run(args: ServeArgs) -> ExitCode {
     init_logging(args.log_format);
@@ -131,13 +148,15 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let app = crate::app::AppConfig::for_service(args.listen, args.public_url.as_ref());
+    warn_plain_cookies(&app, args.public_url.as_ref());
     let state = Arc::new(AppState {
         store: store.clone(),
         limits,
         typesetter: Typesetter::new(export, args.typeset_concurrency.unwrap_or(cores)),
         max_papers: DEFAULT_MAX_PAPERS,
         marking: marking.clone(),
-        app: crate::app::AppConfig::for_listen(args.listen),
+        app,
         readiness: crate::http::health::Readiness {
             pulse: (!workers.is_empty()).then(|| workers.pulse()),
             // Workers beat at every pass of their loop and every job heartbeat (a third of the

@@ -71,8 +71,13 @@ impl Page {
 
 impl Browser {
     fn new(server: &Server) -> Browser {
+        Browser::at(&server.base)
+    }
+
+    /// A browser of the service at `base`.
+    fn at(base: &str) -> Browser {
         Browser {
-            base: server.base.clone(),
+            base: base.to_owned(),
             client: examkit::tls::client_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
@@ -1115,4 +1120,218 @@ async fn sessions_and_revocations_are_shared_between_servers(db: Db) {
         303
     );
     assert_eq!(b.get("/app/keys").await.status, 303);
+}
+
+/// `examkit serve` as shipped, on a fresh SQLite data directory holding an account that signs in
+/// as `ann@school.test`; its log (standard error) is read once it has stopped.
+struct Shipped {
+    child: std::process::Child,
+    base: String,
+    log: Option<std::thread::JoinHandle<String>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Shipped {
+    fn examkit(data: &std::path::Path) -> std::process::Command {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_examkit"));
+        command
+            .env("EXAMKIT_DATA_DIR", data)
+            .env("EXAMKIT_LOG", "info")
+            .env_remove("DATABASE_URL")
+            .env_remove("EXAMKIT_PUBLIC_URL")
+            .env_remove("EXAMKIT_LISTEN")
+            .env_remove("EXAMKIT_LOG_FORMAT");
+        command
+    }
+
+    fn start(flags: &[&str], env: &[(&str, &str)]) -> Shipped {
+        use std::io::{BufRead, Read, Write};
+        use std::process::Stdio;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("data");
+        let mut create = Shipped::examkit(&data)
+            .args(["users", "create", "--email", "ann@school.test", "--password-stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("users create runs");
+        create
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(format!("{PASSWORD}\n").as_bytes())
+            .expect("password written");
+        assert!(create.wait().expect("users create ends").success());
+        let mut child = Shipped::examkit(&data)
+            .args(["serve", "--listen", "127.0.0.1:0", "--sample-bank", "off"])
+            .args(["--workers", "0"])
+            .args(flags)
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("examkit serve starts");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let log = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the bound address is printed");
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+            .to_owned();
+        Shipped {
+            child,
+            base,
+            log: Some(log),
+            _dir: dir,
+        }
+    }
+
+    /// Stops the service and returns everything it logged.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.log
+            .take()
+            .and_then(|log| log.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Shipped {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn hsts(page: &Page) -> Option<&str> {
+    page.headers
+        .get("strict-transport-security")
+        .and_then(|v| v.to_str().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_public_url_makes_cookies_secure_and_adds_hsts_on_loopback() {
+    let served = Shipped::start(&["--public-url", "https://exam.school.test"], &[]);
+    let mut b = Browser::at(&served.base);
+    let form = b.get("/app/sign-in").await;
+    assert_eq!(hsts(&form), Some("max-age=31536000"));
+    let cookie = form
+        .set_cookies()
+        .into_iter()
+        .find(|c| c.starts_with("__Host-examkit_sign_in="))
+        .unwrap_or_else(|| panic!("{:?}", form.set_cookies()));
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
+    let page = b.sign_in_as("ann@school.test", PASSWORD).await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    let cookie = page
+        .set_cookies()
+        .into_iter()
+        .find(|c| c.starts_with("__Host-examkit_session="))
+        .unwrap_or_else(|| panic!("{:?}", page.set_cookies()));
+    for flag in ["; Secure", "; HttpOnly", "; SameSite=Strict", "; Path=/;"] {
+        assert!(cookie.contains(flag), "{flag} in {cookie}");
+    }
+    assert!(!cookie.contains("Domain="), "{cookie}");
+    // Every response of the service carries it: the app's, the API's, health, unknown routes.
+    for path in [
+        "/",
+        "/app/keys",
+        "/app/nope",
+        "/v1/me",
+        "/v1/nope",
+        "/healthz",
+        "/nope",
+    ] {
+        let page = b.get(path).await;
+        assert_eq!(hsts(&page), Some("max-age=31536000"), "{path}");
+    }
+    assert_eq!(b.get("/app/keys").await.status, 200, "signed in");
+    // Requests from the proxy are what is expected: nothing to warn about.
+    let request = b
+        .client
+        .get(format!("{}/app/keys", served.base))
+        .header("x-forwarded-proto", "https");
+    assert_eq!(b.send(request).await.status, 200);
+    let log = served.stop();
+    assert!(!log.contains("not Secure"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_loopback_without_a_public_url_cookies_are_plain_and_the_log_says_so() {
+    let served = Shipped::start(&[], &[]);
+    let mut b = Browser::at(&served.base);
+    let form = b.get("/app/sign-in").await;
+    let cookie = form
+        .set_cookies()
+        .into_iter()
+        .find(|c| c.starts_with("examkit_sign_in="))
+        .unwrap_or_else(|| panic!("{:?}", form.set_cookies()));
+    assert!(!cookie.contains("Secure"), "{cookie}");
+    let page = b.sign_in_as("ann@school.test", PASSWORD).await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    let cookie = page
+        .set_cookies()
+        .into_iter()
+        .find(|c| c.starts_with("examkit_session="))
+        .unwrap_or_else(|| panic!("{:?}", page.set_cookies()));
+    assert!(!cookie.contains("Secure"), "{cookie}");
+    for path in ["/", "/app/sign-in", "/app/keys", "/v1/me", "/healthz"] {
+        assert_eq!(hsts(&b.get(path).await), None, "{path}");
+    }
+    // Three requests through an HTTPS proxy: one warning, naming the flag.
+    for _ in 0..3 {
+        let request = b
+            .client
+            .get(format!("{}/app/keys", served.base))
+            .header("x-forwarded-proto", "https");
+        assert_eq!(b.send(request).await.status, 200);
+    }
+    let log = served.stop();
+    let started: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("cookies are not Secure (listening on loopback"))
+        .collect();
+    assert_eq!(started.len(), 1, "{log}");
+    assert!(started[0].contains("WARN") && started[0].contains("--public-url"));
+    let forwarded: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("X-Forwarded-Proto: https"))
+        .collect();
+    assert_eq!(forwarded.len(), 1, "{log}");
+    assert!(forwarded[0].contains("WARN") && forwarded[0].contains("--public-url https://"));
+}
+
+#[test]
+fn a_bad_public_url_stops_the_service_at_start() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (how, value, reason) in [
+        ("flag", "exam.school.test", "a public URL is absolute"),
+        ("env", "https://exam.school.test/?x", "a public URL has no query"),
+    ] {
+        let mut command = Shipped::examkit(&dir.path().join("data"));
+        // A database that cannot be opened: the URL must stop the start before it is tried.
+        let database = dir.path().join("missing").join("examkit.db");
+        command.args(["serve", "--listen", "127.0.0.1:0", "--database"]);
+        command.arg(format!("sqlite://{}", database.display()));
+        if how == "flag" {
+            command.args(["--public-url", value]);
+        } else {
+            command.env("EXAMKIT_PUBLIC_URL", value);
+        }
+        let out = command.output().expect("examkit runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{how}: {stderr}");
+        assert!(stderr.contains("--public-url"), "{how}: {stderr}");
+        assert!(stderr.contains(reason), "{how}: {stderr}");
+        assert!(out.stdout.is_empty(), "{how}: never listened");
+    }
 }

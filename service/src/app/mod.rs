@@ -20,6 +20,8 @@ pub mod sign_in;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 
 use bytes::Bytes;
 use maud::Markup;
@@ -29,6 +31,7 @@ use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
 use warp::http::{Method, StatusCode};
 use warp::reply::Response;
 
+use crate::config::PublicUrl;
 use crate::http::{ApiError, AppState};
 use crate::store::StoreError;
 use crate::store::accounts::User;
@@ -37,9 +40,12 @@ use crate::store::app_sessions::{AppSession, Window};
 /// How the app runs: cookie security, session lifetimes and sign-in limits.
 #[derive(Debug, Clone, Copy)]
 pub struct AppConfig {
-    /// Whether cookies are `Secure` (and the session cookie `__Host-` prefixed). Off only when the
-    /// service listens on loopback over plain HTTP.
+    /// Whether cookies are `Secure` (and `__Host-` prefixed): set by an `https://` public URL,
+    /// off for an `http://` one; without one, off only when the service listens on loopback.
     pub secure_cookies: bool,
+    /// Whether every response of the service carries `Strict-Transport-Security: `[`HSTS`]: only
+    /// when the public URL is `https://`.
+    pub hsts: bool,
     /// A session ends after this long without a request, milliseconds.
     pub idle_ms: i64,
     /// A session ends this long after sign-in whatever happens, milliseconds.
@@ -55,6 +61,7 @@ impl Default for AppConfig {
         const MINUTE: i64 = 60_000;
         AppConfig {
             secure_cookies: true,
+            hsts: false,
             idle_ms: 2 * 60 * MINUTE,
             absolute_ms: 12 * 60 * MINUTE,
             account_failures: Window {
@@ -69,13 +76,47 @@ impl Default for AppConfig {
     }
 }
 
+/// The `Strict-Transport-Security` value of a service whose public URL is `https://`: browsers
+/// use only HTTPS for this host for a year. Not `includeSubDomains` (other hosts of the domain are
+/// not examkit's to decide) and not `preload`.
+pub const HSTS: &str = "max-age=31536000";
+
 impl AppConfig {
-    /// The configuration of a service listening on `listen`: secure cookies unless on loopback.
-    pub fn for_listen(listen: SocketAddr) -> AppConfig {
+    /// The configuration of a service listening on `listen` and reached at `public`: `Secure`
+    /// cookies and HSTS when the public URL is `https://`, plain cookies when it is `http://`;
+    /// without a public URL, secure cookies unless on loopback (the development default), no HSTS.
+    pub fn for_service(listen: SocketAddr, public: Option<&PublicUrl>) -> AppConfig {
         AppConfig {
-            secure_cookies: !listen.ip().is_loopback(),
+            secure_cookies: public.map_or(!listen.ip().is_loopback(), |url| url.https),
+            hsts: public.is_some_and(|url| url.https),
             ..AppConfig::default()
         }
+    }
+}
+
+/// Whether a request says it reached a proxy over HTTPS (`X-Forwarded-Proto: https`, the first
+/// proxy's value when several are listed) while this service's cookies are not `Secure`: a
+/// deployment behind a TLS proxy that has not been given `--public-url https://…`.
+pub fn forwarded_https_without_secure_cookies(config: &AppConfig, headers: &HeaderMap) -> bool {
+    !config.secure_cookies
+        && headers
+            .get_all("x-forwarded-proto")
+            .iter()
+            .next()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
+}
+
+/// Logs, once per process, that a request came through an HTTPS proxy while cookies are not
+/// `Secure`, naming the flag that fixes it.
+fn warn_forwarded_https(config: &AppConfig, headers: &HeaderMap) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if forwarded_https_without_secure_cookies(config, headers) && !WARNED.swap(true, Relaxed) {
+        tracing::warn!(
+            "a request arrived with X-Forwarded-Proto: https, but the app's cookies are not Secure: \
+             start examkit with --public-url https://… (EXAMKIT_PUBLIC_URL); logged once"
+        );
     }
 }
 
@@ -318,6 +359,7 @@ fn visit(
 
 /// Runs a handler and finishes its response (errors as pages, the security headers).
 async fn finish(visit: Visit, result: Result<Response, AppError>) -> Response {
+    warn_forwarded_https(&visit.state.app, &visit.headers);
     let mut response = match result {
         Ok(response) => response,
         Err(e) => e.render(&visit),
@@ -419,5 +461,85 @@ async fn signed_post(signed: Signed, path: &[&str], form: Form) -> Result<Respon
         ["questions", id, "decide"] => review::decide(signed, id, form).await,
         ["sign-out-everywhere"] => sign_in::sign_out_everywhere(signed).await,
         _ => Err(AppError::NotFound("page")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listen(addr: &str) -> SocketAddr {
+        addr.parse().expect("address")
+    }
+
+    fn public(url: &str) -> PublicUrl {
+        PublicUrl::parse(url).expect("public URL")
+    }
+
+    #[test]
+    fn cookies_and_hsts_follow_the_public_url_then_the_listen_address() {
+        let loopback = listen("127.0.0.1:8080");
+        let anywhere = listen("0.0.0.0:8080");
+        let https = public("https://exam.school.example");
+        let http = public("http://exam.school.example");
+        let cases = [
+            (loopback, Some(&https), (true, true)),
+            (anywhere, Some(&https), (true, true)),
+            (loopback, Some(&http), (false, false)),
+            (anywhere, Some(&http), (false, false)),
+            (loopback, None, (false, false)),
+            (listen("[::1]:8080"), None, (false, false)),
+            (anywhere, None, (true, false)),
+        ];
+        for (at, url, expected) in cases {
+            let config = AppConfig::for_service(at, url);
+            assert_eq!(
+                (config.secure_cookies, config.hsts),
+                expected,
+                "{at} {url:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn forwarded_https_is_noticed_only_while_cookies_are_not_secure() {
+        let headers = |values: &[&str]| {
+            let mut map = HeaderMap::new();
+            for v in values {
+                map.append(
+                    "x-forwarded-proto",
+                    HeaderValue::from_str(v).expect("value"),
+                );
+            }
+            map
+        };
+        let plain = AppConfig {
+            secure_cookies: false,
+            ..AppConfig::default()
+        };
+        let secure = AppConfig::default();
+        for sent in [&["https"][..], &["HTTPS"], &[" https , http"], &["https", "http"]] {
+            assert!(
+                forwarded_https_without_secure_cookies(&plain, &headers(sent)),
+                "{sent:?}"
+            );
+            assert!(
+                !forwarded_https_without_secure_cookies(&secure, &headers(sent)),
+                "{sent:?}"
+            );
+        }
+        for sent in [&[][..], &["http"], &["http, https"], &[""], &["httpsx"], &["wss"]] {
+            assert!(
+                !forwarded_https_without_secure_cookies(&plain, &headers(sent)),
+                "{sent:?}"
+            );
+        }
+        // A value that is not text is not HTTPS.
+        let mut odd = HeaderMap::new();
+        odd.insert(
+            "x-forwarded-proto",
+            HeaderValue::from_bytes(b"\xffhttps").expect("value"),
+        );
+        assert!(!forwarded_https_without_secure_cookies(&plain, &odd));
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! The cookie holds 32 random bytes (base64url); the database holds only their SHA-256, with the
 //! session's CSRF token, its idle and absolute expiry. The cookie is `HttpOnly`,
-//! `SameSite=Strict`, `Path=/` and, unless the service runs plain HTTP on loopback, `Secure` with
-//! the `__Host-` prefix (which pins it to this host and path). A new session, with a new id, is
+//! `SameSite=Strict`, `Path=/` and, when [`super::AppConfig::secure_cookies`] says so (an
+//! `https://` public URL, or no public URL and a listener off loopback), `Secure` with the
+//! `__Host-` prefix (which pins it to this host and path). A new session, with a new id, is
 //! made at every sign-in; an earlier one sent with the sign-in is ended.
 
 use base64::Engine;
@@ -16,11 +17,11 @@ use crate::store::now_ms;
 
 /// The session cookie's name when cookies are `Secure`.
 pub const SECURE_COOKIE: &str = "__Host-examkit_session";
-/// The session cookie's name over plain HTTP on loopback.
+/// The session cookie's name when cookies are not `Secure`.
 pub const PLAIN_COOKIE: &str = "examkit_session";
 /// The sign-in form's CSRF cookie (double submit: the form's field must equal it).
 pub const SECURE_SIGN_IN_COOKIE: &str = "__Host-examkit_sign_in";
-/// The sign-in form's CSRF cookie over plain HTTP on loopback.
+/// The sign-in form's CSRF cookie when cookies are not `Secure`.
 pub const PLAIN_SIGN_IN_COOKIE: &str = "examkit_sign_in";
 /// The form field holding the CSRF token.
 pub const CSRF_FIELD: &str = "csrf";

@@ -703,12 +703,21 @@ pub async fn bind(
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     // The teachers' app answers `/` and `/app/…`; everything else is the API's. Every response
-    // is counted in the metrics under the route label its answerer set.
+    // is counted in the metrics under the route label its answerer set, and carries HSTS when the
+    // public URL is `https://` (a browser applies it to the whole host).
+    let hsts = state.app.hsts;
     let all = warp::any()
         .map(Instant::now)
         .and(warp::method())
         .and(crate::app::routes(state.clone()).or(routes(state)).unify())
-        .map(|started: Instant, method: Method, response: Response| {
+        .map(move |started: Instant, method: Method, mut response: Response| {
+            if hsts {
+                set_header(
+                    &mut response,
+                    "strict-transport-security",
+                    crate::app::HSTS,
+                );
+            }
             let route = response
                 .extensions()
                 .get::<crate::telemetry::Route>()
