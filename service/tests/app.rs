@@ -25,6 +25,8 @@ on_both!(
     sessions_end_at_sign_out_expiry_and_password_change,
     every_response_carries_the_security_headers,
     sessions_and_revocations_are_shared_between_servers,
+    making_a_key_asks_for_the_password_after_ten_minutes,
+    sign_out_everywhere_is_a_button_on_the_keys_page,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -1120,6 +1122,145 @@ async fn sessions_and_revocations_are_shared_between_servers(db: Db) {
         303
     );
     assert_eq!(b.get("/app/keys").await.status, 303);
+}
+
+/// Moves the sign-in of every session of `user` back by `minutes`, as if made that long ago.
+async fn signed_in_ago(s: &Server, user: &str, minutes: i64) {
+    s.store
+        .execute_write(
+            examkit::store::Durability::Saved,
+            sqlx::query("UPDATE app_sessions SET created_at = created_at - $1 WHERE user_id = $2")
+                .bind(minutes * 60_000)
+                .bind(user),
+        )
+        .await
+        .expect("sessions aged");
+}
+
+async fn making_a_key_asks_for_the_password_after_ten_minutes(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let key_form = |token: &str, password: Option<&str>| {
+        let mut form = vec![
+            ("csrf".to_owned(), token.to_owned()),
+            ("name".to_owned(), "pipeline".to_owned()),
+            ("scope".to_owned(), "marking:read".to_owned()),
+            ("expires".to_owned(), "30d".to_owned()),
+        ];
+        if let Some(password) = password {
+            form.push(("password".to_owned(), password.to_owned()));
+        }
+        form
+    };
+    let keys = |s: &Server| {
+        let store = s.store.clone();
+        let user = user.clone();
+        async move { store.keys(Some(&user)).await.expect("keys").len() }
+    };
+    // A fresh sign-in makes a key without the password.
+    let list = b.get("/app/keys").await;
+    assert!(!list.body.contains("name=\"password\""), "{}", list.body);
+    let token = list.csrf();
+    let made = post_form(&mut b, "/app/keys", key_form(&token, None)).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert_eq!(keys(&s).await, 1);
+
+    // Nine minutes after signing in, still not.
+    signed_in_ago(&s, &user, 9).await;
+    let list = b.get("/app/keys").await;
+    assert!(!list.body.contains("id=\"key-password\""));
+
+    // Past ten minutes the form asks for it, and a key needs it.
+    signed_in_ago(&s, &user, 2).await;
+    let list = b.get("/app/keys").await;
+    assert!(
+        list.body.contains("id=\"key-password\" type=\"password\" name=\"password\""),
+        "{}",
+        list.body
+    );
+    assert!(list.body.contains("more than 10 minutes ago"));
+    for (password, message) in [
+        (None, "Enter your password to make a key."),
+        (Some(""), "Enter your password to make a key."),
+        (Some("not the password"), "The password is not right."),
+        (Some("correct horse batter"), "The password is not right."),
+        (Some(&*"x".repeat(2000)), "The password is not right."),
+    ] {
+        let page = post_form(&mut b, "/app/keys", key_form(&token, password)).await;
+        assert_eq!(page.status, 401, "{password:?}: {}", page.body);
+        assert!(page.body.contains(message), "{password:?}: {}", page.body);
+        assert!(!page.body.contains("id=\"secret\""), "no secret shown");
+        // The form comes back with what was sent, and still asks for the password.
+        assert!(page.body.contains("value=\"pipeline\""));
+        assert!(page.body.contains("id=\"key-password\""));
+        assert_eq!(keys(&s).await, 1, "{password:?}: no key made");
+    }
+    // A refused password neither ends the session nor counts as a failed sign-in.
+    assert_eq!(b.get("/app/keys").await.status, 200);
+    let mut other = Browser::new(&s);
+    assert_eq!(
+        other.sign_in_as("ann@school.test", PASSWORD).await.status,
+        303
+    );
+    // A form that is not right is refused for that first, the password unchecked.
+    let mut bad = key_form(&token, Some(PASSWORD));
+    bad[1].1 = " ".to_owned();
+    let page = post_form(&mut b, "/app/keys", bad).await;
+    assert_eq!(page.status, 422);
+    assert!(page.body.contains("Give the key a name."));
+    assert_eq!(keys(&s).await, 1);
+    // The right password makes the key.
+    let made = post_form(&mut b, "/app/keys", key_form(&token, Some(PASSWORD))).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert!(made.body.contains("id=\"secret\""));
+    assert_eq!(keys(&s).await, 2);
+    // The other browser's fresh sign-in needs none.
+    let token = other.get("/app/keys").await.csrf();
+    assert_eq!(
+        post_form(&mut other, "/app/keys", key_form(&token, None))
+            .await
+            .status,
+        201
+    );
+}
+
+async fn sign_out_everywhere_is_a_button_on_the_keys_page(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let key = s.key(&user, &[Scope::MarkingRead]).await;
+    let mut other = Browser::new(&s);
+    assert_eq!(
+        other.sign_in_as("ann@school.test", PASSWORD).await.status,
+        303
+    );
+    let list = b.get("/app/keys").await;
+    let at = list
+        .body
+        .find("<form method=\"post\" action=\"/app/sign-out-everywhere\">")
+        .unwrap_or_else(|| panic!("no button: {}", list.body));
+    let form = &list.body[at..at + list.body[at..].find("</form>").expect("form ends")];
+    assert!(form.contains("name=\"csrf\""), "{form}");
+    assert!(form.contains("<button"), "{form}");
+    assert!(form.contains("End every session"), "{form}");
+    let token = {
+        let start = form.find("value=\"").expect("token") + "value=\"".len();
+        form[start..start + form[start..].find('"').expect("quote")].to_owned()
+    };
+    // Without the token it is refused and nothing ends.
+    let refused = b.post("/app/sign-out-everywhere", &[]).await;
+    assert_eq!(refused.status, 403);
+    assert_eq!(other.get("/app/keys").await.status, 200);
+    // The button's form ends both sessions; the API key keeps working.
+    let out = b.post("/app/sign-out-everywhere", &[("csrf", &token)]).await;
+    assert_eq!((out.status, out.location()), (303, "/app/sign-in"));
+    assert!(out.set_cookies().iter().any(|c| c.contains("Max-Age=0")));
+    assert_eq!(b.get("/app/keys").await.status, 303);
+    assert_eq!(other.get("/app/keys").await.status, 303);
+    assert_eq!(s.get("/v1/me", &key).await.status, 200);
 }
 
 /// `examkit serve` as shipped, on a fresh SQLite data directory holding an account that signs in

@@ -1,4 +1,10 @@
-//! API keys: the list, making a key (its secret shown once), revoking one, and a key's usage.
+//! API keys: the list, making a key (its secret shown once), revoking one, and a key's usage;
+//! and the button that ends every browser session of the account.
+//!
+//! Making a key asks for the password again when the session's sign-in is older than
+//! [`super::AppConfig::reauth_ms`] (10 minutes): a session cookie taken from an unattended
+//! browser does not mint a key that outlives it. A missing or wrong password is refused with
+//! `401` and the form shown again; nothing is made.
 
 use maud::{Markup, html};
 use warp::http::StatusCode;
@@ -53,7 +59,40 @@ fn short_fingerprint(key: &ApiKey) -> String {
     )
 }
 
+/// Whether making a key needs the password again: the session's sign-in is too old.
+fn reauth_needed(signed: &Signed) -> bool {
+    now_ms() - signed.session.created_at >= signed.visit.state.app.reauth_ms
+}
+
+/// Whether `password` is the signed-in account's, checked on a blocking thread as at sign-in.
+async fn password_matches(signed: &Signed, password: &str) -> Result<bool, AppError> {
+    let Some(email) = signed.user.email.as_deref() else {
+        return Ok(false);
+    };
+    let stored = match signed.visit.state.store.user_by_email(email).await? {
+        Some((user, Some(hash))) if user.id == signed.user.id => hash,
+        _ => return Ok(false),
+    };
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || crate::password::verify(&password, &stored))
+        .await
+        .map_err(|_| AppError::Api(crate::http::ApiError::Internal))
+}
+
+/// Why the key form is shown again: the status, the message and what was sent.
+pub struct Refused<'a> {
+    /// `422` for a form that is not right, `401` for a missing or wrong password.
+    pub status: StatusCode,
+    /// What to change.
+    pub message: &'a str,
+    /// The name sent.
+    pub name: &'a str,
+    /// The scopes chosen.
+    pub chosen: Vec<&'a str>,
+}
+
 fn create_form(signed: &Signed, error: Option<&str>, name: &str, chosen: &[&str]) -> Markup {
+    let minutes = signed.visit.state.app.reauth_ms / 60_000;
     html! {
         section aria-labelledby="new-key" {
             h2 #new-key { "Make a key" }
@@ -91,24 +130,50 @@ fn create_form(signed: &Signed, error: Option<&str>, name: &str, chosen: &[&str]
                         }
                     }
                 }
+                @if reauth_needed(signed) {
+                    p {
+                        label for="key-password" { "Your password" }
+                        input #key-password type="password" name="password"
+                            autocomplete="current-password" required
+                            aria-describedby="key-password-hint";
+                        span.hint #key-password-hint {
+                            "You signed in more than " (minutes) " minutes ago: enter your password to make a key."
+                        }
+                    }
+                }
                 p { button type="submit" { "Make key" } }
             }
         }
     }
 }
 
-/// `GET /app/keys`.
-pub async fn list(
-    signed: Signed,
-    error: Option<(&str, &str, Vec<&str>)>,
-) -> Result<Response, AppError> {
+/// The button that ends every session of the account, this one included.
+fn sign_out_everywhere(signed: &Signed) -> Markup {
+    html! {
+        section aria-labelledby="everywhere" {
+            h2 #everywhere { "Sign out everywhere" }
+            p #everywhere-hint {
+                "Signed in on a computer you no longer use, or on a shared one? End every browser session of your account, this one included. Your API keys keep working."
+            }
+            form method="post" action="/app/sign-out-everywhere" {
+                (csrf(signed))
+                button.danger #sign-out-everywhere type="submit" aria-describedby="everywhere-hint" {
+                    "End every session"
+                }
+            }
+        }
+    }
+}
+
+/// `GET /app/keys`, or the list with the key form shown again when `refused`.
+pub async fn list(signed: Signed, refused: Option<Refused<'_>>) -> Result<Response, AppError> {
     let keys = signed.visit.state.store.keys(Some(&signed.user.id)).await?;
     let now = now_ms();
     let active = keys.iter().filter(|k| k.is_active(now)).count();
-    let (status, form) = match &error {
-        Some((message, name, chosen)) => (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            create_form(&signed, Some(message), name, chosen),
+    let (status, form) = match &refused {
+        Some(r) => (
+            r.status,
+            create_form(&signed, Some(r.message), r.name, &r.chosen),
         ),
         None => (StatusCode::OK, create_form(&signed, None, "", &[])),
     };
@@ -153,6 +218,7 @@ pub async fn list(
             }
         }
         (form)
+        (sign_out_everywhere(&signed))
     };
     Ok(html(
         status,
@@ -191,7 +257,29 @@ pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
             .then(|| refuse("Choose when the key expires: 30 days, 90 days or one year."))
     });
     if let Some((message, chosen)) = problem {
-        return list(signed, Some((&message, &name, chosen))).await;
+        let refused = Refused {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            message: &message,
+            name: &name,
+            chosen,
+        };
+        return list(signed, Some(refused)).await;
+    }
+    if reauth_needed(&signed) {
+        let message = match form.get("password").filter(|p| !p.is_empty()) {
+            None => Some("Enter your password to make a key."),
+            Some(password) => (!password_matches(&signed, password).await?)
+                .then_some("The password is not right."),
+        };
+        if let Some(message) = message {
+            let refused = Refused {
+                status: StatusCode::UNAUTHORIZED,
+                message,
+                name: &name,
+                chosen,
+            };
+            return list(signed, Some(refused)).await;
+        }
     }
     let (Some(expiry), Ok(scopes)) = (expiry, auth::parse_scopes(&chosen.join(","))) else {
         return Err(AppError::BadForm("the key form is not right".into()));
@@ -214,7 +302,13 @@ pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
             let message = format!(
                 "You already have {MAX_ACTIVE_KEYS} active keys, the most an account may have. Revoke one first."
             );
-            return list(signed, Some((&message, &name, chosen))).await;
+            let refused = Refused {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                message: &message,
+                name: &name,
+                chosen,
+            };
+            return list(signed, Some(refused)).await;
         }
         Err(CreateKeyError::UnknownUser(_)) => return Err(AppError::SignInRequired),
         Err(CreateKeyError::Store(e)) => return Err(e.into()),

@@ -50,6 +50,9 @@ pub struct AppConfig {
     pub idle_ms: i64,
     /// A session ends this long after sign-in whatever happens, milliseconds.
     pub absolute_ms: i64,
+    /// Making an API key asks for the password again when the session's sign-in is at least this
+    /// old, milliseconds.
+    pub reauth_ms: i64,
     /// Failed sign-ins allowed per account.
     pub account_failures: Window,
     /// Failed sign-ins allowed per client address.
@@ -64,6 +67,7 @@ impl Default for AppConfig {
             hsts: false,
             idle_ms: 2 * 60 * MINUTE,
             absolute_ms: 12 * 60 * MINUTE,
+            reauth_ms: 10 * MINUTE,
             account_failures: Window {
                 length_ms: 15 * MINUTE,
                 limit: 5,
