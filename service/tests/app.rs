@@ -27,6 +27,7 @@ on_both!(
     sessions_and_revocations_are_shared_between_servers,
     making_a_key_asks_for_the_password_after_ten_minutes,
     sign_out_everywhere_is_a_button_on_the_keys_page,
+    page_images_and_signed_in_pages_are_never_stored,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -1261,6 +1262,47 @@ async fn sign_out_everywhere_is_a_button_on_the_keys_page(db: Db) {
     assert_eq!(b.get("/app/keys").await.status, 303);
     assert_eq!(other.get("/app/keys").await.status, 303);
     assert_eq!(s.get("/v1/me", &key).await.status, 200);
+}
+
+async fn page_images_and_signed_in_pages_are_never_stored(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let (session, questions, work) = marked_import(&s, &user, None).await;
+    let key = s.key(&user, Scope::ALL).await;
+    let key_id = s.store.keys(Some(&user)).await.expect("keys")[0]
+        .id
+        .clone();
+    let question = questions["3"]["id"].as_str().expect("id");
+    let cache = |page: &Page| {
+        page.headers
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let image = b.get(&format!("/app/pages/{work}/1")).await;
+    assert_eq!(image.status, 200);
+    assert_eq!(image.headers["content-type"], "image/jpeg");
+    assert_eq!(cache(&image), "no-store", "the page image");
+    for path in [
+        "/app/sessions".to_owned(),
+        "/app/sessions?review=1".to_owned(),
+        format!("/app/sessions/{session}"),
+        format!("/app/questions/{question}"),
+        "/app/keys".to_owned(),
+        format!("/app/keys/{key_id}"),
+        format!("/app/keys/{key_id}/revoke"),
+    ] {
+        let page = b.get(&path).await;
+        assert_eq!(page.status, 200, "{path}");
+        assert_eq!(cache(&page), "no-store", "{path}");
+    }
+    // The API's only route serving a scan's bytes is not stored either.
+    let asset = s.get(&format!("/v1/marking/assets/{work}"), &key).await;
+    assert_eq!(asset.status, 200);
+    assert_eq!(asset.headers["cache-control"], "private, no-store");
 }
 
 /// `examkit serve` as shipped, on a fresh SQLite data directory holding an account that signs in

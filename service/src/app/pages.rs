@@ -1,6 +1,8 @@
 //! Page images for the review page: one page of one of the account's assets, as displayed (the
 //! basis evidence boxes are drawn on), in JPEG. Pages indexing kept an image of are sent as they
-//! are; others (imports, markers that take no images) are rendered from the file.
+//! are; others (imports, markers that take no images) are rendered from the file. Images are
+//! `Cache-Control: no-store`, like every signed-in page: a student's work stays in no browser
+//! cache after sign-out.
 
 use warp::http::StatusCode;
 use warp::reply::Response;
@@ -62,7 +64,7 @@ pub async fn page(signed: Signed, asset: &str, page: &str) -> Result<Response, A
     );
     headers.insert(
         warp::http::header::CACHE_CONTROL,
-        warp::http::HeaderValue::from_static("private, max-age=300"),
+        warp::http::HeaderValue::from_static("no-store"),
     );
     Ok(response)
 }
