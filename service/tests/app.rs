@@ -28,6 +28,7 @@ on_both!(
     making_a_key_asks_for_the_password_after_ten_minutes,
     sign_out_everywhere_is_a_button_on_the_keys_page,
     page_images_and_signed_in_pages_are_never_stored,
+    the_saved_message_comes_from_the_question_not_the_address,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -1303,6 +1304,38 @@ async fn page_images_and_signed_in_pages_are_never_stored(db: Db) {
     let asset = s.get(&format!("/v1/marking/assets/{work}"), &key).await;
     assert_eq!(asset.status, 200);
     assert_eq!(asset.headers["cache-control"], "private, no-store");
+}
+
+async fn the_saved_message_comes_from_the_question_not_the_address(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let (_, questions, _) = marked_import(&s, &user, None).await;
+    let q3 = questions["3"]["id"].as_str().expect("id");
+    let path = format!("/app/questions/{q3}");
+    // A code of this question's criteria names it.
+    let page = b.get(&format!("{path}?saved=B1")).await;
+    assert!(
+        page.body
+            .contains("<p class=\"notice\" id=\"saved\">Saved the decision on B1.</p>"),
+        "{}",
+        page.body
+    );
+    // Anything else shows nothing: markup, another question's code, words of someone's choosing.
+    for sent in [
+        "%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "<script>alert(1)</script>",
+        "Z9",
+        "B1.+Your+account+is+locked%3A+call+0800+000+000",
+        "",
+    ] {
+        let page = b.get(&format!("{path}?saved={sent}")).await;
+        assert_eq!(page.status, 200, "{sent}");
+        assert!(!page.body.contains("id=\"saved\""), "{sent}: {}", page.body);
+        assert!(!page.body.contains("alert(1)"), "{sent}");
+        assert!(!page.body.contains("0800"), "{sent}");
+    }
 }
 
 /// `examkit serve` as shipped, on a fresh SQLite data directory holding an account that signs in

@@ -487,6 +487,8 @@ async fn load_question(
 enum Notice {
     None,
     Saved(String),
+    /// The code an address's `saved=` names: shown only as one of the question's own criteria.
+    SavedCode(String),
     Problem(String),
     Conflict(Box<Conflict>),
 }
@@ -501,11 +503,10 @@ struct Conflict {
 
 /// `GET /app/questions/{id}`.
 pub async fn question(signed: Signed, id: &str) -> Result<Response, AppError> {
-    let saved = signed
+    let notice = signed
         .visit
         .query_param("saved")
-        .map(|c| format!("Saved the decision on {c}."));
-    let notice = saved.map(Notice::Saved).unwrap_or(Notice::None);
+        .map_or(Notice::None, Notice::SavedCode);
     render_question(&signed, id, notice, StatusCode::OK).await
 }
 
@@ -536,6 +537,17 @@ async fn render_question(
         },
     };
     let rows = rows_of(&view, &logged, &machine, q.created_at);
+    // The message is the question's, never the address's: a code that is none of its criteria's
+    // shows nothing.
+    let notice = match notice {
+        Notice::SavedCode(code) => rows
+            .iter()
+            .find(|r| !r.code.is_empty() && r.code == code)
+            .map_or(Notice::None, |r| {
+                Notice::Saved(format!("Saved the decision on {}.", r.code))
+            }),
+        other => other,
+    };
     let pages = work_pages(&view);
     // Pages indexing found turned are shown upright; the teacher can turn them on.
     let turns: HashMap<(String, i64), i64> = if s.origin == crate::store::automated::ORIGIN {
