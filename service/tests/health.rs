@@ -1,6 +1,7 @@
 //! `GET /healthz` and `GET /readyz` on a real server, SQLite and PostgreSQL: readiness turns 503
-//! naming the failing check when the database goes away, its migrations are not this binary's, or
-//! the workers stop beating, while health stays 200; both recover.
+//! naming the failing check when the database goes away, its migrations are not this binary's, the
+//! object store fails or the workers stop beating, while health stays 200; both recover. The
+//! answer names checks and says `failed`, never why: no path, URL, bucket or driver text.
 
 mod common;
 
@@ -18,6 +19,7 @@ on_both!(
     readiness_names_unknown_migrations,
     readiness_needs_the_workers_to_beat,
     readiness_follows_the_database_away_and_back,
+    readiness_hides_why_the_asset_store_failed,
 );
 
 async fn probe(s: &Server, path: &str) -> (u16, Value) {
@@ -31,6 +33,29 @@ async fn probe(s: &Server, path: &str) -> (u16, Value) {
     assert!(response.headers().contains_key("x-request-id"), "{path}");
     let body = response.json::<Value>().await.expect("json");
     (status, body)
+}
+
+/// A readiness answer says of each check only `ok`, `failed` or (workers) `none in this process`,
+/// and holds none of `hidden` (paths, addresses, names of the deployment) anywhere.
+fn reveals_nothing(body: &Value, hidden: &[&str]) {
+    let checks = if body["checks"].is_object() {
+        &body["checks"]
+    } else {
+        &body["error"]["details"]["checks"]
+    };
+    let checks = checks.as_object().expect("checks");
+    assert_eq!(checks.len(), 4, "{body}");
+    for (name, said) in checks {
+        let said = said.as_str().expect("a word");
+        assert!(
+            ["ok", "failed", "none in this process"].contains(&said),
+            "{name}: {said}"
+        );
+    }
+    let text = body.to_string();
+    for secret in hidden {
+        assert!(!text.contains(secret), "{secret:?} in {text}");
+    }
 }
 
 async fn health_answers_without_a_key_or_the_database(db: Db) {
@@ -93,14 +118,9 @@ async fn readiness_names_unknown_migrations(db: Db) {
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["error"]["code"], "not_ready");
     assert_eq!(body["error"]["message"], "not ready: migrations");
-    let said = body["error"]["details"]["checks"]["migrations"]
-        .as_str()
-        .expect("text");
-    assert!(
-        said.contains("does not know") && said.contains("99990101"),
-        "{said}"
-    );
+    assert_eq!(body["error"]["details"]["checks"]["migrations"], "failed");
     assert_eq!(body["error"]["details"]["checks"]["database"], "ok");
+    reveals_nothing(&body, &["99990101", "does not know"]);
     assert_eq!(probe(&s, "/healthz").await.0, 200);
     s.store
         .execute_write(
@@ -129,12 +149,8 @@ async fn readiness_needs_the_workers_to_beat(db: Db) {
     let (status, body) = probe(&s, "/readyz").await;
     assert_eq!(status, 503);
     assert_eq!(body["error"]["message"], "not ready: workers");
-    assert!(
-        body["error"]["details"]["checks"]["workers"]
-            .as_str()
-            .is_some_and(|w| w.starts_with("failed: no worker has shown it is alive")),
-        "{body}"
-    );
+    assert_eq!(body["error"]["details"]["checks"]["workers"], "failed");
+    reveals_nothing(&body, &["alive"]);
     assert_eq!(probe(&s, "/healthz").await.0, 200);
     pulse.beat();
     assert_eq!(probe(&s, "/readyz").await.0, 200);
@@ -221,10 +237,9 @@ async fn readiness_follows_the_database_away_and_back(db: Db) {
                 body["error"]["message"],
                 "not ready: database, migrations, assets"
             );
-            let said = body["error"]["details"]["checks"]["database"]
-                .as_str()
-                .expect("text");
-            assert!(said.contains("cannot be opened"), "{said}");
+            assert_eq!(body["error"]["details"]["checks"]["database"], "failed");
+            let dir = file.parent().expect("dir").display().to_string();
+            reveals_nothing(&body, &[&dir, "examkit.db", "cannot be opened", "os error"]);
             assert_eq!(probe(&s, "/healthz").await.0, 200);
             std::fs::rename(&aside, &file).expect("moved back");
             ready_within(&s, 200).await;
@@ -251,17 +266,183 @@ async fn readiness_follows_the_database_away_and_back(db: Db) {
             relay.cut();
             let body = ready_within(&s, 503).await;
             assert_eq!(body["error"]["code"], "not_ready");
-            let said = body["error"]["details"]["checks"]["database"]
-                .as_str()
-                .expect("text");
-            assert!(said.starts_with("failed"), "{said}");
-            assert_eq!(
-                body["error"]["details"]["checks"]["migrations"],
-                "failed: not checked: the database does not answer"
+            assert_eq!(body["error"]["details"]["checks"]["database"], "failed");
+            assert_eq!(body["error"]["details"]["checks"]["migrations"], "failed");
+            let relay_address = relay.addr.to_string();
+            reveals_nothing(
+                &body,
+                &[
+                    &relay_address,
+                    "examkit_test_",
+                    "postgres",
+                    "pool",
+                    "timed out",
+                    "refused",
+                    "communicating",
+                ],
             );
             assert_eq!(probe(&s, "/healthz").await.0, 200);
             relay.restore();
             ready_within(&s, 200).await;
         }
     }
+}
+
+async fn readiness_hides_why_the_asset_store_failed(db: Db) {
+    let stores = tempfile::tempdir().expect("dir");
+    let dir = stores.path().join("scans-of-a-school");
+    let url = examkit::store::objects::AssetStoreUrl::File(dir.clone());
+    let Some(s) = common::start_with_objects(db, generous(), &url, |_| {}).await else {
+        return;
+    };
+    assert_eq!(probe(&s, "/readyz").await.0, 200);
+    // The directory becomes a file: every read of the store fails, naming the path.
+    std::fs::remove_dir_all(&dir).expect("removed");
+    std::fs::write(&dir, b"not a directory").expect("a file in its place");
+    let (status, body) = probe(&s, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["message"], "not ready: assets");
+    assert_eq!(body["error"]["details"]["checks"]["assets"], "failed");
+    assert_eq!(body["error"]["details"]["checks"]["database"], "ok");
+    let path = stores.path().display().to_string();
+    reveals_nothing(
+        &body,
+        &[&path, "scans-of-a-school", "file://", "readiness-probe"],
+    );
+    std::fs::remove_file(&dir).expect("removed");
+    std::fs::create_dir(&dir).expect("back");
+    assert_eq!(probe(&s, "/readyz").await.0, 200);
+}
+
+/// `examkit serve` on a new SQLite database with its files in `store`, reaching S3 at `endpoint`;
+/// stopped on drop, when what it logged (standard error) can be read.
+struct Served {
+    child: std::process::Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start(store: &examkit::store::objects::AssetStoreUrl, endpoint: &str) -> Served {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("dir");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_examkit"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--sample-bank", "off"])
+            .args([
+                "--automated-marking",
+                "off",
+                "--asset-store",
+                &store.to_string(),
+            ])
+            .arg("--data-dir")
+            .arg(dir.path())
+            .env_remove("DATABASE_URL")
+            .env("AWS_ENDPOINT_URL", endpoint)
+            .env("EXAMKIT_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("examkit serve runs");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the bound address is printed");
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("listening line, got {line:?}"))
+            .to_owned();
+        Served {
+            child,
+            base,
+            _dir: dir,
+        }
+    }
+
+    /// Stops the server and returns what it logged.
+    fn logged(mut self) -> String {
+        use std::io::Read;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut said = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = stderr.read_to_string(&mut said);
+        }
+        said
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(examkit_s3_tests),
+    ignore = "no S3 server: run the tests through tests/s3-server.sh"
+)]
+async fn readiness_hides_the_bucket_of_an_object_store_that_does_not_answer() {
+    let store = common::s3::bucket().await;
+    let examkit::store::objects::AssetStoreUrl::S3 { bucket, prefix } = &store else {
+        panic!("an S3 store");
+    };
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").expect("the S3 server");
+    let relay = Relay::to(endpoint.trim_start_matches("http://").to_owned()).await;
+    let served = Served::start(&store, &format!("http://{}", relay.addr));
+    let client = examkit::tls::client();
+    let probe = || async {
+        let response = client
+            .get(format!("{}/readyz", served.base))
+            .send()
+            .await
+            .expect("sent");
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().await.expect("json"))
+    };
+    assert_eq!(probe().await.0, 200);
+    // The object store stops answering: connections are refused.
+    relay.cut();
+    let mut answer = None;
+    for _ in 0..40 {
+        let (status, body) = probe().await;
+        if status == 503 {
+            answer = Some(body);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let body = answer.expect("/readyz turns 503");
+    assert_eq!(body["error"]["message"], "not ready: assets");
+    assert_eq!(body["error"]["details"]["checks"]["assets"], "failed");
+    let relay_address = relay.addr.to_string();
+    reveals_nothing(
+        &body,
+        &[
+            bucket,
+            &format!("/{prefix}"),
+            "s3://",
+            &relay_address,
+            "did not answer",
+            "readiness-probe",
+        ],
+    );
+    relay.restore();
+    let mut back = false;
+    for _ in 0..40 {
+        if probe().await.0 == 200 {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(back, "ready again once the store answers");
+    // The reason is in the log, for the operator.
+    let logged = served.logged();
+    assert!(
+        logged.contains("a readiness check failed") && logged.contains(bucket.as_str()),
+        "{logged}"
+    );
 }

@@ -6,6 +6,10 @@
 //!   migrations are this binary's, stored files can be read and (when this process runs workers)
 //!   a worker showed it is alive within the last [`Readiness::max_silence_ms`]; otherwise
 //!   `503 not_ready` naming each failing check in `error.details.checks`.
+//!
+//! Both answer anyone, so a check's result is one word (`ok`, `failed`, or for workers `none in
+//! this process`): why a check failed (driver text, the database file's path, the object store's
+//! bucket and prefix) is logged, never sent.
 
 use std::sync::Arc;
 
@@ -64,10 +68,14 @@ fn respond(status: StatusCode, body: Vec<u8>) -> Response {
     response
 }
 
-fn outcome(result: Result<(), String>) -> Value {
+/// The public word for a check's result; the reason for a failure goes to the log.
+fn outcome(check: &'static str, result: Result<(), String>) -> Value {
     match result {
         Ok(()) => json!("ok"),
-        Err(e) => json!(format!("failed: {e}")),
+        Err(reason) => {
+            tracing::warn!(check, %reason, "a readiness check failed");
+            json!("failed")
+        }
     }
 }
 
@@ -77,27 +85,30 @@ pub async fn checks(state: &AppState) -> Map<String, Value> {
     let database = store.check_database().await;
     let mut checks = Map::new();
     let reachable = database.is_ok();
-    checks.insert("database".into(), outcome(database));
-    let (migrations, assets) = if reachable {
-        (store.check_migrations().await, store.check_assets().await)
+    checks.insert("database".into(), outcome("database", database));
+    if reachable {
+        let migrations = store.check_migrations().await;
+        checks.insert("migrations".into(), outcome("migrations", migrations));
+        let assets = store.check_assets().await;
+        checks.insert("assets".into(), outcome("assets", assets));
     } else {
-        let skipped = Err("not checked: the database does not answer".to_owned());
-        (skipped.clone(), skipped)
-    };
-    checks.insert("migrations".into(), outcome(migrations));
-    checks.insert("assets".into(), outcome(assets));
+        // Not checked: without the database they cannot pass (the database's failure is logged).
+        checks.insert("migrations".into(), json!("failed"));
+        checks.insert("assets".into(), json!("failed"));
+    }
     let workers = match &state.readiness.pulse {
         None => json!("none in this process"),
         Some(pulse) => {
             let silent = now_ms() - pulse.last();
-            if silent <= state.readiness.max_silence_ms {
-                json!("ok")
+            let alive = if silent <= state.readiness.max_silence_ms {
+                Ok(())
             } else {
-                json!(format!(
-                    "failed: no worker has shown it is alive for {} s",
+                Err(format!(
+                    "no worker has shown it is alive for {} s",
                     silent / 1000
                 ))
-            }
+            };
+            outcome("workers", alive)
         }
     };
     checks.insert("workers".into(), workers);
@@ -113,7 +124,7 @@ async fn ready(state: &AppState) -> Response {
             checks
                 .get(*name)
                 .and_then(Value::as_str)
-                .is_some_and(|s| s.starts_with("failed"))
+                .is_some_and(|s| s == "failed")
         })
         .collect();
     if failing.is_empty() {
