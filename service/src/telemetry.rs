@@ -2,8 +2,9 @@
 //! default), through the `metrics` facade and `metrics-exporter-prometheus`.
 //!
 //! Every name starts `examkit_`. Route labels are route templates (`/v1/papers/{id}`), the app's
-//! prefix (`/app`) or `unmatched`, never a raw path, so no client can grow the label set. What is
-//! measured:
+//! prefix (`/app`) or `unmatched`, never a raw path, and method labels are the methods examkit
+//! serves ([`METHODS`]) or `other`, never a method as the client spelt it, so no client can grow
+//! the label set. What is measured:
 //! - HTTP: `examkit_http_requests_total{route,method,status}` and the latency histogram
 //!   `examkit_http_request_duration_seconds{route,method}`; `examkit_auth_failures_total{code}`;
 //!   `examkit_rate_limited_total`.
@@ -57,13 +58,25 @@ pub fn install() -> Result<PrometheusHandle, String> {
 #[derive(Debug, Clone, Copy)]
 pub struct Route(pub &'static str);
 
+/// The methods some route answers (`HEAD` with every `GET`): each is its own `method` label; any
+/// other method a client sends is counted as `other`.
+pub const METHODS: [&str; 4] = ["GET", "HEAD", "POST", "PATCH"];
+
+/// The `method` label of a request's method.
+pub fn method_label(method: &str) -> &'static str {
+    METHODS
+        .into_iter()
+        .find(|known| *known == method)
+        .unwrap_or("other")
+}
+
 /// Records one HTTP request.
 pub fn request(route: &'static str, method: &str, status: u16, elapsed: Duration) {
-    let method = method.to_owned();
+    let method = method_label(method);
     metrics::counter!(
         "examkit_http_requests_total",
         "route" => route,
-        "method" => method.clone(),
+        "method" => method,
         "status" => status.to_string()
     )
     .increment(1);
@@ -184,4 +197,41 @@ pub async fn serve(
         .graceful(shutdown)
         .run();
     Ok((local, server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_are_labelled_from_a_fixed_set() {
+        for method in METHODS {
+            assert_eq!(method_label(method), method);
+        }
+        for made_up in ["X000METHOD", "get", "PUT", "DELETE", "OPTIONS", "TRACE", ""] {
+            assert_eq!(method_label(made_up), "other", "{made_up:?}");
+        }
+    }
+
+    #[test]
+    fn every_method_of_the_published_routes_has_its_own_label() {
+        let document: serde_json::Value =
+            serde_json::from_str(crate::http::docs::OPENAPI).expect("JSON");
+        let paths = document["paths"].as_object().expect("paths");
+        for (path, operations) in paths {
+            let operations = operations.as_object().expect("operations");
+            let methods = [
+                "get", "put", "post", "delete", "options", "head", "patch", "trace",
+            ]
+            .into_iter()
+            .filter(|m| operations.contains_key(*m));
+            for method in methods {
+                let method = method.to_ascii_uppercase();
+                assert!(
+                    METHODS.contains(&method.as_str()),
+                    "{method} {path} is served but would be labelled other"
+                );
+            }
+        }
+    }
 }

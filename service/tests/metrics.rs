@@ -1,6 +1,7 @@
 //! Prometheus metrics on their own listener, scraped and read with a Prometheus text-format
-//! parser: after a scripted run, the counters moved by exactly the requests made, and route
-//! labels are templates, never the raw paths clients sent.
+//! parser: after a scripted run, the counters moved by exactly the requests made, route labels are
+//! templates, never the raw paths clients sent, and method labels are the served methods or
+//! `other`, never a method a client made up.
 //!
 //! The recorder is the process's, so one test measures, on SQLite and then on PostgreSQL (when
 //! configured), comparing scrapes taken before and after each run. The other runs `examkit serve`
@@ -147,7 +148,54 @@ async fn run(db: Db, metrics: &str) -> bool {
             .any(|k| k.starts_with("examkit_db_connections{pool=")),
         "{text}"
     );
+    made_up_methods_share_one_label(&s, &client, metrics).await;
     true
+}
+
+/// The `method` label values of the request counter in a scrape.
+fn method_labels(values: &HashMap<String, f64>) -> std::collections::BTreeSet<String> {
+    values
+        .keys()
+        .filter_map(|k| k.strip_prefix("examkit_http_requests_total{"))
+        .filter_map(|labels| {
+            labels
+                .trim_end_matches('}')
+                .split(',')
+                .find_map(|l| l.strip_prefix("method="))
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// 300 requests with methods no route serves add at most one label value, `other`, and count
+/// there.
+async fn made_up_methods_share_one_label(s: &Server, client: &reqwest::Client, metrics: &str) {
+    let (_, before) = scrape(client, metrics).await;
+    for n in 0..300 {
+        let method = reqwest::Method::from_bytes(format!("X{n:03}METHOD").as_bytes())
+            .expect("a method token");
+        let path = if n % 2 == 0 { "/v1/me" } else { "/app/" };
+        let response = client
+            .request(method, format!("{}{path}", s.base))
+            .send()
+            .await
+            .expect("sent");
+        assert!(response.status().is_client_error(), "{}", response.status());
+    }
+    let (text, after) = scrape(client, metrics).await;
+    let (was, is) = (method_labels(&before), method_labels(&after));
+    let added: Vec<&String> = is.difference(&was).collect();
+    assert!(
+        added.is_empty() || added == [&"other".to_owned()],
+        "new method labels: {added:?}"
+    );
+    assert!(!text.contains("METHOD"), "a made-up method became a label");
+    let others: f64 = after
+        .keys()
+        .filter(|k| k.starts_with("examkit_http_requests_total{") && k.contains("method=other"))
+        .map(|k| moved(&before, &after, k))
+        .sum();
+    assert_eq!(others, 300.0, "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
