@@ -7,6 +7,11 @@
 //! and nothing written after. It is written beside the target and renamed into place only once
 //! complete and checked (`PRAGMA integrity_check`), so a backup cut short leaves no file that
 //! looks whole. PostgreSQL deployments use `pg_dump` and `pg_restore` instead (see the README).
+//!
+//! A backup holds every account's key fingerprints and password hashes, so its file is created
+//! readable and writable by its owner only (mode 0600) before SQLite writes a byte into it. A
+//! restore brings API keys back as they were when the backup was taken (a key revoked since works
+//! again) and says so; browser sessions of the app are ended, so everyone signs in again.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,6 +90,23 @@ async fn check_copy(path: &Path) -> Result<i64, String> {
     Ok(migrations)
 }
 
+/// The mode of a backup file: its owner reads and writes it, nobody else.
+pub const BACKUP_MODE: u32 = 0o600;
+
+/// Creates the empty file `VACUUM INTO` fills (SQLite writes into an empty file and keeps its
+/// mode; the journal it may make beside it takes the same mode), so the copy is never readable by
+/// others, not even while it is being written.
+fn create_private(path: &Path) -> Result<(), String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, BACKUP_MODE);
+    options
+        .open(path)
+        .map(drop)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))
+}
+
 fn partial(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".partial");
@@ -104,16 +126,20 @@ async fn backup_inner(args: BackupArgs) -> Result<String, String> {
     }
     let temporary = partial(&args.to);
     let _ = std::fs::remove_file(&temporary);
+    create_private(&temporary)?;
     let mut connection = open_read_only(&source).await?;
     let target = temporary
         .to_str()
         .ok_or_else(|| format!("{} is not a UTF-8 path", temporary.display()))?
         .to_owned();
-    sqlx::query("VACUUM INTO $1")
+    let copied = sqlx::query("VACUUM INTO $1")
         .bind(target)
         .execute(&mut connection)
-        .await
-        .map_err(|e| format!("the copy failed: {e}"))?;
+        .await;
+    if let Err(e) = copied {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(format!("the copy failed: {e}"));
+    }
     connection.close().await.map_err(|e| e.to_string())?;
     let checked = check_copy(&temporary).await;
     if let Err(e) = checked {
@@ -157,14 +183,31 @@ async fn restore_inner(args: RestoreArgs) -> Result<String, String> {
     std::fs::rename(&temporary, &target)
         .map_err(|e| format!("cannot move the copy to {}: {e}", target.display()))?;
     // A backup of an older release is brought up to this binary's migrations.
-    crate::store::Store::open(&args.store.resolved_url())
+    let store = crate::store::Store::open(&args.store.resolved_url())
         .await
         .map_err(|e| format!("the restored database cannot be opened: {e}"))?;
+    let ended = end_browser_sessions(&store).await?;
     Ok(format!(
-        "restored {} from {}",
+        "restored {} from {}\n\
+         API keys are as they were when the backup was taken: a key revoked since then works again \
+         (check with examkit keys list and revoke it again). Browser sessions came back as they \
+         were too, and have been ended ({ended}): everyone signs in to the app again.",
         target.display(),
         args.from.display()
     ))
+}
+
+/// Ends every browser session a restored database holds (a cookie stolen or signed out after the
+/// backup would otherwise be valid again); returns how many there were.
+async fn end_browser_sessions(store: &crate::store::Store) -> Result<u64, String> {
+    store
+        .execute_write(
+            crate::store::Durability::Saved,
+            sqlx::query("DELETE FROM app_sessions"),
+        )
+        .await
+        .map(|done| done.rows_affected())
+        .map_err(|e| format!("the restored browser sessions cannot be ended: {e}"))
 }
 
 fn report(command: &str, result: Result<String, String>) -> ExitCode {

@@ -1,7 +1,8 @@
 //! Backups: `examkit backup` copies the SQLite database while 8 clients write to the service,
 //! `examkit restore` puts the copy in a new data directory, and the restored service serves every
 //! session and file (by SHA-256) written before the backup began, then works as usual. On
-//! PostgreSQL, the documented `pg_dump` and `pg_restore` do the same.
+//! PostgreSQL, the documented `pg_dump` and `pg_restore` do the same. A backup file is its owner's
+//! alone (mode 0600), and a restore ends the browser sessions the backup held.
 
 mod common;
 
@@ -210,6 +211,86 @@ async fn a_backup_taken_under_writes_restores_everything_written_before_it() {
     let checked = all_there(&server, &key, &written, began).await;
     assert!(checked >= 8, "only {checked} writes preceded the backup");
     works_as_usual(&server, &key).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_is_its_owners_alone_and_a_restore_ends_browser_sessions() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = start(Db::Sqlite, generous()).await.expect("sqlite");
+    let user = s.user("Signed in").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let now = examkit::store::now_ms();
+    s.store
+        .create_app_session(&examkit::store::app_sessions::AppSession {
+            id_hash: "ab".repeat(32),
+            user_id: user.clone(),
+            csrf_token: "a-csrf-token".into(),
+            created_at: now,
+            last_seen_at: now,
+            expires_at: now + 3_600_000,
+        })
+        .await
+        .expect("a browser session");
+    let dir = tempfile::tempdir().expect("dir");
+    let copy = dir.path().join("examkit-backup.db");
+    let copy_arg = copy.display().to_string();
+    let mode = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .expect("the file")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    for force in [false, true] {
+        if force {
+            // A file readable by everyone is replaced by one that is not.
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        }
+        let mut args = vec!["backup", "--to", &copy_arg, "--database", &s.database_url];
+        if force {
+            args.push("--force");
+        }
+        let backed = examkit(&args);
+        assert!(
+            backed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&backed.stderr)
+        );
+        assert_eq!(mode(&copy), 0o600, "force: {force}");
+    }
+    let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(leftovers, ["examkit-backup.db"]);
+
+    let fresh = dir.path().join("restored");
+    let restored = examkit(&[
+        "restore",
+        "--from",
+        &copy_arg,
+        "--data-dir",
+        &fresh.display().to_string(),
+    ]);
+    let said = String::from_utf8_lossy(&restored.stderr);
+    assert!(restored.status.success(), "{said}");
+    assert!(
+        said.contains("API keys are as they were when the backup was taken"),
+        "{said}"
+    );
+    assert!(said.contains("have been ended (1)"), "{said}");
+    let url = format!("sqlite://{}/examkit.db?mode=rwc", fresh.display());
+    let server = common::start_on(&url, generous()).await;
+    let sessions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM app_sessions")
+        .fetch_one(server.store.pool())
+        .await
+        .expect("count");
+    assert_eq!(sessions, 0, "every browser session was ended");
+    assert_eq!(
+        server.get("/v1/me", &key).await.status,
+        200,
+        "keys came back"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
