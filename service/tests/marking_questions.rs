@@ -551,6 +551,23 @@ async fn external_markers_that_misbehave_fail_the_question(db: Db) {
             calls: 1,
         },
         Case {
+            // A marker that echoes the request's headers in its error: the token never reaches
+            // the question's error.
+            label: "echoing",
+            behave: |_, _| {
+                let echoed = "token secret; Authorization: Bearer secret. ".repeat(20);
+                (401, format!("{{\"error\":\"{echoed}\"}}"), Duration::ZERO)
+            },
+            code: "marker_http_status",
+            calls: 1,
+        },
+        Case {
+            label: "huge",
+            behave: |_, _| (200, "x".repeat(5 * 1024 * 1024), Duration::ZERO),
+            code: "marker_invalid_json",
+            calls: 1,
+        },
+        Case {
             label: "invalid",
             behave: |_, request| {
                 let mut answer: Value =
@@ -596,6 +613,9 @@ async fn external_markers_that_misbehave_fail_the_question(db: Db) {
                 "{}: {question}",
                 case.label
             );
+            let message = question["error"]["message"].as_str().expect("a message");
+            assert!(!message.contains("secret"), "{}: {message}", case.label);
+            assert!(message.chars().count() <= 400, "{}: {message}", case.label);
             assert!(
                 question["allocations"]
                     .as_array()

@@ -6,6 +6,11 @@
 //! attempt (the job queue retries them with backoff); 4xx answers and answers that are not the
 //! contract's JSON fail the question at once. The answer is checked by the caller as every
 //! marker's is, and nothing partial is ever saved.
+//!
+//! The answer is read up to [`MAX_ANSWER_BYTES`] (a longer one is refused without being held
+//! whole). Of an error answer, at most 300 characters are kept with the failed question, with the
+//! token removed ([`super::remote::scrubbed`]): a marker that echoes the request's
+//! `Authorization` header never puts the token in front of the session's reader.
 
 use super::failure::FailureCode;
 use std::sync::Arc;
@@ -16,6 +21,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::marker::{AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, Scheme};
+use super::remote::{read_limited, scrubbed};
 
 /// The schema version of requests to an external marker.
 pub const REQUEST_VERSION: &str = "examkit-marker-request-v1";
@@ -160,7 +166,7 @@ impl Marker for External {
                 }
             })?;
             let status = response.status();
-            let body = response.bytes().await.map_err(|e| {
+            let body = read_limited(response, MAX_ANSWER_BYTES).await.map_err(|e| {
                 let timed_out = e.is_timeout();
                 tracing::warn!(error = %e.without_url(), "reading the external marker's answer failed");
                 if timed_out {
@@ -178,7 +184,7 @@ impl Marker for External {
                 }
             })?;
             if !status.is_success() {
-                let shown = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+                let shown = scrubbed(&String::from_utf8_lossy(&body), self.token.as_deref());
                 return Err(failure(
                     FailureCode::MarkerHttpStatus,
                     format!("the marker answered HTTP {}: {shown}", status.as_u16()),
@@ -188,10 +194,7 @@ impl Marker for External {
             if body.len() > MAX_ANSWER_BYTES {
                 return Err(failure(
                     FailureCode::MarkerInvalidJson,
-                    format!(
-                        "the marker's answer is {} bytes; the limit is {MAX_ANSWER_BYTES}",
-                        body.len()
-                    ),
+                    format!("the marker's answer is over {MAX_ANSWER_BYTES} bytes"),
                     false,
                 ));
             }

@@ -120,7 +120,7 @@ pub async fn run(
         .map(|found| (found, reference))
     })
     .await
-    .map_err(|e| JobFailure::transient(format!("the indexing task failed: {e}")))?
+    .map_err(JobFailure::from)?
     .inspect_err(|_| crate::telemetry::page_indexed("failed", "none", started.elapsed()))?;
     let (found, reference) = found;
     if lost.load(Ordering::SeqCst) {

@@ -90,11 +90,42 @@ impl JobFailure {
     }
 }
 
+/// What the reader of a job whose task panicked is told (the panic's words are logged).
+pub const TASK_STOPPED: &str = "an internal error interrupted the work";
+
+impl From<tokio::task::JoinError> for JobFailure {
+    /// A task of the job panicked (or was cancelled): its words, which can hold paths and the
+    /// inner state of a library, stay in the log; the reader gets [`TASK_STOPPED`], and the job
+    /// is tried again.
+    fn from(e: tokio::task::JoinError) -> Self {
+        tracing::error!(error = %e, "a marking job's task stopped unexpectedly");
+        JobFailure::transient(TASK_STOPPED)
+    }
+}
+
 impl From<StoreError> for JobFailure {
     /// The database's own words stay in the log: the job's reader gets a plain sentence.
     fn from(e: StoreError) -> Self {
         tracing::warn!(error = %e, "a marking job could not read or write the database");
         JobFailure::transient("the database could not be read or written")
             .with_code(FailureCode::StorageFailed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicked_task_reaches_the_reader_as_a_fixed_sentence() {
+        let joined = tokio::task::spawn_blocking(|| {
+            panic!("cannot open /var/lib/examkit/scans/secret.pdf: state 0x7f3a")
+        })
+        .await;
+        let failure = JobFailure::from(joined.expect_err("the task panicked"));
+        assert_eq!(failure.message, TASK_STOPPED);
+        assert_eq!(failure.code, FailureCode::JobFailed);
+        assert!(!failure.permanent, "tried again");
+        assert!(failure.details.is_none());
     }
 }

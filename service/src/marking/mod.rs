@@ -21,6 +21,7 @@ pub mod model_answer;
 pub mod openai;
 pub mod placement;
 pub mod questions;
+pub mod remote;
 pub mod worker;
 
 use std::sync::Arc;

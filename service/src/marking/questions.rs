@@ -774,7 +774,7 @@ async fn score(
     let outcome =
         tokio::task::spawn_blocking(move || examkit_engine::validate(&bytes, Some(&engine_assets)))
             .await
-            .map_err(|e| JobFailure::transient(format!("the engine task failed: {e}")))?;
+            .map_err(JobFailure::from)?;
     let report = match &outcome {
         Outcome::Valid(report) => report,
         Outcome::Invalid(_) => {
@@ -990,7 +990,7 @@ async fn attach_images(
                     .collect()
             })
             .await
-            .map_err(|e| JobFailure::transient(format!("rendering a page failed: {e}")))?
+            .map_err(JobFailure::from)?
             .map_err(|e| JobFailure::permanent(format!("a page cannot be rendered: {e}")))?;
         for (page, png) in rendered {
             images.insert((asset_id.clone(), page), png);
