@@ -207,6 +207,11 @@ pub struct MarkingArgs {
         hide_env_values = true
     )]
     pub marker_token: Option<String>,
+    /// Let `--marker openai` send its token over plain `http://` to a host that is not this
+    /// machine (a trusted private network). Without it such a URL is refused at start; https://
+    /// and loopback addresses need no flag.
+    #[arg(long, env = "EXAMKIT_MARKER_ALLOW_HTTP")]
+    pub marker_allow_http: bool,
     /// Each call to the marker's time limit, in seconds.
     #[arg(
         long,
@@ -281,6 +286,7 @@ impl MarkingArgs {
                         StructuredOutputArg::JsonObject => StructuredOutput::JsonObject,
                         StructuredOutputArg::None => StructuredOutput::None,
                     },
+                    allow_http: self.marker_allow_http,
                     ..OpenAiConfig::default()
                 })
             }
@@ -514,6 +520,34 @@ mod tests {
             assert!(e.contains("--public-url"), "{bad}: {e}");
             assert!(e.contains(reason), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_token_over_plain_http_to_another_machine_needs_marker_allow_http() {
+        let built = |extra: &[&str]| {
+            let mut args = vec!["--marker", "openai", "--marker-model", "m"];
+            args.extend(["--marker-token", "sk-test-1"]);
+            args.extend(extra);
+            worker(&args)?.marker.build().map(drop)
+        };
+        let refused = built(&["--marker-url", "http://example.invalid/v1"]).expect_err("refused");
+        assert!(refused.contains("--marker-allow-http"), "{refused}");
+        let allowed = [
+            "--marker-url",
+            "http://example.invalid/v1",
+            "--marker-allow-http",
+        ];
+        assert_eq!(built(&allowed), Ok(()));
+        assert_eq!(
+            built(&["--marker-url", "http://127.0.0.1:11434/v1"]),
+            Ok(())
+        );
+        assert_eq!(
+            built(&["--marker-url", "https://example.invalid/v1"]),
+            Ok(())
+        );
+        let e = worker(&["--marker-allow-http=maybe"]).expect_err("not a boolean");
+        assert!(e.contains("--marker-allow-http"), "{e}");
     }
 
     #[test]

@@ -1427,3 +1427,64 @@ on_both!(
     nothing_stands_that_the_student_did_not_write_there,
 );
 
+/// `examkit worker` with the vision marker, a token and `url`, with `env`: its exit status if it
+/// exits, and everything it printed until it exits or says its workers run (it is then stopped).
+fn worker_with_token(url: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    use std::io::{BufRead, Read};
+    let dir = tempfile::tempdir().expect("dir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_examkit"))
+        .args(["worker", "--marker", "openai", "--marker-model", MODEL])
+        .args(["--marker-url", url, "--marker-token", TOKEN, "--ocr", "off"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("EXAMKIT_ASSET_STORE")
+        .env_remove("EXAMKIT_MARKER_ALLOW_HTTP")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("examkit runs");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut printed = String::new();
+    for line in stdout.lines().map_while(Result::ok) {
+        printed.push_str(&line);
+        printed.push('\n');
+        if line.contains("worker(s) running") {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, printed);
+        }
+    }
+    let status = child.wait().expect("exited");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read");
+    printed.push_str(&stderr);
+    (status.code(), printed)
+}
+
+#[test]
+fn a_token_over_plain_http_to_another_machine_is_refused_at_start() {
+    let (code, said) = worker_with_token("http://example.invalid/v1", &[]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("--marker-allow-http"), "{said}");
+    assert!(said.contains("EXAMKIT_MARKER_ALLOW_HTTP"), "{said}");
+    assert!(!said.contains(TOKEN), "{said}");
+    // This machine over http, or another one when the operator says the network is trusted.
+    for (url, env) in [
+        ("http://127.0.0.1:9/v1", &[][..]),
+        ("http://localhost:9/v1", &[][..]),
+        (
+            "http://example.invalid/v1",
+            &[("EXAMKIT_MARKER_ALLOW_HTTP", "true")][..],
+        ),
+    ] {
+        let (code, said) = worker_with_token(url, env);
+        assert_eq!(code, None, "{url} {env:?}: {said}");
+    }
+}

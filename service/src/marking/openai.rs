@@ -16,7 +16,10 @@
 //!
 //! The token is sent only as `Authorization: Bearer`; it is never logged, never put in a prompt,
 //! and removed from any provider message that reaches a client. Messages saved with a failed
-//! question are plain sentences: transport errors are logged, not sent.
+//! question are plain sentences: transport errors are logged, not sent. It never crosses a network
+//! in the clear: with a token, a plain `http://` base is refused unless its host is this machine
+//! (a loopback address or `localhost`) or [`OpenAiConfig::allow_http`] says the network is
+//! trusted.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,6 +75,9 @@ pub struct OpenAiConfig {
     pub backoff: Duration,
     /// The longest `Retry-After` waited for in the call; a longer one is left to the job queue.
     pub max_retry_wait: Duration,
+    /// Whether the token may go over plain `http://` to a host that is not this machine
+    /// (`--marker-allow-http`, for a trusted private network).
+    pub allow_http: bool,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -86,6 +92,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("attempts", &self.attempts)
             .field("backoff", &self.backoff)
             .field("max_retry_wait", &self.max_retry_wait)
+            .field("allow_http", &self.allow_http)
             .finish()
     }
 }
@@ -102,6 +109,7 @@ impl Default for OpenAiConfig {
             attempts: 3,
             backoff: Duration::from_secs(1),
             max_retry_wait: Duration::from_secs(60),
+            allow_http: false,
         }
     }
 }
@@ -121,6 +129,17 @@ impl OpenAi {
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(format!(
                 "--marker-url must be an http:// or https:// API base, such as http://127.0.0.1:11434/v1, not {base:?}"
+            ));
+        }
+        if base.starts_with("http://")
+            && config.token.is_some()
+            && !config.allow_http
+            && !is_this_machine(base)
+        {
+            return Err(format!(
+                "--marker-url {base} is plain http:// to another machine: the token \
+                 (--marker-token) would cross the network unencrypted. Use https://, or pass \
+                 --marker-allow-http (EXAMKIT_MARKER_ALLOW_HTTP=true) for a trusted network"
             ));
         }
         if config.model.trim().is_empty() {
@@ -154,6 +173,22 @@ Rules:
 6. Follow the scheme's notes: cao (correct answer only), oe (or equivalent), awrt (answers which round to), ft (follow through from the student's earlier answer), isw (ignore subsequent working). A dependent mark (dM1) needs the mark it depends on.
 7. For each decision give the work page and a box around the writing it rests on: [x0, y0, x1, y1] in thousandths of the page's width and height from its top-left corner, as the page is shown to you.
 8. Answer with one JSON object that follows the schema, and nothing else.";
+
+/// Whether a URL's host is this machine: `localhost`, or a loopback address (`127.0.0.0/8`,
+/// `::1`). A URL that does not parse is not.
+fn is_this_machine(url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+    else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
 
 fn text_part(text: impl Into<String>) -> Value {
     json!({ "type": "text", "text": text.into() })
@@ -853,6 +888,50 @@ mod tests {
             },
         ] {
             assert!(OpenAi::new(bad).is_err());
+        }
+    }
+
+    #[test]
+    fn the_token_goes_in_the_clear_only_to_this_machine_unless_allowed() {
+        let with_token = |base_url: &str, allow_http: bool| OpenAiConfig {
+            base_url: base_url.into(),
+            model: "qwen2.5vl".into(),
+            token: Some("sk-test-123456".into()),
+            allow_http,
+            ..OpenAiConfig::default()
+        };
+        for remote in [
+            "http://example.invalid/v1",
+            "http://10.0.0.5:8000/v1",
+            "http://[2001:db8::1]:8000/v1",
+            "http://localhost.example.invalid/v1",
+            "http://127.0.0.1.example.invalid/v1",
+        ] {
+            let refused = OpenAi::new(with_token(remote, false))
+                .map(|_| ())
+                .expect_err(remote);
+            assert!(
+                refused.contains("--marker-allow-http") && refused.contains("https://"),
+                "{remote}: {refused}"
+            );
+            assert!(!refused.contains("sk-test"), "{refused}");
+            assert!(OpenAi::new(with_token(remote, true)).is_ok(), "{remote}");
+            // Without a token nothing secret is sent.
+            let tokenless = OpenAiConfig {
+                token: None,
+                ..with_token(remote, false)
+            };
+            assert!(OpenAi::new(tokenless).is_ok(), "{remote}");
+        }
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://127.3.2.1:8000/v1",
+            "http://[::1]:8000/v1",
+            "http://localhost:11434/v1",
+            "http://LOCALHOST/v1",
+            "https://api.example.invalid/v1",
+        ] {
+            assert!(OpenAi::new(with_token(local, false)).is_ok(), "{local}");
         }
     }
 }
