@@ -136,6 +136,8 @@ async fn migrate(args: &MigrateArgs) -> Result<(), String> {
             }
         }
         Some(to) => {
+            // The new store becomes this database's before anything is written to it.
+            store.bind_objects(&to).await.map_err(|e| e.to_string())?;
             if let Some(objects) = store.objects()
                 && *from != args.to
             {

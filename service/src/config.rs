@@ -41,12 +41,16 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
-    /// Opens the database (applying migrations) with the configured asset store.
+    /// Opens the database (applying migrations) with the configured asset store, bound to this
+    /// database (an error when another database's, or when it cannot be read: see
+    /// [`crate::store::deployment`]).
     pub async fn open(&self) -> Result<crate::store::Store, crate::store::StoreError> {
         let objects = crate::store::objects::Objects::open(&self.asset_store)?;
-        Ok(crate::store::Store::open(&self.resolved_url())
+        let store = crate::store::Store::open(&self.resolved_url())
             .await?
-            .with_objects(objects))
+            .with_objects(objects);
+        store.bind_configured_objects().await?;
+        Ok(store)
     }
 
     /// The database URL to open: the one given, or a SQLite file in the data directory.

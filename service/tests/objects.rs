@@ -4,7 +4,9 @@
 //! the object (and from the database, without an object store); the sweep deletes only what
 //! nothing names; `examkit serve` killed during uploads leaves no row without its object;
 //! `examkit assets migrate` killed midway loses nothing and finishes when run again, and moves
-//! everything back with `--to database`.
+//! everything back with `--to database`. A prefix belongs to the first database that uses it: a
+//! second database pointed at it refuses to start, to move files there or to sweep it, so it never
+//! deletes the first one's files (on S3 and on a directory).
 
 mod common;
 
@@ -50,8 +52,12 @@ with_s3!(
     a_writer_waits_while_a_sweep_deletes_its_object,
     serve_killed_during_uploads_leaves_no_row_without_its_object,
     a_killed_migration_loses_nothing_and_finishes_when_run_again,
+    a_second_database_on_a_bucket_prefix_is_refused_and_sweeps_nothing,
 );
-on_both!(byte_ranges_of_a_pdf_in_the_database);
+on_both!(
+    byte_ranges_of_a_pdf_in_the_database,
+    a_second_database_on_a_directory_is_refused_and_sweeps_nothing,
+);
 
 async fn import(s: &Server, key: &str) -> String {
     let made = s
@@ -753,4 +759,159 @@ fn status_counts_files_in_a_directory_store() {
     assert!(said.contains(&format!("asset store: {store}")), "{said}");
     assert!(said.contains("files in the database: 0"), "{said}");
     assert!(dir.path().join("objects").is_dir());
+}
+
+async fn a_second_database_on_a_bucket_prefix_is_refused_and_sweeps_nothing(db: Db) {
+    let bucket = s3::bucket().await;
+    two_databases_on_one_store(db, &bucket).await;
+}
+
+async fn a_second_database_on_a_directory_is_refused_and_sweeps_nothing(db: Db) {
+    let dir = tempfile::tempdir().expect("dir");
+    two_databases_on_one_store(db, &AssetStoreUrl::File(dir.path().join("shared"))).await;
+}
+
+/// `examkit serve` on `database` and `store`: its exit status and standard error when it refuses
+/// to start (within a minute); a panic if it starts.
+fn serve_refused(database: &str, store: &AssetStoreUrl) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = examkit()
+        .args(["serve", "--listen", "127.0.0.1:0", "--sample-bank", "off"])
+        .args(["--automated-marking", "off", "--database", database])
+        .args(["--asset-store", &store.to_string()])
+        .env("EXAMKIT_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("examkit serve runs");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("examkit serve started on a store bound to another database");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut said = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut said)
+        .expect("read");
+    (status.code(), said)
+}
+
+/// Database A uses `store` first; database B, pointed at the same store, refuses to start, to move
+/// its files there and to sweep it, and A's files all stay.
+async fn two_databases_on_one_store(db: Db, store: &AssetStoreUrl) {
+    let Some(a) = start_with_objects(db, generous(), store, |_| {}).await else {
+        return;
+    };
+    let user = a.user("First").await;
+    let key = a.key(&user, Scope::ALL).await;
+    let session = import(&a, &key).await;
+    let kept = unique_png(4, 1, false);
+    let asset = upload_png(&a, &key, &session, kept.clone()).await;
+    // A's first command with the store binds it.
+    let status = examkit()
+        .args(["assets", "status", "--database", &a.database_url])
+        .args(["--asset-store", &store.to_string()])
+        .output()
+        .expect("runs");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let first = a.store.deployment_id().await.expect("A's id");
+    let objects = Objects::open(store).expect("open").expect("a store");
+    assert_eq!(objects.bound_to().await.expect("read"), Some(first.clone()));
+    let a_objects: Vec<String> = objects
+        .list()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|o| o.sha256)
+        .collect();
+    assert_eq!(a_objects, vec![hex_sha256(&kept)]);
+
+    // Database B, with a file of its own in the database.
+    let dir = tempfile::tempdir().expect("dir");
+    let b_url = common::fresh_database(db, dir.path())
+        .await
+        .expect("a second database");
+    let b = common::start_on(&b_url, generous()).await;
+    let b_user = b.user("Second").await;
+    let b_key = b.key(&b_user, Scope::ALL).await;
+    let b_session = import(&b, &b_key).await;
+    upload_png(&b, &b_key, &b_session, unique_png(4, 2, false)).await;
+    let second = b.store.deployment_id().await.expect("B's id");
+    assert_ne!(first, second);
+    assert_eq!(
+        b.store.deployment_id().await.expect("again"),
+        second,
+        "stable"
+    );
+
+    let (code, said) = serve_refused(&b_url, store);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains(&first) && said.contains(&second),
+        "both ids: {said}"
+    );
+    assert!(
+        said.contains("belongs to another examkit database"),
+        "{said}"
+    );
+    let migrate = examkit()
+        .args(["assets", "migrate", "--to", &store.to_string()])
+        .args(["--database", &b_url])
+        .output()
+        .expect("runs");
+    assert_eq!(migrate.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&migrate.stderr);
+    assert!(said.contains(&first) && said.contains(&second), "{said}");
+    assert_eq!(
+        places(&b.store, "asset_blobs", "bytes", "object").await,
+        (1, 0),
+        "B's file stays in its database"
+    );
+
+    // B's store opened without the start-up check: its sweep refuses before deleting anything,
+    // although it has no claim for A's object and the grace period is over.
+    let b_store = Store::open(&b_url)
+        .await
+        .expect("open")
+        .with_objects(Objects::open(store).expect("open"));
+    let refused = b_store
+        .sweep_objects(examkit::store::now_ms() + 1_000)
+        .await
+        .expect_err("a sweep of another database's store");
+    match refused {
+        examkit::store::StoreError::ForeignObjects { ours, theirs, .. } => {
+            assert_eq!((ours, theirs), (second.clone(), first.clone()));
+        }
+        other => panic!("{other}"),
+    }
+    let left: Vec<String> = objects
+        .list()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|o| o.sha256)
+        .collect();
+    assert_eq!(left, a_objects, "A's files are all there");
+    assert_eq!(a.store.asset_blob(&asset).await.expect("reads"), Some(kept));
+    assert_eq!(objects.bound_to().await.expect("read"), Some(first));
+    // A sweeps its own store as before.
+    a.store
+        .sweep_objects(examkit::store::now_ms() + 1_000)
+        .await
+        .expect("A's sweep");
+    assert_eq!(objects.list().await.expect("list").len(), 1);
 }

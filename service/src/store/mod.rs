@@ -12,6 +12,7 @@ pub mod app_sessions;
 pub mod automated;
 pub mod automated_questions;
 pub mod bank;
+pub mod deployment;
 pub mod favourites;
 pub mod health;
 pub mod idempotency;
@@ -74,6 +75,20 @@ pub enum StoreError {
     /// A row names an object but no object store is configured (`--asset-store`).
     #[error("stored files are in an object store, but none is configured (--asset-store)")]
     NoObjectStore,
+    /// The object store's prefix is bound to another database (see [`deployment`]): two
+    /// deployments sharing a prefix would sweep each other's files.
+    #[error(
+        "the asset store {url} belongs to another examkit database (deployment {theirs}); this          database is deployment {ours}. Two deployments on one prefix would delete each other's          files: give each its own prefix or directory. If this database is the one that used it          (restored from a backup made before deployment ids existed), delete {url}/{binding} and          start again",
+        binding = objects::BINDING
+    )]
+    ForeignObjects {
+        /// The asset store.
+        url: String,
+        /// This database's deployment id.
+        ours: String,
+        /// The deployment id the store's binding names.
+        theirs: String,
+    },
     /// A write made for many requests at once failed (each of them gets this error).
     #[error("database error: {0}")]
     Batch(String),

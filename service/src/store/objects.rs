@@ -19,6 +19,11 @@
 //! A row says only *which* content it holds; the configured store says *where* content lives. That
 //! is what lets `examkit assets migrate` copy every object to another store before the service is
 //! switched over to it.
+//!
+//! A prefix belongs to one database: the sweep deletes what *its* database does not name, so two
+//! deployments sharing a prefix would delete each other's files. The first database to use a
+//! prefix binds it (the object `<prefix>/.examkit-deployment` names the database's deployment id,
+//! see [`super::deployment`]); a database pointed at a prefix bound to another refuses to use it.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -27,7 +32,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
@@ -272,6 +277,60 @@ impl Objects {
         Ok(found)
     }
 
+    fn binding(&self) -> ObjectPath {
+        self.prefix.clone().join(BINDING)
+    }
+
+    /// The deployment id the prefix is bound to (the text of its binding object, trimmed, without
+    /// control characters, cut to 100 characters); `None` when it is not bound yet.
+    pub async fn bound_to(&self) -> Result<Option<String>, StoreError> {
+        let read = match self.inner.get(&self.binding()).await {
+            Ok(found) => found.bytes().await,
+            Err(e) => Err(e),
+        };
+        match read {
+            Ok(bytes) => Ok(Some(
+                String::from_utf8_lossy(&bytes)
+                    .trim()
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(100)
+                    .collect(),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(StoreError::Objects(format!(
+                "reading the binding {BINDING}: {e}"
+            ))),
+        }
+    }
+
+    /// Binds the prefix to `deployment` unless it is bound already. The write is create-only
+    /// where the store supports it (a directory; S3 and most compatible stores), so of two
+    /// databases binding one prefix at once exactly one wins; [`Objects::bound_to`] then says
+    /// which.
+    pub async fn bind(&self, deployment: &str) -> Result<(), StoreError> {
+        let text = PutPayload::from(format!("{deployment}\n"));
+        match self
+            .inner
+            .put_opts(&self.binding(), text.clone(), PutMode::Create.into())
+            .await
+        {
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+            Err(object_store::Error::NotImplemented { .. }) => {
+                // A store without conditional writes: the last writer wins, and the caller reads
+                // the binding back.
+                self.inner
+                    .put(&self.binding(), text)
+                    .await
+                    .map(drop)
+                    .map_err(|e| StoreError::Objects(format!("writing the binding {BINDING}: {e}")))
+            }
+            Err(e) => Err(StoreError::Objects(format!(
+                "writing the binding {BINDING}: {e}"
+            ))),
+        }
+    }
+
     /// The store answers (for the readiness probe): a read of a name that is never written.
     pub async fn check(&self) -> Result<(), String> {
         let probe = self.prefix.clone().join("readiness-probe");
@@ -303,6 +362,9 @@ pub fn hex_sha256(bytes: &[u8]) -> String {
 fn is_sha256(name: &str) -> bool {
     name.len() == 64 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
+
+/// The object under a store's prefix that names the database the prefix is bound to.
+pub const BINDING: &str = ".examkit-deployment";
 
 /// How long a writer waits for a sweep that is deleting the object it wants to write, in all.
 const CLAIM_WAIT: Duration = Duration::from_secs(30);
@@ -470,10 +532,15 @@ impl Store {
     /// Deletes objects nothing names: those claimed, unnamed and untouched since `cutoff` (Unix
     /// milliseconds), those in the store without a claim written before `cutoff`, and deletions a
     /// stopped sweep left unfinished. Without an object store there is nothing to sweep.
+    ///
+    /// Only a prefix bound to this database is swept (it is bound now if nobody has bound it):
+    /// one bound to another is refused with [`StoreError::ForeignObjects`] before anything is
+    /// deleted, since the files there are named by that database, not this one.
     pub async fn sweep_objects(&self, cutoff: i64) -> Result<Swept, StoreError> {
         let Some(objects) = &self.objects else {
             return Ok(Swept::default());
         };
+        self.bind_objects(objects).await?;
         let mut swept = Swept::default();
         // Deletions begun by a sweep that stopped: the claim says `deleting`, so nobody wrote the
         // object since; finish them. (Another sweep finishing the same one at once is harmless.)
@@ -847,6 +914,34 @@ mod tests {
         ));
         assert_eq!(objects.size(&sha).await.expect("head"), None);
         objects.check().await.expect("answers");
+    }
+
+    #[tokio::test]
+    async fn a_prefix_is_bound_once_and_its_binding_read_as_plain_text() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let objects = Objects::open(&AssetStoreUrl::File(dir.path().join("shared")))
+            .expect("open")
+            .expect("a store");
+        assert_eq!(objects.bound_to().await.expect("read"), None);
+        objects.bind("first").await.expect("bound");
+        objects
+            .bind("second")
+            .await
+            .expect("already bound: left alone");
+        assert_eq!(
+            objects.bound_to().await.expect("read"),
+            Some("first".to_owned())
+        );
+        assert!(
+            objects.list().await.expect("list").is_empty(),
+            "not an object"
+        );
+        // What another writer left there is read as text without control characters, shortened.
+        let binding = dir.path().join("shared").join(BINDING);
+        std::fs::write(&binding, format!("\u{1b}[31mred\n{}", "x".repeat(500))).expect("written");
+        let read = objects.bound_to().await.expect("read").expect("bound");
+        assert!(read.starts_with("[31mredxxx"), "{read}");
+        assert_eq!(read.chars().count(), 100);
     }
 
     #[tokio::test]
