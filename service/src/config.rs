@@ -491,14 +491,34 @@ mod tests {
         let public = |flag: &str| serve(&["--public-url", flag]).map(|s| s.public_url);
         assert_eq!(serve(&[]).map(|s| s.public_url), Ok(None));
         for (given, https, origin) in [
-            ("https://exam.school.example", true, "https://exam.school.example"),
-            ("HTTPS://Exam.School.Example/", true, "https://exam.school.example"),
-            ("https://exam.school.example:8443", true, "https://exam.school.example:8443"),
+            (
+                "https://exam.school.example",
+                true,
+                "https://exam.school.example",
+            ),
+            (
+                "HTTPS://Exam.School.Example/",
+                true,
+                "https://exam.school.example",
+            ),
+            (
+                "https://exam.school.example:8443",
+                true,
+                "https://exam.school.example:8443",
+            ),
             ("http://127.0.0.1:8080/", false, "http://127.0.0.1:8080"),
-            ("https://[2001:db8::1]:443", true, "https://[2001:db8::1]:443"),
+            (
+                "https://[2001:db8::1]:443",
+                true,
+                "https://[2001:db8::1]:443",
+            ),
         ] {
             let parsed = public(given).expect(given).expect(given);
-            assert_eq!((parsed.https, parsed.origin.as_str()), (https, origin), "{given}");
+            assert_eq!(
+                (parsed.https, parsed.origin.as_str()),
+                (https, origin),
+                "{given}"
+            );
         }
     }
 

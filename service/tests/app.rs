@@ -1178,7 +1178,8 @@ async fn making_a_key_asks_for_the_password_after_ten_minutes(db: Db) {
     signed_in_ago(&s, &user, 2).await;
     let list = b.get("/app/keys").await;
     assert!(
-        list.body.contains("id=\"key-password\" type=\"password\" name=\"password\""),
+        list.body
+            .contains("id=\"key-password\" type=\"password\" name=\"password\""),
         "{}",
         list.body
     );
@@ -1257,7 +1258,9 @@ async fn sign_out_everywhere_is_a_button_on_the_keys_page(db: Db) {
     assert_eq!(refused.status, 403);
     assert_eq!(other.get("/app/keys").await.status, 200);
     // The button's form ends both sessions; the API key keeps working.
-    let out = b.post("/app/sign-out-everywhere", &[("csrf", &token)]).await;
+    let out = b
+        .post("/app/sign-out-everywhere", &[("csrf", &token)])
+        .await;
     assert_eq!((out.status, out.location()), (303, "/app/sign-in"));
     assert!(out.set_cookies().iter().any(|c| c.contains("Max-Age=0")));
     assert_eq!(b.get("/app/keys").await.status, 303);
@@ -1272,9 +1275,7 @@ async fn page_images_and_signed_in_pages_are_never_stored(db: Db) {
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let (session, questions, work) = marked_import(&s, &user, None).await;
     let key = s.key(&user, Scope::ALL).await;
-    let key_id = s.store.keys(Some(&user)).await.expect("keys")[0]
-        .id
-        .clone();
+    let key_id = s.store.keys(Some(&user)).await.expect("keys")[0].id.clone();
     let question = questions["3"]["id"].as_str().expect("id");
     let cache = |page: &Page| {
         page.headers
@@ -1366,7 +1367,13 @@ impl Shipped {
         let dir = tempfile::tempdir().expect("temp dir");
         let data = dir.path().join("data");
         let mut create = Shipped::examkit(&data)
-            .args(["users", "create", "--email", "ann@school.test", "--password-stdin"])
+            .args([
+                "users",
+                "create",
+                "--email",
+                "ann@school.test",
+                "--password-stdin",
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -1531,7 +1538,11 @@ fn a_bad_public_url_stops_the_service_at_start() {
     let dir = tempfile::tempdir().expect("temp dir");
     for (how, value, reason) in [
         ("flag", "exam.school.test", "a public URL is absolute"),
-        ("env", "https://exam.school.test/?x", "a public URL has no query"),
+        (
+            "env",
+            "https://exam.school.test/?x",
+            "a public URL has no query",
+        ),
     ] {
         let mut command = Shipped::examkit(&dir.path().join("data"));
         // A database that cannot be opened: the URL must stop the start before it is tried.

@@ -522,7 +522,12 @@ mod tests {
             ..AppConfig::default()
         };
         let secure = AppConfig::default();
-        for sent in [&["https"][..], &["HTTPS"], &[" https , http"], &["https", "http"]] {
+        for sent in [
+            &["https"][..],
+            &["HTTPS"],
+            &[" https , http"],
+            &["https", "http"],
+        ] {
             assert!(
                 forwarded_https_without_secure_cookies(&plain, &headers(sent)),
                 "{sent:?}"
@@ -532,7 +537,14 @@ mod tests {
                 "{sent:?}"
             );
         }
-        for sent in [&[][..], &["http"], &["http, https"], &[""], &["httpsx"], &["wss"]] {
+        for sent in [
+            &[][..],
+            &["http"],
+            &["http, https"],
+            &[""],
+            &["httpsx"],
+            &["wss"],
+        ] {
             assert!(
                 !forwarded_https_without_secure_cookies(&plain, &headers(sent)),
                 "{sent:?}"

@@ -693,6 +693,14 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .boxed()
 }
 
+/// The response with `Strict-Transport-Security` when `hsts` (the public URL is `https://`).
+fn with_hsts(mut response: Response, hsts: bool) -> Response {
+    if hsts {
+        set_header(&mut response, "strict-transport-security", crate::app::HSTS);
+    }
+    response
+}
+
 /// Binds `addr` (serving the API and the teachers' app) and returns the bound address and the server future (which runs until `shutdown`
 /// resolves).
 pub async fn bind(
@@ -706,18 +714,15 @@ pub async fn bind(
     // is counted in the metrics under the route label its answerer set, and carries HSTS when the
     // public URL is `https://` (a browser applies it to the whole host).
     let hsts = state.app.hsts;
+    let answered = crate::app::routes(state.clone())
+        .or(routes(state))
+        .unify()
+        .map(move |response| with_hsts(response, hsts));
     let all = warp::any()
         .map(Instant::now)
         .and(warp::method())
-        .and(crate::app::routes(state.clone()).or(routes(state)).unify())
-        .map(move |started: Instant, method: Method, mut response: Response| {
-            if hsts {
-                set_header(
-                    &mut response,
-                    "strict-transport-security",
-                    crate::app::HSTS,
-                );
-            }
+        .and(answered)
+        .map(|started: Instant, method: Method, response: Response| {
             let route = response
                 .extensions()
                 .get::<crate::telemetry::Route>()
