@@ -6,9 +6,10 @@
 //! (`$argon2id$v=19$m=19456,t=2,p=1$…`) that names its parameters, so raising them later leaves
 //! older hashes verifiable.
 
-use argon2::Argon2;
+use argon2::password_hash::PasswordHasher;
 use argon2::password_hash::phc::PasswordHash;
-use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
+use subtle::ConstantTimeEq;
 
 /// The fewest characters a password may have.
 pub const MIN_CHARS: usize = 10;
@@ -34,26 +35,94 @@ pub fn hash(password: &str) -> Result<String, String> {
         .map_err(|e| format!("hashing the password failed: {e}"))
 }
 
+/// Argon2's working memory, kept by a thread and used again for each of its checks
+/// ([`verify_in`]).
+///
+/// Each check needs 19 MiB. Had every check allocate its own, as `argon2` does, the allocator would
+/// keep some of each freed block (glibc raises its large-allocation threshold after the first one
+/// is freed, so later ones come from arenas it does not give back): a thread's resident memory grew
+/// by about 19 MiB a check, for ten checks or more, and each thread has such an arena. Held here,
+/// a thread's memory is one check's, however many it makes.
+#[derive(Debug, Default)]
+pub struct Memory(Vec<Block>);
+
+impl Memory {
+    /// No memory yet: it is allocated at the first check.
+    pub fn new() -> Memory {
+        Memory(Vec::new())
+    }
+
+    /// `count` blocks: the ones kept, when the check needs no more than [`KEPT_BLOCKS`] (grown to
+    /// that once); otherwise blocks of this check's own, given back after it.
+    fn blocks(&mut self, count: usize, run: impl FnOnce(&mut [Block]) -> bool) -> bool {
+        if count > KEPT_BLOCKS {
+            let mut own = vec![Block::default(); count];
+            return run(&mut own);
+        }
+        if self.0.len() < count {
+            self.0.resize(KEPT_BLOCKS, Block::default());
+        }
+        match self.0.get_mut(..count) {
+            Some(blocks) => run(blocks),
+            None => false,
+        }
+    }
+}
+
+/// The most Argon2 memory a thread keeps between checks, in 1 KiB blocks: the default parameters'
+/// (19 MiB). A stored hash made with more is checked in memory of its own.
+pub const KEPT_BLOCKS: usize = Params::DEFAULT_M_COST as usize;
+
 /// Whether `password` matches the stored PHC string. A stored string that cannot be read matches
 /// nothing.
 pub fn verify(password: &str, phc: &str) -> bool {
+    verify_in(&mut Memory::new(), password, phc)
+}
+
+/// [`verify`], in `memory`: the stored string's algorithm, version, parameters and salt, the hash
+/// computed again and compared with the stored one in constant time (what `argon2`'s own
+/// verification does, with memory it is given).
+pub fn verify_in(memory: &mut Memory, password: &str, phc: &str) -> bool {
     if password.len() > MAX_BYTES {
         return false;
     }
     let Ok(parsed) = PasswordHash::new(phc) else {
         return false;
     };
-    Argon2::default()
-        .verify_password(password.as_bytes(), &parsed)
-        .is_ok()
+    let (Some(salt), Some(expected)) = (&parsed.salt, &parsed.hash) else {
+        return false;
+    };
+    let Ok(algorithm) = Algorithm::try_from(parsed.algorithm.as_str()) else {
+        return false;
+    };
+    let version = match parsed.version.map(Version::try_from).transpose() {
+        Ok(version) => version.unwrap_or_default(),
+        Err(_) => return false,
+    };
+    let Ok(params) = Params::try_from(&parsed) else {
+        return false;
+    };
+    let argon2 = Argon2::new(algorithm, version, params);
+    let mut computed = vec![0u8; expected.len()];
+    memory.blocks(argon2.params().block_count(), |blocks| {
+        argon2
+            .hash_password_into_with_memory(password.as_bytes(), salt, &mut computed, blocks)
+            .is_ok()
+            && bool::from(computed.ct_eq(expected.as_bytes()))
+    })
 }
 
 /// Spends the time of one verification, so that an unknown email answers as slowly as a wrong
 /// password.
 pub fn verify_nothing(password: &str) {
+    verify_nothing_in(&mut Memory::new(), password);
+}
+
+/// [`verify_nothing`], in `memory`.
+pub fn verify_nothing_in(memory: &mut Memory, password: &str) {
     static DUMMY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     if let Some(phc) = DUMMY.get_or_init(|| hash("examkit: no such account").ok()) {
-        let _ = verify(password, phc);
+        let _ = verify_in(memory, password, phc);
     }
 }
 
@@ -72,10 +141,83 @@ mod tests {
     }
 
     #[test]
+    fn kept_memory_checks_as_the_library_does_for_every_stored_form() {
+        use argon2::password_hash::PasswordVerifier;
+        let mut memory = Memory::new();
+        let library = |password: &str, phc: &str| {
+            PasswordHash::new(phc).is_ok_and(|parsed| {
+                Argon2::default()
+                    .verify_password(password.as_bytes(), &parsed)
+                    .is_ok()
+            })
+        };
+        let default = hash("correct horse battery").expect("hash");
+        // Made with other parameters, algorithms and versions than the default: a smaller and a
+        // larger memory than the kept one, more passes, two lanes, a longer output, Argon2i,
+        // Argon2d, version 0x10.
+        let custom = |algorithm, version, m, t, p, out| {
+            let params = Params::new(m, t, p, Some(out)).expect("params");
+            Argon2::new(algorithm, version, params)
+                .hash_password_with_salt(b"correct horse battery", b"sixteen byte salt")
+                .expect("hash")
+                .to_string()
+        };
+        let stored = [
+            default,
+            custom(Algorithm::Argon2id, Version::V0x13, 8, 1, 1, 32),
+            custom(Algorithm::Argon2id, Version::V0x13, 24 * 1024, 2, 1, 32),
+            custom(Algorithm::Argon2id, Version::V0x13, 1024, 3, 2, 64),
+            custom(Algorithm::Argon2i, Version::V0x13, 1024, 2, 1, 32),
+            custom(Algorithm::Argon2d, Version::V0x10, 1024, 2, 1, 32),
+        ];
+        for phc in &stored {
+            for password in ["correct horse battery", "correct horse batterY", ""] {
+                assert_eq!(
+                    verify_in(&mut memory, password, phc),
+                    library(password, phc),
+                    "{password:?} against {phc}"
+                );
+            }
+            assert!(
+                verify_in(&mut memory, "correct horse battery", phc),
+                "{phc}"
+            );
+        }
+        // The memory kept is one default check's, whatever was checked.
+        assert_eq!(memory.0.len(), KEPT_BLOCKS);
+        // A stored hash whose output was cut short or altered matches nothing.
+        let phc = &stored[0];
+        let (head, tail) = phc.rsplit_once('$').expect("a hash part");
+        for altered in [
+            format!("{head}${}", &tail[..tail.len() - 4]),
+            format!(
+                "{head}${}{}",
+                if tail.starts_with('A') { 'B' } else { 'A' },
+                &tail[1..]
+            ),
+            format!("{head}$"),
+            head.to_owned(),
+        ] {
+            assert!(
+                !verify_in(&mut memory, "correct horse battery", &altered),
+                "{altered}"
+            );
+        }
+    }
+
+    #[test]
     fn a_stored_string_that_is_not_a_hash_matches_nothing() {
         assert!(!verify("anything at all", ""));
         assert!(!verify("anything at all", "$argon2id$v=19$garbage"));
         assert!(!verify("anything at all", "plain text"));
+        assert!(!verify(
+            "anything at all",
+            "$scrypt$ln=16,r=8,p=1$aM15713r3Xsvxbi31lqr1Q$nFNh2CVHVjNldFVKDHDlm4CbdRSCdEBsjjJxD+iCs5E"
+        ));
+        assert!(!verify(
+            "anything at all",
+            "$argon2id$v=99$m=19456,t=2,p=1$c2l4dGVlbiBieXRlIHNhbHQ$AAAA"
+        ));
     }
 
     #[test]
