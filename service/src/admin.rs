@@ -207,6 +207,14 @@ fn read_password(from_stdin: bool) -> Result<String, String> {
     Ok(password.to_owned())
 }
 
+/// A new hash of `password`, made under the process's bound on password work (as the service's
+/// checks are: [`crate::password::checks`]).
+async fn hash_password(password: String) -> Result<String, String> {
+    crate::password::checks::hash(password)
+        .await
+        .map_err(|e| e.to_string())
+}
+
 async fn users_inner(command: UsersCommand) -> Result<(), String> {
     match command {
         UsersCommand::Create {
@@ -222,7 +230,7 @@ async fn users_inner(command: UsersCommand) -> Result<(), String> {
                     let email = normalise_email(&email)
                         .ok_or_else(|| format!("--email {email:?} is not an email address"))?;
                     let password = read_password(password_stdin)?;
-                    Some((email, crate::password::hash(&password)?))
+                    Some((email, hash_password(password).await?))
                 }
                 None => None,
             };
@@ -264,7 +272,7 @@ async fn users_inner(command: UsersCommand) -> Result<(), String> {
             let email = normalise_email(&email)
                 .ok_or_else(|| format!("--email {email:?} is not an email address"))?;
             let password = read_password(password_stdin)?;
-            let hash = crate::password::hash(&password)?;
+            let hash = hash_password(password).await?;
             let store = open(&store).await?;
             let user = store
                 .set_login(user.as_deref(), &email, &hash)

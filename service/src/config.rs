@@ -454,6 +454,25 @@ pub struct ServeArgs {
     /// How many papers are typeset at once (default: one per core); further requests wait.
     #[arg(long, env = "EXAMKIT_TYPESET_CONCURRENCY", value_name = "N")]
     pub typeset_concurrency: Option<usize>,
+    /// How many passwords are checked (or hashed) at once, 1 to 1024 (default: one per core);
+    /// each holds 19 MiB while it runs.
+    #[arg(
+        long,
+        env = "EXAMKIT_PASSWORD_CHECK_CONCURRENCY",
+        value_name = "N",
+        value_parser = clap::value_parser!(u16).range(1..=1024)
+    )]
+    pub password_check_concurrency: Option<u16>,
+    /// How long a sign-in waits for a free password check before it is answered 503 with
+    /// `Retry-After`, in milliseconds (0 to 60000).
+    #[arg(
+        long,
+        env = "EXAMKIT_PASSWORD_CHECK_WAIT_MS",
+        default_value_t = 2000,
+        value_name = "MS",
+        value_parser = clap::value_parser!(u64).range(0..=60_000)
+    )]
+    pub password_check_wait_ms: u64,
     /// Automated marking's settings.
     #[command(flatten)]
     pub marking: MarkingArgs,
@@ -572,6 +591,33 @@ mod tests {
         );
         let e = worker(&["--marker-allow-http=maybe"]).expect_err("not a boolean");
         assert!(e.contains("--marker-allow-http"), "{e}");
+    }
+
+    fn password_check_bounds_default_to_the_cores_and_two_seconds() {
+        let s = serve(&[]).expect("defaults");
+        assert_eq!(s.password_check_concurrency, None);
+        assert_eq!(s.password_check_wait_ms, 2000);
+        let s = serve(&[
+            "--password-check-concurrency",
+            "3",
+            "--password-check-wait-ms",
+            "0",
+        ])
+        .expect("set");
+        assert_eq!(s.password_check_concurrency, Some(3));
+        assert_eq!(s.password_check_wait_ms, 0);
+        for (flag, bad) in [
+            ("--password-check-concurrency", "0"),
+            ("--password-check-concurrency", "1025"),
+            ("--password-check-concurrency", "many"),
+            ("--password-check-wait-ms", "60001"),
+            ("--password-check-wait-ms", "-1"),
+            ("--password-check-wait-ms", "2s"),
+        ] {
+            let arg = format!("{flag}={bad}");
+            let e = serve(&[arg.as_str()]).expect_err(bad);
+            assert!(e.contains(flag), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! recommends, and a random 16-byte salt. The hash is stored as a PHC string
 //! (`$argon2id$v=19$m=19456,t=2,p=1$…`) that names its parameters, so raising them later leaves
 //! older hashes verifiable.
+//!
+//! The functions here do the work where they are called. The service and the administration
+//! commands call them only through [`checks`], which bounds how many run at once in the process.
+
+pub mod checks;
 
 use argon2::password_hash::PasswordHasher;
 use argon2::password_hash::phc::PasswordHash;

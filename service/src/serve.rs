@@ -107,6 +107,16 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         }
     };
     check_ocr_threads(&marking);
+    let password_checks = args
+        .password_check_concurrency
+        .map_or_else(crate::password::checks::default_permits, usize::from);
+    if let Err(e) = crate::password::checks::configure(
+        password_checks,
+        std::time::Duration::from_millis(args.password_check_wait_ms),
+    ) {
+        eprintln!("examkit serve: {e}");
+        return ExitCode::from(2);
+    }
     // The recorder goes in before anything is measured.
     let metrics = match args
         .metrics_listen

@@ -17,6 +17,10 @@
 //! - Markers: `examkit_marker_calls_total{marker}`, `examkit_marker_latency_seconds{marker}`,
 //!   `examkit_marker_tokens_total{marker,kind}` (prompt, completion).
 //! - PDFs: `examkit_typeset_seconds{document}`.
+//! - Password checks (the bound of [`crate::password::checks`]), read at each scrape:
+//!   `examkit_password_checks_in_flight`, its high-water mark since start
+//!   `examkit_password_checks_in_flight_max`, and `examkit_password_check_permits`; and
+//!   `examkit_password_checks_refused_total`, checks refused because no permit came free in time.
 //! - Where an API request's time goes: `examkit_request_phase_seconds{phase}`, for `authenticate`
 //!   (reading the key, from memory or the database), `admit` (the rate counters), `handle` (the
 //!   operation) and `finish` (rendering, the usage record and the log line). The sums over a run
@@ -104,6 +108,11 @@ pub fn rate_limited() {
     metrics::counter!("examkit_rate_limited_total").increment(1);
 }
 
+/// Records a password check refused because no permit came free within the wait.
+pub fn password_check_refused() {
+    metrics::counter!("examkit_password_checks_refused_total").increment(1);
+}
+
 /// Records one attempt of a job and how it ended (`succeeded`, `retry`, `failed`, `lost`).
 pub fn job(kind: &str, outcome: &'static str, elapsed: Duration) {
     let kind = kind.to_owned();
@@ -152,8 +161,13 @@ pub fn typeset(document: &'static str, elapsed: Duration) {
         .record(elapsed.as_secs_f64());
 }
 
-/// Reads the gauges that are read at scrape time: connection pools and the job queue.
+/// Reads the gauges that are read at scrape time: connection pools, the job queue and the
+/// password checks.
 async fn refresh(store: &Store) {
+    let checks = crate::password::checks::gauges();
+    metrics::gauge!("examkit_password_checks_in_flight").set(checks.in_flight as f64);
+    metrics::gauge!("examkit_password_checks_in_flight_max").set(checks.most_in_flight as f64);
+    metrics::gauge!("examkit_password_check_permits").set(checks.permits as f64);
     for (pool, open, idle) in store.pool_stats() {
         metrics::gauge!("examkit_db_connections", "pool" => pool, "state" => "open")
             .set(f64::from(open));

@@ -8,11 +8,14 @@
 use maud::html;
 use sha2::{Digest, Sha256};
 use warp::http::StatusCode;
+use warp::http::header::{HeaderValue, RETRY_AFTER};
 use warp::reply::Response;
 
 use super::layout::{Section, page};
 use super::session::{self, CSRF_FIELD};
 use super::{AppError, Form, Signed, Visit, html, see_other, set_cookie};
+use crate::http::ApiError;
+use crate::password::checks::{self, CheckError};
 use crate::store::accounts::normalise_email;
 use crate::store::app_sessions::window_end;
 use crate::store::now_ms;
@@ -161,18 +164,24 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     }
 
     let found = store.user_by_email(&email).await?;
-    let checked = {
-        let password = password.clone();
-        let stored = found.as_ref().and_then(|(_, hash)| hash.clone());
-        tokio::task::spawn_blocking(move || match stored {
-            Some(hash) => crate::password::verify(&password, &hash),
-            None => {
-                crate::password::verify_nothing(&password);
-                false
-            }
-        })
-        .await
-        .map_err(|_| AppError::Api(crate::http::ApiError::Internal))?
+    let stored = found.as_ref().and_then(|(_, hash)| hash.clone());
+    let checked = match checks::verify(password.clone(), stored).await {
+        Ok(checked) => checked,
+        Err(CheckError::Busy { retry_after }) => {
+            let mut response = render(
+                &visit,
+                StatusCode::SERVICE_UNAVAILABLE,
+                &token,
+                &raw_email,
+                &next,
+                Some("Many people are signing in at this moment. Try again in a few seconds."),
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(retry_after.as_secs()));
+            return Ok(response);
+        }
+        Err(CheckError::Failed(_)) => return Err(AppError::Api(ApiError::Internal)),
     };
     let user = match found {
         Some((user, _)) if checked => user,
