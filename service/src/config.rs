@@ -454,6 +454,17 @@ pub struct ServeArgs {
     /// How many papers are typeset at once (default: one per core); further requests wait.
     #[arg(long, env = "EXAMKIT_TYPESET_CONCURRENCY", value_name = "N")]
     pub typeset_concurrency: Option<usize>,
+    /// A proxy (an address or a CIDR range, such as `127.0.0.1/32` or `10.0.0.0/8`; repeat the
+    /// flag, or separate them with commas) whose `X-Forwarded-For` names the client for the
+    /// sign-in limits. Without one the TCP peer is the client and the header is ignored.
+    #[arg(
+        long = "trusted-proxy",
+        env = "EXAMKIT_TRUSTED_PROXY",
+        value_name = "CIDR",
+        value_delimiter = ',',
+        value_parser = crate::app::client::Cidr::parse
+    )]
+    pub trusted_proxies: Vec<crate::app::client::Cidr>,
     /// How many passwords are checked (or hashed) at once, 1 to 1024 (default: one per core);
     /// each holds 19 MiB while it runs.
     #[arg(
@@ -593,6 +604,47 @@ mod tests {
         assert!(e.contains("--marker-allow-http"), "{e}");
     }
 
+    #[test]
+    fn trusted_proxies_are_none_by_default_repeatable_and_comma_separated() {
+        let proxies = |args: &[&str]| {
+            serve(args).map(|s| {
+                s.trusted_proxies
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(proxies(&[]), Ok(vec![]));
+        assert_eq!(
+            proxies(&[
+                "--trusted-proxy",
+                "127.0.0.1",
+                "--trusted-proxy",
+                "10.0.0.0/8"
+            ]),
+            Ok(vec!["127.0.0.1/32".to_owned(), "10.0.0.0/8".to_owned()])
+        );
+        // The form the environment variable takes.
+        assert_eq!(
+            proxies(&["--trusted-proxy", "10.0.0.0/8,fd00::/8"]),
+            Ok(vec!["10.0.0.0/8".to_owned(), "fd00::/8".to_owned()])
+        );
+        for bad in [
+            "proxy.internal",
+            "10.0.0.0/33",
+            "10.0.0.1/8",
+            "10.0.0.0/8,nope",
+            "",
+        ] {
+            let flag = format!("--trusted-proxy={bad}");
+            let e = serve(&[flag.as_str()]).expect_err(bad);
+            assert!(e.contains("--trusted-proxy"), "{bad}: {e}");
+        }
+        let e = serve(&["--trusted-proxy", "10.0.0.1/8"]).expect_err("host bits");
+        assert!(e.contains("10.0.0.0/8"), "{e}");
+    }
+
+    #[test]
     fn password_check_bounds_default_to_the_cores_and_two_seconds() {
         let s = serve(&[]).expect("defaults");
         assert_eq!(s.password_check_concurrency, None);

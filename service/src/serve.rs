@@ -166,7 +166,10 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         typesetter: Typesetter::new(export, args.typeset_concurrency.unwrap_or(cores)),
         max_papers: DEFAULT_MAX_PAPERS,
         marking: marking.clone(),
-        app,
+        app: crate::app::AppConfig {
+            trusted_proxies: args.trusted_proxies.clone(),
+            ..app
+        },
         readiness: crate::http::health::Readiness {
             pulse: (!workers.is_empty()).then(|| workers.pulse()),
             // Workers beat at every pass of their loop and every job heartbeat (a third of the
@@ -204,6 +207,17 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     // Expired rate counters, idempotency records and usage rows are pruned in the background.
     let pruner = crate::retention::spawn(store.clone());
     tracing::info!(%addr, backend = ?state_backend(&args), "examkit listening");
+    if !args.trusted_proxies.is_empty() {
+        let proxies: Vec<String> = args
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        tracing::info!(
+            proxies = %proxies.join(", "),
+            "X-Forwarded-For names the client when the peer is one of these proxies"
+        );
+    }
     println!("listening on http://{addr}");
     server.await;
     pruner.abort();

@@ -11,6 +11,7 @@
 //! authenticates only by API key, so neither credential opens the other.
 
 pub mod assets;
+pub mod client;
 pub mod keys;
 pub mod layout;
 pub mod pages;
@@ -18,7 +19,7 @@ pub mod review;
 pub mod session;
 pub mod sign_in;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -37,8 +38,9 @@ use crate::store::StoreError;
 use crate::store::accounts::User;
 use crate::store::app_sessions::{AppSession, Window};
 
-/// How the app runs: cookie security, session lifetimes and sign-in limits.
-#[derive(Debug, Clone, Copy)]
+/// How the app runs: cookie security, session lifetimes, sign-in limits and the proxies trusted to
+/// name the client.
+#[derive(Debug, Clone)]
 pub struct AppConfig {
     /// Whether cookies are `Secure` (and `__Host-` prefixed): set by an `https://` public URL,
     /// off for an `http://` one; without one, off only when the service listens on loopback.
@@ -57,6 +59,8 @@ pub struct AppConfig {
     pub account_failures: Window,
     /// Failed sign-ins allowed per client address.
     pub address_failures: Window,
+    /// Proxies whose `X-Forwarded-For` names the client (see [`client`]); none by default.
+    pub trusted_proxies: Vec<client::Cidr>,
 }
 
 impl Default for AppConfig {
@@ -76,6 +80,7 @@ impl Default for AppConfig {
                 length_ms: 15 * MINUTE,
                 limit: 20,
             },
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -167,8 +172,10 @@ pub struct Visit {
     pub query: String,
     /// The request headers.
     pub headers: HeaderMap,
-    /// The client's address.
+    /// The TCP peer's address.
     pub remote: Option<SocketAddr>,
+    /// The client's address: the peer, or the client trusted proxies name ([`client::resolve`]).
+    pub client: Option<IpAddr>,
 }
 
 /// A signed-in visit: the session and its account.
@@ -350,13 +357,22 @@ fn visit(
         .and(warp::header::headers_cloned())
         .and(warp::addr::remote())
         .map(
-            |state, method, path: warp::path::FullPath, query, headers, remote| Visit {
-                state,
-                method,
-                path: path.as_str().to_owned(),
-                query,
-                headers,
-                remote,
+            |state: Arc<AppState>,
+             method,
+             path: warp::path::FullPath,
+             query,
+             headers: HeaderMap,
+             remote: Option<SocketAddr>| {
+                let client = client::resolve(remote, &headers, &state.app.trusted_proxies);
+                Visit {
+                    state,
+                    method,
+                    path: path.as_str().to_owned(),
+                    query,
+                    headers,
+                    remote,
+                    client,
+                }
             },
         )
 }

@@ -13,7 +13,7 @@ use warp::reply::Response;
 
 use super::layout::{Section, page};
 use super::session::{self, CSRF_FIELD};
-use super::{AppError, Form, Signed, Visit, html, see_other, set_cookie};
+use super::{AppError, Form, Signed, Visit, client, html, see_other, set_cookie};
 use crate::http::ApiError;
 use crate::password::checks::{self, CheckError};
 use crate::store::accounts::normalise_email;
@@ -89,13 +89,6 @@ fn account_subject(email: &str) -> String {
     format!("account:{hex}")
 }
 
-fn address_subject(visit: &Visit) -> String {
-    match visit.remote {
-        Some(addr) => format!("address:{}", addr.ip()),
-        None => "address:unknown".into(),
-    }
-}
-
 /// `POST /app/sign-in`.
 pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let cookie = visit.cookie(session::sign_in_cookie_name(&visit));
@@ -127,11 +120,11 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     if password.is_empty() {
         return refuse(StatusCode::BAD_REQUEST, "Enter your password.");
     }
-    let config = visit.state.app;
+    let config = &visit.state.app;
     let store = &visit.state.store;
     let now = now_ms();
     let account = account_subject(&email);
-    let address = address_subject(&visit);
+    let address = client::subject(visit.client);
     let account_failures = store
         .sign_in_failures(&account, config.account_failures, now)
         .await?;
