@@ -1,9 +1,11 @@
 //! Signing in and out.
 //!
-//! Failed sign-ins are counted per account and per client address in the database (so every
-//! instance counts the same ones), in fixed windows; at the limit, sign-in is refused until the
-//! window ends, whatever the password. An unknown email costs the time of a password check, and
-//! gets the same answer as a wrong password.
+//! Sign-in attempts are counted per account and per client address ([`client::subject`]: an IPv6
+//! client per /64) in the database (so every instance counts the same ones), in fixed windows,
+//! before any password is checked; past the limit, sign-in is refused until the window ends,
+//! whatever the password. An attempt that succeeds, or whose password is never checked, takes its
+//! count back, so the limits are on failed sign-ins (see [`submit`]). An unknown email costs the
+//! time of a password check, and gets the same answer as a wrong password.
 
 use maud::html;
 use sha2::{Digest, Sha256};
@@ -17,7 +19,7 @@ use super::{AppError, Form, Signed, Visit, client, html, see_other, set_cookie};
 use crate::http::ApiError;
 use crate::password::checks::{self, CheckError};
 use crate::store::accounts::normalise_email;
-use crate::store::app_sessions::window_end;
+use crate::store::app_sessions::{Window, window_end};
 use crate::store::now_ms;
 
 /// Where to go after signing in: a path of the app, never another site.
@@ -89,7 +91,46 @@ fn account_subject(email: &str) -> String {
     format!("account:{hex}")
 }
 
+/// Until when a window's limit holds, as the page says it.
+fn limited(window: Window, now: i64) -> String {
+    format!(
+        "Too many failed sign-ins. Try again after {}.",
+        super::layout::when(window_end(window, now))
+    )
+}
+
+fn account_paused(config: &super::AppConfig, now: i64) -> String {
+    format!(
+        "{} Sign-in to this account is paused for a while to protect it.",
+        limited(config.account_failures, now)
+    )
+}
+
+/// The page's message when a count is over its limit: the account's first, then the address's.
+fn over_limit(counts: &[i64], config: &super::AppConfig, now: i64) -> Option<String> {
+    let account = counts.first().copied().unwrap_or(0);
+    let address = counts.get(1).copied().unwrap_or(0);
+    if account > config.account_failures.limit {
+        Some(account_paused(config, now))
+    } else if address > config.address_failures.limit {
+        Some(format!(
+            "{} Sign-in from your network is paused for a while.",
+            limited(config.address_failures, now)
+        ))
+    } else {
+        None
+    }
+}
+
 /// `POST /app/sign-in`.
+///
+/// The attempt is counted against its account and its client address before anything else
+/// ([`crate::store::Store::count_sign_in_attempt`]), and the password is checked only when both
+/// counts are within their limits, so no more than a limit's passwords are checked per window
+/// however many attempts arrive at once. An attempt whose password was right, or was never
+/// checked (no permit came free: `503` with `Retry-After`), takes its count back, so the counts
+/// hold failed attempts (and those being checked or refused at the limit). The check itself waits
+/// for one of the process's permits ([`crate::password::checks`]).
 pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let cookie = visit.cookie(session::sign_in_cookie_name(&visit));
     let sent = form.get(CSRF_FIELD).unwrap_or_default();
@@ -101,73 +142,40 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let raw_email = form.get("email").unwrap_or_default().trim().to_owned();
     let password = form.get("password").unwrap_or_default().to_owned();
     let token = session::random_token()?;
-    let refuse = |status, message: &str| {
-        Ok(render(
-            &visit,
-            status,
-            &token,
-            &raw_email,
-            &next,
-            Some(message),
-        ))
-    };
+    let refuse =
+        |status, message: &str| render(&visit, status, &token, &raw_email, &next, Some(message));
     let Some(email) = normalise_email(&raw_email) else {
-        return refuse(
+        return Ok(refuse(
             StatusCode::BAD_REQUEST,
             "Enter the email address your account signs in with.",
-        );
+        ));
     };
     if password.is_empty() {
-        return refuse(StatusCode::BAD_REQUEST, "Enter your password.");
+        return Ok(refuse(StatusCode::BAD_REQUEST, "Enter your password."));
     }
     let config = &visit.state.app;
     let store = &visit.state.store;
     let now = now_ms();
     let account = account_subject(&email);
     let address = client::subject(visit.client);
-    let account_failures = store
-        .sign_in_failures(&account, config.account_failures, now)
-        .await?;
-    let address_failures = store
-        .sign_in_failures(&address, config.address_failures, now)
-        .await?;
-    let limited = |window: crate::store::app_sessions::Window| {
-        format!(
-            "Too many failed sign-ins. Try again after {}.",
-            super::layout::when(window_end(window, now))
-        )
-    };
-    if account_failures >= config.account_failures.limit {
-        return refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!(
-                "{} Sign-in to this account is paused for a while to protect it.",
-                limited(config.account_failures)
-            ),
-        );
-    }
-    if address_failures >= config.address_failures.limit {
-        return refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!(
-                "{} Sign-in from your network is paused for a while.",
-                limited(config.address_failures)
-            ),
-        );
+    let subjects = [
+        (account.as_str(), config.account_failures),
+        (address.as_str(), config.address_failures),
+    ];
+    let counts = store.count_sign_in_attempt(&subjects, now).await?;
+    if let Some(message) = over_limit(&counts, config, now) {
+        return Ok(refuse(StatusCode::TOO_MANY_REQUESTS, &message));
     }
 
     let found = store.user_by_email(&email).await?;
     let stored = found.as_ref().and_then(|(_, hash)| hash.clone());
-    let checked = match checks::verify(password.clone(), stored).await {
+    let checked = match checks::verify(password, stored).await {
         Ok(checked) => checked,
         Err(CheckError::Busy { retry_after }) => {
-            let mut response = render(
-                &visit,
+            store.take_back_sign_in_attempt(&subjects, now).await?;
+            let mut response = refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
-                &token,
-                &raw_email,
-                &next,
-                Some("Many people are signing in at this moment. Try again in a few seconds."),
+                "Many people are signing in at this moment. Try again in a few seconds.",
             );
             response
                 .headers_mut()
@@ -179,38 +187,31 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let user = match found {
         Some((user, _)) if checked => user,
         _ => {
-            let counts = store
-                .record_sign_in_failure(
-                    &[
-                        (&account, config.account_failures),
-                        (&address, config.address_failures),
-                    ],
-                    now,
-                )
-                .await?;
             let left = config.account_failures.limit - counts.first().copied().unwrap_or(0);
             let message = if left <= 0 {
                 format!(
-                    "The email or password is not right. {} Sign-in to this account is paused for a while to protect it.",
-                    limited(config.account_failures)
+                    "The email or password is not right. {}",
+                    account_paused(config, now)
                 )
             } else {
                 "The email or password is not right.".to_owned()
             };
-            return refuse(StatusCode::UNAUTHORIZED, &message);
+            return Ok(refuse(StatusCode::UNAUTHORIZED, &message));
         }
     };
+    // The right password: not a failed guess.
+    store.take_back_sign_in_attempt(&subjects, now).await?;
     if !user.verified {
-        return refuse(
+        return Ok(refuse(
             StatusCode::FORBIDDEN,
             "This account is not verified yet, so it cannot sign in. Ask the person who runs examkit to verify it.",
-        );
+        ));
     }
     if user.restricted {
-        return refuse(
+        return Ok(refuse(
             StatusCode::FORBIDDEN,
             "This account is restricted, so it cannot sign in or use its keys. Ask the person who runs examkit why.",
-        );
+        ));
     }
     // A fresh session at every sign-in; one sent with the request ends.
     if let Some(old) = visit.cookie(session::cookie_name(&visit)) {

@@ -2,7 +2,7 @@
 //!
 //! A session is found by the SHA-256 of its cookie's secret, so a copy of the database cannot be
 //! replayed as cookies. Both the sessions and the sign-in counters live in the database, so every
-//! instance sharing it knows a session, ends it at sign-out and counts the same failures.
+//! instance sharing it knows a session, ends it at sign-out and counts the same attempts.
 
 use sqlx::Row;
 
@@ -42,12 +42,13 @@ fn session_from_row(row: &sqlx::any::AnyRow) -> Result<AppSession, StoreError> {
     })
 }
 
-/// A counted window of failed sign-ins.
+/// A counted window of sign-in attempts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
     /// The window's length, milliseconds.
     pub length_ms: i64,
-    /// Failures allowed in one window.
+    /// Attempts whose password may be checked in one window (failed ones, and those being
+    /// checked: see [`Store::count_sign_in_attempt`]).
     pub limit: i64,
 }
 
@@ -129,33 +130,25 @@ impl Store {
         self.prune_in_batches(PRUNE, now).await
     }
 
-    /// Failed sign-ins counted against `subject` (an account or a client address) in the window
-    /// holding `now`.
-    pub async fn sign_in_failures(
-        &self,
-        subject: &str,
-        window: Window,
-        now: i64,
-    ) -> Result<i64, StoreError> {
-        let bucket = bucket(subject, window, now);
-        let count: Option<i64> =
-            sqlx::query_scalar("SELECT count FROM rate_counters WHERE bucket = $1")
-                .bind(&bucket)
-                .fetch_optional(self.pool())
-                .await?;
-        Ok(count.unwrap_or(0))
-    }
-
-    /// Counts one failed sign-in against each subject, each in its own window; returns the
-    /// counts after it.
-    pub async fn record_sign_in_failure(
+    /// Counts one sign-in attempt against each subject in turn (an account, then a client
+    /// address), each in its own window, before its password is checked; returns the counts
+    /// after it, in order.
+    ///
+    /// Each count is one atomic statement (`INSERT … ON CONFLICT DO UPDATE SET count = count + 1
+    /// RETURNING count`), so attempts made at once, on any instance sharing the database, each
+    /// get a count of their own: however many arrive together, only the first `limit` of a window
+    /// see a count within it. Counting stops at the first subject whose count is then over its
+    /// limit (the list returned is shorter than `subjects` when a later one was not counted), and
+    /// the subjects before it get their counts back in the same transaction: a refused attempt
+    /// stays counted only against the subject that refused it.
+    pub async fn count_sign_in_attempt(
         &self,
         subjects: &[(&str, Window)],
         now: i64,
     ) -> Result<Vec<i64>, StoreError> {
         let mut tx = self.begin_bookkeeping().await?;
         let mut counts = Vec::with_capacity(subjects.len());
-        for (subject, window) in subjects {
+        for (at, (subject, window)) in subjects.iter().enumerate() {
             let row = sqlx::query(
                 "INSERT INTO rate_counters (bucket, count, expires_at) VALUES ($1, 1, $2) \
                  ON CONFLICT (bucket) DO UPDATE SET count = rate_counters.count + 1 RETURNING count",
@@ -164,11 +157,48 @@ impl Store {
             .bind(window_end(*window, now))
             .fetch_one(&mut *tx)
             .await?;
-            counts.push(row.try_get::<i64, _>("count")?);
+            let count = row.try_get::<i64, _>("count")?;
+            counts.push(count);
+            if count > window.limit {
+                // Refused by this subject: those before it are not charged.
+                for (earlier, window) in &subjects[..at] {
+                    take_back(&mut tx, earlier, *window, now).await?;
+                }
+                break;
+            }
         }
         tx.commit().await?;
         Ok(counts)
     }
+
+    /// Takes back one attempt counted at `now` against each subject by
+    /// [`Store::count_sign_in_attempt`]: one that was not a failed guess (its password was right,
+    /// or it was never checked). A count never goes below zero; one already pruned stays gone.
+    pub async fn take_back_sign_in_attempt(
+        &self,
+        subjects: &[(&str, Window)],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.begin_bookkeeping().await?;
+        for (subject, window) in subjects {
+            take_back(&mut tx, subject, *window, now).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+async fn take_back(
+    tx: &mut super::WriteTx,
+    subject: &str,
+    window: Window,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE rate_counters SET count = count - 1 WHERE bucket = $1 AND count > 0")
+        .bind(bucket(subject, window, now))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// The end of the window holding `now`, Unix milliseconds.
