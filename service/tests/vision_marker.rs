@@ -1138,13 +1138,14 @@ fn region_on(layout: &Value, number: u64, part: &str, page: u64) -> Option<Value
 /// Sets a page's stored comparison with its clean page.
 async fn set_comparison(s: &common::Server, asset: &str, page: i64, compare: &Value) {
     let mut tx = s.store.begin_write().await.expect("write");
-    let done = sqlx::query("UPDATE asset_pages SET compare_json = $1 WHERE asset_id = $2 AND page = $3")
-        .bind(compare.to_string())
-        .bind(asset)
-        .bind(page)
-        .execute(&mut *tx)
-        .await
-        .expect("updated");
+    let done =
+        sqlx::query("UPDATE asset_pages SET compare_json = $1 WHERE asset_id = $2 AND page = $3")
+            .bind(compare.to_string())
+            .bind(asset)
+            .bind(page)
+            .execute(&mut *tx)
+            .await
+            .expect("updated");
     assert_eq!(done.rows_affected(), 1);
     tx.commit().await.expect("committed");
 }
@@ -1241,16 +1242,17 @@ async fn nothing_stands_that_the_student_did_not_write_there(db: Db) {
         (3, "b", 4),
         (3, "c", 4),
     ] {
-        assert!(region_on(&layout, number, part, page).is_some(), "{number} {part}");
+        assert!(
+            region_on(&layout, number, part, page).is_some(),
+            "{number} {part}"
+        );
     }
     assert!(region_on(&layout, 3, "b", 3).is_none() && region_on(&layout, 3, "c", 3).is_none());
     let files = scan(&exported, &sample_answers(), &["--seed", "9"]);
     let session = session_from_paper(&s, &key, &exported.id).await;
     let (name, bytes) = files.into_iter().next().expect("the scan");
     let work = upload(&s, &key, &session, "work", &name, bytes).await;
-    known
-        .set((work.clone(), layout.clone()))
-        .expect("set once");
+    known.set((work.clone(), layout.clone())).expect("set once");
     // The clean question paper and the mark scheme, uploaded as work too.
     let clean = upload(
         &s,
@@ -1395,7 +1397,10 @@ async fn nothing_stands_that_the_student_did_not_write_there(db: Db) {
                     assert_eq!(a["submitted"], "uncertain", "{label} {part}: {a}");
                     assert_eq!(placement["guardCode"], code, "{label} {part}: {placement}");
                     let reason = a["explanation"].as_str().expect("explanation");
-                    assert_eq!(placement["guard"].as_str(), reason.split(". The model said").next());
+                    assert_eq!(
+                        placement["guard"].as_str(),
+                        reason.split(". The model said").next()
+                    );
                     seen_codes.insert(code);
                 }
             }
@@ -1411,9 +1416,12 @@ async fn nothing_stands_that_the_student_did_not_write_there(db: Db) {
         .iter()
         .find(|q| q["label"] == "1" && q["status"] != "failed")
         .expect("question 1");
-    let reason = q1["allocations"][0]["explanation"].as_str().expect("reason");
+    let reason = q1["allocations"][0]["explanation"]
+        .as_str()
+        .expect("reason");
     assert!(
-        reason.contains(&format!("page {work}:p2 could not be lined up")) && reason.contains("45 %"),
+        reason.contains(&format!("page {work}:p2 could not be lined up"))
+            && reason.contains("45 %"),
         "{reason}"
     );
 }
