@@ -158,12 +158,15 @@ pub struct Gauges {
     pub permits: usize,
 }
 
-/// The gauges now.
+/// The gauges now. Reading them starts nothing: before the first check (or in a process that
+/// checks no password, such as `examkit worker`) the permits are the ones the bound will have.
 pub fn gauges() -> Gauges {
     Gauges {
         in_flight: IN_FLIGHT.load(Ordering::SeqCst),
         most_in_flight: MOST_IN_FLIGHT.load(Ordering::SeqCst),
-        permits: bound().permits,
+        permits: BOUND
+            .get()
+            .map_or_else(default_permits, |bound| bound.permits),
     }
 }
 
