@@ -1200,7 +1200,8 @@ async fn making_a_key_asks_for_the_password_after_ten_minutes(db: Db) {
         assert!(page.body.contains("id=\"key-password\""));
         assert_eq!(keys(&s).await, 1, "{password:?}: no key made");
     }
-    // A refused password neither ends the session nor counts as a failed sign-in.
+    // A refused password does not end the session; the wrong ones count as failed sign-ins of
+    // the account (three so far), so a stolen session guesses no faster than the sign-in form.
     assert_eq!(b.get("/app/keys").await.status, 200);
     let mut other = Browser::new(&s);
     assert_eq!(
@@ -1226,6 +1227,26 @@ async fn making_a_key_asks_for_the_password_after_ten_minutes(db: Db) {
             .await
             .status,
         201
+    );
+    // Two more wrong passwords make five failures: the account is paused, and even the right
+    // password is then refused unchecked, on the key form as at sign-in.
+    signed_in_ago(&s, &user, 11).await;
+    let token = b.get("/app/keys").await.csrf();
+    for _ in 0..2 {
+        let page = post_form(&mut b, "/app/keys", key_form(&token, Some("wrong guess 1"))).await;
+        assert_eq!(page.status, 401, "{}", page.body);
+    }
+    let made = keys(&s).await;
+    let page = post_form(&mut b, "/app/keys", key_form(&token, Some(PASSWORD))).await;
+    assert_eq!(page.status, 429, "{}", page.body);
+    assert!(page.body.contains("paused"), "{}", page.body);
+    assert_eq!(keys(&s).await, made, "no key made while paused");
+    assert_eq!(
+        Browser::new(&s)
+            .sign_in_as("ann@school.test", PASSWORD)
+            .await
+            .status,
+        429
     );
 }
 

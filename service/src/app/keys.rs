@@ -11,6 +11,7 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::layout::{Section, csrf, page, when};
+use super::sign_in::Confirmed;
 use super::{AppError, Form, Signed, html, see_other};
 use crate::admin::Expiry;
 use crate::auth::{self, Scope};
@@ -62,21 +63,6 @@ fn short_fingerprint(key: &ApiKey) -> String {
 /// Whether making a key needs the password again: the session's sign-in is too old.
 fn reauth_needed(signed: &Signed) -> bool {
     now_ms() - signed.session.created_at >= signed.visit.state.app.reauth_ms
-}
-
-/// Whether `password` is the signed-in account's, checked on a blocking thread as at sign-in.
-async fn password_matches(signed: &Signed, password: &str) -> Result<bool, AppError> {
-    let Some(email) = signed.user.email.as_deref() else {
-        return Ok(false);
-    };
-    let stored = match signed.visit.state.store.user_by_email(email).await? {
-        Some((user, Some(hash))) if user.id == signed.user.id => hash,
-        _ => return Ok(false),
-    };
-    let password = password.to_owned();
-    tokio::task::spawn_blocking(move || crate::password::verify(&password, &stored))
-        .await
-        .map_err(|_| AppError::Api(crate::http::ApiError::Internal))
 }
 
 /// Why the key form is shown again: the status, the message and what was sent.
@@ -266,19 +252,39 @@ pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
         return list(signed, Some(refused)).await;
     }
     if reauth_needed(&signed) {
-        let message = match form.get("password").filter(|p| !p.is_empty()) {
-            None => Some("Enter your password to make a key."),
-            Some(password) => (!password_matches(&signed, password).await?)
-                .then_some("The password is not right."),
+        let refusal = match form.get("password").filter(|p| !p.is_empty()) {
+            None => Some((
+                StatusCode::UNAUTHORIZED,
+                "Enter your password to make a key.".to_owned(),
+                None,
+            )),
+            Some(password) => match super::sign_in::confirm_password(&signed, password).await? {
+                Confirmed::Yes => None,
+                Confirmed::No(message) => Some((StatusCode::UNAUTHORIZED, message, None)),
+                Confirmed::Paused(message) => Some((StatusCode::TOO_MANY_REQUESTS, message, None)),
+                Confirmed::Busy(wait) => Some((
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Many people are signing in at this moment. Try again in a few seconds."
+                        .to_owned(),
+                    Some(wait),
+                )),
+            },
         };
-        if let Some(message) = message {
+        if let Some((status, message, wait)) = refusal {
             let refused = Refused {
-                status: StatusCode::UNAUTHORIZED,
-                message,
+                status,
+                message: &message,
                 name: &name,
                 chosen,
             };
-            return list(signed, Some(refused)).await;
+            let mut response = list(signed, Some(refused)).await?;
+            if let Some(wait) = wait {
+                response.headers_mut().insert(
+                    warp::http::header::RETRY_AFTER,
+                    warp::http::HeaderValue::from(wait.as_secs()),
+                );
+            }
+            return Ok(response);
         }
     }
     let (Some(expiry), Ok(scopes)) = (expiry, auth::parse_scopes(&chosen.join(","))) else {

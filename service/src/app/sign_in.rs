@@ -122,6 +122,60 @@ fn over_limit(counts: &[i64], config: &super::AppConfig, now: i64) -> Option<Str
     }
 }
 
+/// What asking a signed-in account for its password again found.
+pub enum Confirmed {
+    /// The password is the account's.
+    Yes,
+    /// It is not: the page's message.
+    No(String),
+    /// The account's (or the address's) sign-in is paused; it was not checked: the page's
+    /// message, saying until when.
+    Paused(String),
+    /// No permit for the check came free in time: try again after this wait.
+    Busy(std::time::Duration),
+}
+
+/// Checks `password` against the signed-in account's, under the same rules as signing in: the
+/// attempt counts against the account's (and the client address's) failed sign-ins before the
+/// password is checked, a paused account is refused unchecked, the check waits for one of the
+/// process's permits, and only a wrong password stays counted. So a stolen session cannot be
+/// used to guess the password faster than the sign-in form allows.
+pub async fn confirm_password(signed: &Signed, password: &str) -> Result<Confirmed, AppError> {
+    let visit = &signed.visit;
+    let Some(email) = signed.user.email.as_deref().and_then(normalise_email) else {
+        return Ok(Confirmed::No("The password is not right.".into()));
+    };
+    let config = &visit.state.app;
+    let store = &visit.state.store;
+    let now = now_ms();
+    let account = account_subject(&email);
+    let address = client::subject(visit.client);
+    let subjects = [
+        (account.as_str(), config.account_failures),
+        (address.as_str(), config.address_failures),
+    ];
+    let counts = store.count_sign_in_attempt(&subjects, now).await?;
+    if let Some(message) = over_limit(&counts, config, now) {
+        return Ok(Confirmed::Paused(message));
+    }
+    let stored = match store.user_by_email(&email).await? {
+        Some((user, hash)) if user.id == signed.user.id => hash,
+        _ => None,
+    };
+    match checks::verify(password.to_owned(), stored).await {
+        Ok(true) => {
+            store.take_back_sign_in_attempt(&subjects, now).await?;
+            Ok(Confirmed::Yes)
+        }
+        Ok(false) => Ok(Confirmed::No("The password is not right.".into())),
+        Err(CheckError::Busy { retry_after }) => {
+            store.take_back_sign_in_attempt(&subjects, now).await?;
+            Ok(Confirmed::Busy(retry_after))
+        }
+        Err(CheckError::Failed(_)) => Err(AppError::Api(ApiError::Internal)),
+    }
+}
+
 /// `POST /app/sign-in`.
 ///
 /// The attempt is counted against its account and its client address before anything else
