@@ -122,6 +122,60 @@ fn over_limit(counts: &[i64], config: &super::AppConfig, now: i64) -> Option<Str
     }
 }
 
+/// One sign-in attempt, counted against its account and its client address before any password
+/// is checked ([`crate::store::Store::count_sign_in_attempt`]).
+struct Attempt {
+    account: String,
+    address: String,
+    config: (Window, Window),
+    /// The counts the attempt got, the account's first.
+    counts: Vec<i64>,
+    /// When it was counted, which names its windows.
+    now: i64,
+}
+
+impl Attempt {
+    /// Counts an attempt to sign in as `email` from the visit's client.
+    async fn counted(visit: &Visit, email: &str) -> Result<Attempt, AppError> {
+        let config = &visit.state.app;
+        let mut attempt = Attempt {
+            account: account_subject(email),
+            address: client::subject(visit.client),
+            config: (config.account_failures, config.address_failures),
+            counts: Vec::new(),
+            now: now_ms(),
+        };
+        attempt.counts = visit
+            .state
+            .store
+            .count_sign_in_attempt(&attempt.subjects(), attempt.now)
+            .await?;
+        Ok(attempt)
+    }
+
+    fn subjects(&self) -> [(&str, Window); 2] {
+        [
+            (self.account.as_str(), self.config.0),
+            (self.address.as_str(), self.config.1),
+        ]
+    }
+
+    /// The page's message when a count is over its limit.
+    fn over_limit(&self, config: &super::AppConfig) -> Option<String> {
+        over_limit(&self.counts, config, self.now)
+    }
+
+    /// Takes the attempt back: its password was right, or never checked.
+    async fn take_back(&self, visit: &Visit) -> Result<(), AppError> {
+        visit
+            .state
+            .store
+            .take_back_sign_in_attempt(&self.subjects(), self.now)
+            .await?;
+        Ok(())
+    }
+}
+
 /// What asking a signed-in account for its password again found.
 pub enum Confirmed {
     /// The password is the account's.
@@ -145,17 +199,9 @@ pub async fn confirm_password(signed: &Signed, password: &str) -> Result<Confirm
     let Some(email) = signed.user.email.as_deref().and_then(normalise_email) else {
         return Ok(Confirmed::No("The password is not right.".into()));
     };
-    let config = &visit.state.app;
     let store = &visit.state.store;
-    let now = now_ms();
-    let account = account_subject(&email);
-    let address = client::subject(visit.client);
-    let subjects = [
-        (account.as_str(), config.account_failures),
-        (address.as_str(), config.address_failures),
-    ];
-    let counts = store.count_sign_in_attempt(&subjects, now).await?;
-    if let Some(message) = over_limit(&counts, config, now) {
+    let attempt = Attempt::counted(visit, &email).await?;
+    if let Some(message) = attempt.over_limit(&visit.state.app) {
         return Ok(Confirmed::Paused(message));
     }
     let stored = match store.user_by_email(&email).await? {
@@ -164,12 +210,12 @@ pub async fn confirm_password(signed: &Signed, password: &str) -> Result<Confirm
     };
     match checks::verify(password.to_owned(), stored).await {
         Ok(true) => {
-            store.take_back_sign_in_attempt(&subjects, now).await?;
+            attempt.take_back(visit).await?;
             Ok(Confirmed::Yes)
         }
         Ok(false) => Ok(Confirmed::No("The password is not right.".into())),
         Err(CheckError::Busy { retry_after }) => {
-            store.take_back_sign_in_attempt(&subjects, now).await?;
+            attempt.take_back(visit).await?;
             Ok(Confirmed::Busy(retry_after))
         }
         Err(CheckError::Failed(_)) => Err(AppError::Api(ApiError::Internal)),
@@ -209,15 +255,9 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     }
     let config = &visit.state.app;
     let store = &visit.state.store;
-    let now = now_ms();
-    let account = account_subject(&email);
-    let address = client::subject(visit.client);
-    let subjects = [
-        (account.as_str(), config.account_failures),
-        (address.as_str(), config.address_failures),
-    ];
-    let counts = store.count_sign_in_attempt(&subjects, now).await?;
-    if let Some(message) = over_limit(&counts, config, now) {
+    let attempt = Attempt::counted(&visit, &email).await?;
+    let (counts, now) = (&attempt.counts, attempt.now);
+    if let Some(message) = attempt.over_limit(config) {
         return Ok(refuse(StatusCode::TOO_MANY_REQUESTS, &message));
     }
 
@@ -226,7 +266,7 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let checked = match checks::verify(password, stored).await {
         Ok(checked) => checked,
         Err(CheckError::Busy { retry_after }) => {
-            store.take_back_sign_in_attempt(&subjects, now).await?;
+            attempt.take_back(&visit).await?;
             let mut response = refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Many people are signing in at this moment. Try again in a few seconds.",
@@ -254,7 +294,7 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
         }
     };
     // The right password: not a failed guess.
-    store.take_back_sign_in_attempt(&subjects, now).await?;
+    attempt.take_back(&visit).await?;
     if !user.verified {
         return Ok(refuse(
             StatusCode::FORBIDDEN,
