@@ -100,6 +100,8 @@ fn work_pages() -> Vec<WorkPage> {
         flagged: (!evidence).then(|| "nothing was written on this page".to_owned()),
         words: Vec::new(),
         ink: Some(Vec::new()),
+        unaligned: None,
+        laid_out: true,
         answer_regions: Vec::new(),
         image: None,
     };
@@ -435,6 +437,7 @@ fn foreign_request() -> MarkRequest {
     let line = rect(0.1, 0.9, 0.8, 0.0015);
     for page in &mut request.work_pages {
         page.ink = None;
+        page.laid_out = false;
         page.answer_regions.clear();
         page.words.clear();
     }

@@ -1,25 +1,49 @@
 //! What a scanned work page adds to the clean rendered page of the same paper page.
 //!
-//! Steps (all at a working resolution of about 150 dpi for an A4 page):
-//! 1. Quarter turn: the work page is tried at the quarter turns whose aspect ratio matches the
-//!    reference; the one whose coarse ink map correlates best with the reference wins.
-//! 2. Alignment: the relative skew comes from the text-line skew of both pages (projection
-//!    profiles); scale and shift per axis from matching the row and column ink profiles; then a
-//!    local search refines rotation, scales and shifts to maximise how much of the reference's
-//!    ink lands on work ink. Ink the student added does not lower that score, so it does not
-//!    pull the alignment.
-//! 3. Added ink: work ink with no reference ink within a small tolerance (about 0.5 mm, for
-//!    anti-aliasing, toner spread and scan blur) is added; specks of scan noise are dropped and
-//!    the rest is merged into regions (strokes closer than about 1.2% of the page join).
+//! Both pages are brought to a working resolution (the clean page's long side at 1754 pixels,
+//! 150 dpi on A4; the work page scaled by the same rule, keeping its shape). Then:
 //!
-//! A band of 1% along the edges of the work page is ignored (scanner shadows and lid edges).
+//! 1. **Alignment** (module `align`): a map from the clean page to the work page, fitted to
+//!    places of the print found on both (virtual fiducials matched by normalised
+//!    cross-correlation, coarse to fine, with a seeded RANSAC consensus), as a similarity
+//!    (flatbed scans), an affine map or a full perspective map (photos), whichever is simplest
+//!    within a quarter pixel of the best. A fit that cannot hold (too few or too clustered
+//!    matches, implausible scale, stretch or turn, a folded outline, too much perspective, a
+//!    residual over 3 px) is refused: `aligned` is false and `note` says why. A clean page with
+//!    almost no print is aligned by the page frame (`fit: frame`).
+//! 2. **Flattening**: the work page divided by its own background (the brightest level within
+//!    about 56 px, from the eighth-size image, interpolated back), so grey or uneven paper,
+//!    uneven light and a scanner's shading become white and ink keeps its contrast.
+//! 3. **Ink on the work page**: flattened pixels darker than 190 of 255 (noise of σ 10 on paper
+//!    stays far above it; faint pencil falls below).
+//! 4. **Explained by print**: a work ink pixel whose place on the clean page lies within a
+//!    tolerance of the clean page's ink (any shade below 230, from a distance transform) is
+//!    print; the tolerance is 2 px plus twice the fit's residual, at least 3 px (0.5 mm).
+//!    Everything outside the page's outline on the work image, and a band of 1.5 % of the page
+//!    along its edges, is ignored (scanner bed, desk, shadows, the lid's edge).
+//! 5. **Writing size**: specks under 6 px and hairlines (at most 2 px thick, at least 12 px
+//!    long: an edge of misregistered print) are dropped; strokes closer than 1.2 % of the page's
+//!    long side merge into regions; regions under 25 px are dropped.
+//! 6. **Checks after the fit**: if less than 75 % of the clean page's dark ink lands within the
+//!    tolerance of work ink, the pages differ (another page, a damaged scan); if added ink covers
+//!    more than 25 % of the page, the fit is wrong. Either way `aligned` is false.
+//!
+//! Regions are reported in the work page's displayed coordinates, where a person sees the
+//! writing. The map is reported as a [`PageTransform`] between normalised coordinates, so
+//! callers can carry answer spaces and other boxes of the clean page onto the work page
+//! ([`Comparison::to_work`]) and back ([`Comparison::to_clean`]). [`added_ink`] recomputes the
+//! added ink from a stored comparison without aligning again, and [`AddedInk::lines`] splits it
+//! into lines of writing.
 
 use image::GrayImage;
 use serde::{Deserialize, Serialize};
 
-use crate::geometry::{NormBox, rotate_box_clockwise, rotate_quarter_turns};
-use crate::orientation::{Orientation, estimate_skew};
-use crate::pixels::{Affine2, Mask, components, ink_mask, ink_mask_at};
+use crate::align::{self, LEVELS};
+use crate::geometry::NormBox;
+use crate::homography::{Homography, Model};
+use crate::orientation::Orientation;
+use crate::pixels::{Mask, components};
+use crate::transform::{FitKind, PageTransform};
 
 /// What a scanned page adds to its clean reference page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,11 +54,12 @@ pub struct Comparison {
     pub aligned: bool,
     /// How the work page's content is turned relative to the reference (clockwise).
     pub rotation: Orientation,
-    /// Residual rotation of the work page after the quarter turn, in degrees clockwise.
+    /// Residual rotation of the work page after the quarter turn, in degrees clockwise (at the
+    /// page's centre, for a perspective map).
     pub skew_degrees: f32,
     /// Scale of the work page relative to the reference (1 = same size), mean of both axes.
     pub scale: f32,
-    /// Share of the reference's ink that the alignment puts on work ink (0..1).
+    /// Share of the reference's dark ink that the alignment puts on work ink (0..1).
     pub coverage: f32,
     /// Added ink as a fraction of the page area.
     pub added_fraction: f32,
@@ -42,182 +67,484 @@ pub struct Comparison {
     pub added_regions: Vec<NormBox>,
     /// What was done, and why alignment failed when it did.
     pub note: String,
+    /// How the transform was found (`legacy` in comparisons stored before it was reported).
+    #[serde(default)]
+    pub fit: FitKind,
+    /// Root-mean-square distance between where the transform puts the matched places of the
+    /// print and where they were found, in pixels of the clean page at the working resolution
+    /// (long side 1754 px, 150 dpi on A4). 0 when unknown.
+    #[serde(default)]
+    pub residual_px: f32,
+    /// The same residual as a share of the clean page's long side.
+    #[serde(default)]
+    pub residual: f32,
+    /// How many places of the print the transform rests on.
+    #[serde(default)]
+    pub matches: u32,
+    /// The map from clean-page normalised coordinates to work-page normalised displayed
+    /// coordinates; `None` when the pages were not aligned, and in comparisons stored before it
+    /// was reported.
+    #[serde(default)]
+    pub transform: Option<PageTransform>,
+}
+
+impl Comparison {
+    /// A box of the clean page (an answer space, a model answer's place) where it lies on the
+    /// work page: the bounding box of its mapped corners. `None` when the pages were not aligned
+    /// or no transform was recorded.
+    pub fn to_work(&self, clean: &NormBox) -> Option<NormBox> {
+        self.transform
+            .filter(|_| self.aligned)
+            .and_then(|t| t.to_work(clean))
+    }
+
+    /// A box of the work page (a region of added ink) where it lies on the clean page.
+    pub fn to_clean(&self, work: &NormBox) -> Option<NormBox> {
+        self.transform
+            .filter(|_| self.aligned)
+            .and_then(|t| t.to_clean(work))
+    }
+
+    fn failed(note: String) -> Comparison {
+        Comparison {
+            aligned: false,
+            rotation: Orientation::Up,
+            skew_degrees: 0.0,
+            scale: 1.0,
+            coverage: 0.0,
+            added_fraction: 0.0,
+            added_regions: Vec::new(),
+            note,
+            fit: FitKind::Legacy,
+            residual_px: 0.0,
+            residual: 0.0,
+            matches: 0,
+            transform: None,
+        }
+    }
 }
 
 /// Long side of the working rasters.
 const WORK_LONG_SIDE: u32 = 1754;
-/// Tolerance around reference ink, in working pixels (about 0.5 mm on A4).
-const TOLERANCE_PX: usize = 3;
+/// Flattened work pixels darker than this (or less, on a noisy page) are ink.
+const INK_LEVEL: u8 = 200;
+/// Flattened work pixels darker than this (or less, on a noisy page) are ink when they touch
+/// ink darker than the ink level (the light edges of strokes, faint pencil).
+const WEAK_LEVEL: u8 = 215;
+/// A mark needs this many pixels darker than the ink level.
+const MIN_STRONG_PX: usize = 4;
+/// Flattened work pixels darker than this count as ink when checking the fit's coverage.
+const COVER_LEVEL: u8 = 200;
+/// Clean-page pixels darker than this are print that explains work ink.
+const PRINT_LEVEL: u8 = 230;
+/// Clean-page pixels darker than this are the print whose coverage is checked.
+const DARK_LEVEL: u8 = 128;
+/// Least tolerance around print, in clean-page pixels (about 0.5 mm on A4).
+const MIN_TOLERANCE_PX: f64 = 3.0;
+/// Band along the page's edges that is ignored, as a share of its long side.
+const EDGE_BAND: f64 = 0.015;
 /// Added components smaller than this (working pixels) are scan noise.
 const MIN_SPECK_PX: usize = 6;
 /// Regions with fewer added pixels than this are dropped.
 const MIN_REGION_PX: usize = 25;
-/// Below this coverage of the reference's ink, the pages do not match.
-const MIN_COVERAGE: f64 = 0.6;
+/// Below this coverage of the reference's dark ink, the pages do not match.
+const MIN_COVERAGE: f64 = 0.75;
+/// Above this share of the page added, the fit is wrong.
+const MAX_ADDED: f64 = 0.25;
+/// A clean page with fewer dark pixels than this is aligned by its frame.
+const BLANK_PAGE_PX: usize = 200;
 
 /// Aligns `work` (a scanned page, displayed orientation) with `reference` (the clean rendered
 /// page) and reports the ink the work adds.
 pub fn compare(work: &GrayImage, reference: &GrayImage) -> Comparison {
-    let failed = |note: String| Comparison {
+    compare_with_ink(work, reference).0
+}
+
+/// [`compare`], also giving the added ink itself when the pages aligned (to split it into
+/// lines with [`AddedInk::lines`], or to measure it in a box with [`AddedInk::share_in`]).
+pub fn compare_with_ink(work: &GrayImage, reference: &GrayImage) -> (Comparison, Option<AddedInk>) {
+    if work.width() < 16 || work.height() < 16 || reference.width() < 16 || reference.height() < 16
+    {
+        return (Comparison::failed("page too small to compare".into()), None);
+    }
+    let clean = working(reference);
+    let page = working(work);
+    let clean_size = (f64::from(clean.width()), f64::from(clean.height()));
+    let work_size = (f64::from(page.width()), f64::from(page.height()));
+    let clean_pyramid = align::pyramid(&clean);
+    let work_pyramid = align::pyramid(&page);
+    let dark = clean.as_raw().iter().filter(|&&v| v < DARK_LEVEL).count();
+
+    let mut note = String::new();
+    let (map, fit, rms, matches) = if dark < BLANK_PAGE_PX {
+        note.push_str("reference page is nearly blank; aligned by the page frame. ");
+        let frame = Homography::scaling(work_size.0 / clean_size.0, work_size.1 / clean_size.1);
+        (frame, FitKind::Frame, 0.0, 0)
+    } else {
+        match align::align(&clean_pyramid, &work_pyramid) {
+            Ok(a) => {
+                let fit = match a.model {
+                    Model::Similarity => FitKind::Similarity,
+                    Model::Affine => FitKind::Affine,
+                    Model::Homography => FitKind::Homography,
+                };
+                (a.map, fit, a.rms, a.matches)
+            }
+            Err(why) => {
+                return (Comparison::failed(format!("alignment failed: {why}")), None);
+            }
+        }
+    };
+    let (angle, sx, sy) = align::pose(&map, clean_size).unwrap_or((0.0, 1.0, 1.0));
+    let turns = (angle / 90.0).round();
+    let rotation = Orientation::from_quarter_turns((turns as i64).rem_euclid(4) as u32);
+    let skew = angle - turns * 90.0;
+    let scale = (sx * sy).sqrt();
+    let transform = PageTransform::from_homography(
+        &Homography::scaling(1.0 / work_size.0, 1.0 / work_size.1)
+            .after(&map)
+            .after(&Homography::scaling(clean_size.0, clean_size.1)),
+    );
+    let mut result = Comparison {
         aligned: false,
-        rotation: Orientation::Up,
-        skew_degrees: 0.0,
-        scale: 1.0,
+        rotation,
+        skew_degrees: skew as f32,
+        scale: scale as f32,
         coverage: 0.0,
         added_fraction: 0.0,
         added_regions: Vec::new(),
-        note,
+        note: String::new(),
+        fit,
+        residual_px: rms as f32,
+        residual: (rms / clean_size.0.max(clean_size.1)) as f32,
+        matches: u32::try_from(matches).unwrap_or(u32::MAX),
+        transform: Some(transform),
     };
-    if work.width() < 16 || work.height() < 16 || reference.width() < 16 || reference.height() < 16
-    {
-        return failed("page too small to compare".into());
-    }
-    // Working size: the reference scaled so its long side is WORK_LONG_SIDE.
-    let k = f64::from(WORK_LONG_SIDE) / f64::from(reference.width().max(reference.height()));
-    let rw = ((f64::from(reference.width()) * k).round() as u32).max(16);
-    let rh = ((f64::from(reference.height()) * k).round() as u32).max(16);
-    let ref_small = resize(reference, rw, rh);
-    // Alignment uses only the reference's dark ink: light features (pale ruled lines, grey
-    // fills) often vanish in scans. Every shade of reference ink explains work ink, though.
-    let ref_mask = ink_mask_at(&ref_small, 0.5);
-    let ref_any = ink_mask_at(&ref_small, 0.9);
+    let Some(to_clean) = map.inverse() else {
+        result.transform = None;
+        result.note = "alignment failed: degenerate transform".into();
+        return (result, None);
+    };
 
-    // 1. Quarter turn.
-    let ref_aspect = f64::from(rw) / f64::from(rh);
-    let mut best: Option<(u32, f64, GrayImage)> = None;
-    for q in 0..4u32 {
-        let (ww, wh) = if q % 2 == 0 {
-            (work.width(), work.height())
-        } else {
-            (work.height(), work.width())
-        };
-        let aspect = f64::from(ww) / f64::from(wh);
-        if (aspect / ref_aspect).ln().abs() > 0.25 {
-            continue;
-        }
-        let turned = resize(&rotate_quarter_turns(work, q), rw, rh);
-        let score = coarse_similarity(&ink_mask(&turned), &ref_mask);
-        if best.as_ref().is_none_or(|b| score > b.1) {
-            best = Some((q, score, turned));
-        }
-    }
-    let Some((q, _, work_small)) = best else {
-        return failed(
-            "the pages' shapes differ (portrait against landscape of another size)".into(),
-        );
-    };
-    let rotation = Orientation::from_quarter_turns((4 - q) % 4);
-    let work_mask = ink_mask(&work_small);
-    // Thin or light strokes (pencil, fine pens) count as added ink even where they are too
-    // faint for the alignment mask.
-    let faint_mask = ink_mask_at(&work_small, 0.85);
-
-    // 2. Alignment: a map from reference pixels to (turned, resized) work pixels.
-    let ref_ink = ref_mask.count();
-    let mut note = String::new();
-    let map = if ref_ink < 200 {
-        note.push_str("reference page is nearly blank; aligned by the page frame. ");
-        Affine2::similarity(0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
-    } else {
-        align(&ref_mask, &work_mask)
-    };
-    let coverage = if ref_ink < 200 {
+    let flat = flatten(&work_pyramid[0], &work_pyramid[LEVELS]);
+    let tolerance = tolerance_for(rms);
+    let coverage = if fit == FitKind::Frame {
         1.0
     } else {
-        coverage_of(&ref_mask, &faint_mask, &map)
+        coverage_of(&clean, &flat, &map, tolerance)
     };
-    let angle = map.d.atan2(map.a).to_degrees();
-    let scale =
-        ((map.a * map.a + map.d * map.d).sqrt() + (map.b * map.b + map.e * map.e).sqrt()) / 2.0;
+    result.coverage = coverage as f32;
     if coverage < MIN_COVERAGE {
-        let mut c = failed(format!(
+        result.note = format!(
             "alignment failed: only {:.0}% of the reference's ink matches the work page (different page, or heavily damaged scan)",
             coverage * 100.0
-        ));
-        c.rotation = rotation;
-        c.coverage = coverage as f32;
-        return c;
+        );
+        result.transform = None;
+        return (result, None);
     }
-    let Some(inverse) = map.inverse() else {
-        return failed("alignment failed: degenerate transform".into());
-    };
+    let ink = AddedInk::find(&flat, &clean, to_clean, tolerance);
+    let page_area = quad_area(&map, clean_size).max(1.0);
+    let added_fraction = ink.mask.count() as f64 / page_area;
+    if added_fraction > MAX_ADDED {
+        result.note = format!(
+            "alignment failed: {:.0}% of the page would be added ink, so the fit cannot be right",
+            added_fraction * 100.0
+        );
+        result.transform = None;
+        return (result, None);
+    }
+    result.aligned = true;
+    result.added_fraction = added_fraction as f32;
+    result.added_regions = ink.regions();
+    note.push_str(&format!(
+        "{} fit on {matches} places of the print, residual {rms:.2} px; turned {} degrees, skew {skew:.2} degrees, scale {scale:.3}, {:.0}% of reference ink matched",
+        match fit {
+            FitKind::Frame => "frame",
+            FitKind::Similarity => "similarity",
+            FitKind::Affine => "affine",
+            FitKind::Homography => "perspective",
+            FitKind::Legacy => "legacy",
+        },
+        rotation.degrees(),
+        coverage * 100.0
+    ));
+    result.note = note;
+    (result, Some(ink))
+}
 
-    // 3. Added ink, in the turned work frame.
-    let ref_near = ref_any.dilate(TOLERANCE_PX);
-    let (w, h) = (work_mask.width, work_mask.height);
-    let border_x = (w as f64 * 0.01).ceil() as usize;
-    let border_y = (h as f64 * 0.01).ceil() as usize;
-    let mut added = Mask::new(w, h);
-    for y in border_y..h.saturating_sub(border_y) {
-        for x in border_x..w.saturating_sub(border_x) {
-            if faint_mask.get(x, y) == 0 {
-                continue;
-            }
-            let (rx, ry) = inverse.apply(x as f64 + 0.5, y as f64 + 0.5);
-            let (ix, iy) = (rx.floor(), ry.floor());
-            let near_ref = ix >= 0.0
-                && iy >= 0.0
-                && (ix as usize) < ref_near.width
-                && (iy as usize) < ref_near.height
-                && ref_near.get(ix as usize, iy as usize) != 0;
-            if !near_ref {
-                added.data[y * w + x] = 1;
-            }
-        }
+/// The added ink of a stored comparison, found again from the two pages with its transform
+/// (no new alignment): `None` when the comparison was not aligned or recorded no transform.
+pub fn added_ink(
+    work: &GrayImage,
+    reference: &GrayImage,
+    comparison: &Comparison,
+) -> Option<AddedInk> {
+    let transform = comparison.transform.filter(|_| comparison.aligned)?;
+    if work.width() < 16 || work.height() < 16 || reference.width() < 16 || reference.height() < 16
+    {
+        return None;
     }
-    // Drop specks.
-    let specks = components(&added);
-    for c in specks.iter().filter(|c| c.pixels < MIN_SPECK_PX) {
-        for y in c.y0..c.y1 {
-            for x in c.x0..c.x1 {
-                added.data[y * w + x] = 0;
-            }
-        }
-    }
-    let added_px = added.count();
-    let merge = ((w.max(h) as f64) * 0.012).round() as usize;
-    let grouped = added.dilate(merge);
-    let mut regions = Vec::new();
-    for c in components(&grouped) {
-        // Shrink back to the added pixels inside the merged component.
-        let (mut x0, mut y0, mut x1, mut y1, mut n) = (usize::MAX, usize::MAX, 0, 0, 0usize);
-        for y in c.y0..c.y1 {
-            for x in c.x0..c.x1 {
-                if added.data[y * w + x] != 0 {
-                    x0 = x0.min(x);
-                    y0 = y0.min(y);
-                    x1 = x1.max(x + 1);
-                    y1 = y1.max(y + 1);
-                    n += 1;
+    let clean = working(reference);
+    let page = working(work);
+    let clean_size = (f64::from(clean.width()), f64::from(clean.height()));
+    let work_size = (f64::from(page.width()), f64::from(page.height()));
+    let map = Homography::scaling(work_size.0, work_size.1)
+        .after(&transform.homography())
+        .after(&Homography::scaling(1.0 / clean_size.0, 1.0 / clean_size.1));
+    let to_clean = map.inverse()?;
+    let small = align::pyramid(&page).pop()?;
+    let flat = flatten(&page, &small);
+    Some(AddedInk::find(
+        &flat,
+        &clean,
+        to_clean,
+        tolerance_for(f64::from(comparison.residual_px)),
+    ))
+}
+
+/// The ink a student added to a page, in the work page's pixels at the working resolution.
+#[derive(Debug, Clone)]
+pub struct AddedInk {
+    mask: Mask,
+    /// Work-page pixels to clean-page pixels (working resolutions).
+    to_clean: Homography,
+}
+
+impl AddedInk {
+    fn find(flat: &GrayImage, clean: &GrayImage, to_clean: Homography, tolerance: f64) -> AddedInk {
+        let (w, h) = (flat.width() as usize, flat.height() as usize);
+        let (cw, ch) = (clean.width() as usize, clean.height() as usize);
+        let distance = distance_to_print(clean);
+        let margin = EDGE_BAND * cw.max(ch) as f64;
+        let (lo_x, hi_x) = (margin, cw as f64 - margin);
+        let (lo_y, hi_y) = (margin, ch as f64 - margin);
+        // Distances are in thirds of a pixel.
+        let limit = (tolerance * 3.0).round() as u16;
+        let px = flat.as_raw();
+        let (weak, strong) = ink_levels(px);
+        let mut mask = Mask::new(w, h);
+        for y in 0..h {
+            for x in 0..w {
+                let level = px[y * w + x];
+                if level >= weak {
+                    continue;
+                }
+                let Some((u, v)) = to_clean.apply(x as f64 + 0.5, y as f64 + 0.5) else {
+                    continue;
+                };
+                if !(u >= lo_x && u < hi_x && v >= lo_y && v < hi_y) {
+                    continue;
+                }
+                if distance[v as usize * cw + u as usize] > limit {
+                    mask.data[y * w + x] = if level < strong { 2 } else { 1 };
                 }
             }
         }
-        if n < MIN_REGION_PX {
+        keep_marks(&mut mask);
+        AddedInk { mask, to_clean }
+    }
+
+    /// Share of the page's pixels (at the working resolution) that are added ink.
+    pub fn fraction(&self) -> f64 {
+        self.mask.count() as f64 / (self.mask.width * self.mask.height).max(1) as f64
+    }
+
+    /// Share of a box of the work page (normalised displayed coordinates) that is added ink.
+    pub fn share_in(&self, region: &NormBox) -> f64 {
+        let (x0, y0, x1, y1) = self.pixel_rect(region);
+        let area = (x1 - x0) * (y1 - y0);
+        if area == 0 {
+            return 0.0;
+        }
+        let mut n = 0usize;
+        for y in y0..y1 {
+            n += self.mask.data[y * self.mask.width + x0..y * self.mask.width + x1]
+                .iter()
+                .filter(|&&v| v != 0)
+                .count();
+        }
+        n as f64 / area as f64
+    }
+
+    /// The added ink inside `region` (the work page's normalised displayed coordinates) split
+    /// into lines of writing: one box per line, in the work page's normalised displayed
+    /// coordinates, from the first line to the last as the page reads (top to bottom on the
+    /// clean page, whichever way the work page was turned). Lines are found on the page lined
+    /// up with the clean page, and may slope a little (up to about 3 degrees). Empty when there
+    /// is no added ink in the region.
+    pub fn lines(&self, region: &NormBox) -> Vec<NormBox> {
+        let (x0, y0, x1, y1) = self.pixel_rect(region);
+        let w = self.mask.width;
+        let mut work = Vec::new();
+        let mut clean = Vec::new();
+        for y in y0..y1 {
+            for x in x0..x1 {
+                if self.mask.data[y * w + x] == 0 {
+                    continue;
+                }
+                if let Some(p) = self.to_clean.apply(x as f64 + 0.5, y as f64 + 0.5) {
+                    work.push((x, y));
+                    clean.push(p);
+                }
+            }
+        }
+        let (fw, fh) = (w as f64, self.mask.height as f64);
+        crate::lines::split_lines(&clean)
+            .into_iter()
+            .map(|line| {
+                let (mut lx, mut ly, mut hx, mut hy) = (usize::MAX, usize::MAX, 0, 0);
+                for i in line {
+                    let (x, y) = work[i];
+                    lx = lx.min(x);
+                    ly = ly.min(y);
+                    hx = hx.max(x + 1);
+                    hy = hy.max(y + 1);
+                }
+                NormBox::from_pixels(lx as f64, ly as f64, hx as f64, hy as f64, fw, fh)
+            })
+            .collect()
+    }
+
+    /// Regions of added ink: strokes closer than 1.2 % of the page's long side merged, in
+    /// normalised displayed coordinates, top to bottom.
+    fn regions(&self) -> Vec<NormBox> {
+        let (w, h) = (self.mask.width, self.mask.height);
+        let merge = ((w.max(h) as f64) * 0.012).round() as usize;
+        let grouped = self.mask.dilate(merge);
+        let mut regions = Vec::new();
+        for c in components(&grouped) {
+            // Shrink back to the added pixels inside the merged component.
+            let (mut x0, mut y0, mut x1, mut y1, mut n) = (usize::MAX, usize::MAX, 0, 0, 0usize);
+            for y in c.y0..c.y1 {
+                for x in c.x0..c.x1 {
+                    if self.mask.data[y * w + x] != 0 {
+                        x0 = x0.min(x);
+                        y0 = y0.min(y);
+                        x1 = x1.max(x + 1);
+                        y1 = y1.max(y + 1);
+                        n += 1;
+                    }
+                }
+            }
+            if n < MIN_REGION_PX {
+                continue;
+            }
+            regions.push(NormBox::from_pixels(
+                x0 as f64, y0 as f64, x1 as f64, y1 as f64, w as f64, h as f64,
+            ));
+        }
+        regions.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x.total_cmp(&b.x)));
+        regions
+    }
+
+    /// A normalised box as a pixel rectangle `[x0, x1) × [y0, y1)` clamped to the mask.
+    fn pixel_rect(&self, b: &NormBox) -> (usize, usize, usize, usize) {
+        let (w, h) = (self.mask.width as f64, self.mask.height as f64);
+        let clamp = |v: f64, len: f64| {
+            if v.is_finite() {
+                v.clamp(0.0, len) as usize
+            } else {
+                0
+            }
+        };
+        let (x0, x1) = (
+            clamp((b.x * w).floor(), w),
+            clamp((b.right() * w).ceil(), w),
+        );
+        let (y0, y1) = (
+            clamp((b.y * h).floor(), h),
+            clamp((b.bottom() * h).ceil(), h),
+        );
+        (x0, y0, x1.max(x0), y1.max(y0))
+    }
+}
+
+/// The weak and strong ink levels of a flattened page: [`WEAK_LEVEL`] and [`INK_LEVEL`], or
+/// 4 and 5.5 standard deviations of the paper's grain below the paper when that is lower, so
+/// that grain never reaches them.
+fn ink_levels(px: &[u8]) -> (u8, u8) {
+    // The paper's grain from the lower half of its spread (the upper half is clipped at 255):
+    // the median of the paper less its 16th percentile.
+    let mut hist = [0usize; 256];
+    for &v in px.iter().step_by(3) {
+        hist[usize::from(v)] += 1;
+    }
+    let paper: usize = hist[180..].iter().sum();
+    if paper == 0 {
+        return (WEAK_LEVEL, INK_LEVEL);
+    }
+    let at = |share: f64| -> f64 {
+        let target = (paper as f64 * share).ceil() as usize;
+        let mut acc = 0;
+        for (v, n) in hist.iter().enumerate().skip(180) {
+            acc += n;
+            if acc >= target {
+                return v as f64;
+            }
+        }
+        255.0
+    };
+    let median = at(0.5);
+    let sigma = (median - at(0.1587)).max(0.0);
+    let weak = (median - 4.0 * sigma).min(f64::from(WEAK_LEVEL)).max(120.0);
+    let strong = (median - 5.5 * sigma).min(f64::from(INK_LEVEL)).max(100.0);
+    (weak as u8, strong as u8)
+}
+
+/// Keeps the marks of writing size in a mask of added ink (1 = light ink, 2 = dark ink),
+/// leaving 0 or 1: scan specks and grain (too few pixels, or too few dark ones) and hairlines
+/// (at most 2 px thick and at least 12 px long: an edge of print the fit missed by a pixel or
+/// two) are cleared, 8-connected pixel by pixel.
+fn keep_marks(mask: &mut Mask) {
+    let (w, h) = (mask.width, mask.height);
+    let mut seen = vec![false; w * h];
+    let mut stack = Vec::new();
+    let mut members = Vec::new();
+    for start in 0..w * h {
+        if mask.data[start] == 0 || seen[start] {
             continue;
         }
-        let b = NormBox::from_pixels(
-            x0 as f64, y0 as f64, x1 as f64, y1 as f64, w as f64, h as f64,
-        );
-        regions.push(rotate_box_clockwise(&b, (4 - q) % 4));
+        seen[start] = true;
+        stack.push(start);
+        members.clear();
+        let (mut x0, mut y0, mut x1, mut y1, mut strong) = (usize::MAX, usize::MAX, 0, 0, 0);
+        while let Some(i) = stack.pop() {
+            members.push(i);
+            let (x, y) = (i % w, i / w);
+            (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x + 1), y1.max(y + 1));
+            if mask.data[i] >= 2 {
+                strong += 1;
+            }
+            for ny in y.saturating_sub(1)..(y + 2).min(h) {
+                for nx in x.saturating_sub(1)..(x + 2).min(w) {
+                    let j = ny * w + nx;
+                    if mask.data[j] != 0 && !seen[j] {
+                        seen[j] = true;
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        let (bw, bh) = (x1 - x0, y1 - y0);
+        let hairline = bw.min(bh) <= 2 && bw.max(bh) >= 12;
+        let keep = members.len() >= MIN_SPECK_PX && strong >= MIN_STRONG_PX && !hairline;
+        for &i in &members {
+            mask.data[i] = u8::from(keep);
+        }
     }
-    regions.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x.total_cmp(&b.x)));
-    note.push_str(&format!(
-        "turned {} degrees, skew {:.2} degrees, scale {:.3}, {:.0}% of reference ink matched",
-        rotation.degrees(),
-        angle,
-        scale,
-        coverage * 100.0
-    ));
-    Comparison {
-        aligned: true,
-        rotation,
-        skew_degrees: angle as f32,
-        scale: scale as f32,
-        coverage: coverage as f32,
-        added_fraction: (added_px as f64 / (w * h).max(1) as f64) as f32,
-        added_regions: regions,
-        note,
-    }
+}
+
+/// Tolerance around print for a fit with the given residual, in clean-page pixels.
+fn tolerance_for(rms: f64) -> f64 {
+    (2.0 + 2.0 * rms.max(0.0)).clamp(MIN_TOLERANCE_PX, 9.0)
+}
+
+/// The image scaled (keeping its shape) so its long side is [`WORK_LONG_SIDE`].
+fn working(img: &GrayImage) -> GrayImage {
+    let k = f64::from(WORK_LONG_SIDE) / f64::from(img.width().max(img.height()));
+    let w = ((f64::from(img.width()) * k).round() as u32).max(16);
+    let h = ((f64::from(img.height()) * k).round() as u32).max(16);
+    resize(img, w, h)
 }
 
 fn resize(img: &GrayImage, w: u32, h: u32) -> GrayImage {
@@ -233,310 +560,300 @@ fn resize(img: &GrayImage, w: u32, h: u32) -> GrayImage {
     image::imageops::resize(&pre, w, h, image::imageops::FilterType::Triangle)
 }
 
-/// Ink density on a coarse grid of `cells` along the long side.
-fn coarse_map(mask: &Mask, cells: usize) -> (Vec<f64>, usize, usize) {
-    let long = mask.width.max(mask.height).max(1);
-    let cell = long.div_ceil(cells).max(1);
-    let (gw, gh) = (mask.width.div_ceil(cell), mask.height.div_ceil(cell));
-    let mut grid = vec![0f64; gw * gh];
-    for y in 0..mask.height {
-        for x in 0..mask.width {
-            if mask.get(x, y) != 0 {
-                grid[(y / cell) * gw + x / cell] += 1.0;
-            }
-        }
+/// The page divided by its background: `255 · I / background`, clamped. The background is the
+/// brightest level within 3 pixels of the `small` image (the page shrunk 2^LEVELS times, so
+/// about 56 px of the page), interpolated bilinearly.
+fn flatten(img: &GrayImage, small: &GrayImage) -> GrayImage {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let (sw, sh) = (small.width() as usize, small.height() as usize);
+    if sw == 0 || sh == 0 {
+        return img.clone();
     }
-    (grid, gw, gh)
-}
-
-/// Best correlation of coarse ink maps over small shifts.
-fn coarse_similarity(a: &Mask, b: &Mask) -> f64 {
-    let (ga, gw, gh) = coarse_map(a, 48);
-    let (gb, gw2, gh2) = coarse_map(b, 48);
-    let (w, h) = (gw.min(gw2), gh.min(gh2));
-    let mut best = f64::NEG_INFINITY;
-    for dy in -3i64..=3 {
-        for dx in -3i64..=3 {
-            let (mut sa, mut sb, mut saa, mut sbb, mut sab, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-            for y in 0..h as i64 {
-                for x in 0..w as i64 {
-                    let (xb, yb) = (x + dx, y + dy);
-                    if xb < 0 || yb < 0 || xb >= w as i64 || yb >= h as i64 {
-                        continue;
-                    }
-                    let va = ga[y as usize * gw + x as usize];
-                    let vb = gb[yb as usize * gw2 + xb as usize];
-                    sa += va;
-                    sb += vb;
-                    saa += va * va;
-                    sbb += vb * vb;
-                    sab += va * vb;
-                    n += 1.0;
-                }
-            }
-            if n < 1.0 {
-                continue;
-            }
-            let cov = sab / n - (sa / n) * (sb / n);
-            let va = saa / n - (sa / n) * (sa / n);
-            let vb = sbb / n - (sb / n) * (sb / n);
-            let r = if va > 0.0 && vb > 0.0 {
-                cov / (va * vb).sqrt()
-            } else {
-                0.0
-            };
-            best = best.max(r);
-        }
-    }
-    best
-}
-
-/// Row (or column) ink counts, high-passed so that line structure dominates.
-fn profile(mask: &Mask, rows: bool) -> Vec<f64> {
-    let n = if rows { mask.height } else { mask.width };
-    let mut p = vec![0f64; n];
-    for y in 0..mask.height {
-        for x in 0..mask.width {
-            if mask.get(x, y) != 0 {
-                p[if rows { y } else { x }] += 1.0;
-            }
-        }
-    }
-    let r = 15usize;
-    (0..n)
-        .map(|i| {
-            let a = i.saturating_sub(r);
-            let b = (i + r + 1).min(n);
-            p[i] - p[a..b].iter().sum::<f64>() / (b - a) as f64
-        })
-        .collect()
-}
-
-/// Scale and shift `(s, t)` such that `work[s * i + t]` best matches `reference[i]`.
-fn fit_axis(reference: &[f64], work: &[f64]) -> (f64, f64) {
-    let n = reference.len();
-    let m = work.len();
-    if n < 8 || m < 8 {
-        return (1.0, 0.0);
-    }
-    let sample = |x: f64| -> Option<f64> {
-        if x < 0.0 {
-            return None;
-        }
-        let i = x.floor() as usize;
-        if i + 1 >= m {
-            return None;
-        }
-        let t = x - i as f64;
-        Some(work[i] * (1.0 - t) + work[i + 1] * t)
+    let bg = max_filter(small.as_raw(), sw, sh, 3);
+    let f = f64::from(1u32 << LEVELS);
+    let taps = |n: usize, len: usize| -> Vec<(usize, usize, f32)> {
+        (0..n)
+            .map(|o| {
+                let s = ((o as f64 + 0.5) / f - 0.5).clamp(0.0, (len - 1) as f64);
+                let i0 = s.floor() as usize;
+                let i1 = (i0 + 1).min(len - 1);
+                (i0, i1, (s - i0 as f64) as f32)
+            })
+            .collect()
     };
-    let max_shift = (n as f64 * 0.12).round() as i64;
-    let mut best = (f64::NEG_INFINITY, 1.0, 0.0);
-    let mut s = 0.9;
-    while s <= 1.1 + 1e-9 {
-        // Scale about the centre, so a scale change does not also move the middle.
-        let c = n as f64 / 2.0;
-        for t in -max_shift..=max_shift {
-            let (mut num, mut rr, mut ww) = (0.0, 0.0, 0.0);
-            for (i, &r) in reference.iter().enumerate() {
-                if let Some(v) = sample(s * (i as f64 - c) + c * (m as f64 / n as f64) + t as f64) {
-                    num += r * v;
-                    rr += r * r;
-                    ww += v * v;
-                }
-            }
-            if rr > 0.0 && ww > 0.0 {
-                let score = num / (rr * ww).sqrt();
-                if score > best.0 {
-                    best = (score, s, t as f64);
-                }
-            }
+    let xs = taps(w, sw);
+    let ys = taps(h, sh);
+    let src = img.as_raw();
+    let mut out = vec![0u8; w * h];
+    let mut row = vec![0f32; sw];
+    for (y, &(y0, y1, ty)) in ys.iter().enumerate() {
+        for (x, v) in row.iter_mut().enumerate() {
+            *v = f32::from(bg[y0 * sw + x]) * (1.0 - ty) + f32::from(bg[y1 * sw + x]) * ty;
         }
-        s += 0.005;
-    }
-    let c = n as f64 / 2.0;
-    // work coordinate = s * i + (c * (m / n) - s * c + t)
-    (best.1, c * (m as f64 / n as f64) - best.1 * c + best.2)
-}
-
-/// Work ink blurred into a smooth 0..1 field, so small misalignments still score.
-fn soft_field(mask: &Mask, radius: usize) -> Vec<f32> {
-    let (w, h) = (mask.width, mask.height);
-    let mut tmp = vec![0f32; w * h];
-    for y in 0..h {
-        let mut acc = 0f32;
-        for x in 0..w + radius {
-            if x < w {
-                acc += f32::from(mask.data[y * w + x]);
-            }
-            if x > 2 * radius && x - 2 * radius - 1 < w {
-                acc -= f32::from(mask.data[y * w + x - 2 * radius - 1]);
-            }
-            if x >= radius && x - radius < w {
-                tmp[y * w + x - radius] = acc;
-            }
+        for (x, &(x0, x1, tx)) in xs.iter().enumerate() {
+            let b = (row[x0] * (1.0 - tx) + row[x1] * tx).max(24.0);
+            let v = f32::from(src[y * w + x]) * 255.0 / b;
+            out[y * w + x] = v.min(255.0) as u8;
         }
     }
-    let mut out = vec![0f32; w * h];
-    let norm = ((2 * radius + 1) * (2 * radius + 1)) as f32;
-    for x in 0..w {
-        let mut acc = 0f32;
-        for y in 0..h + radius {
-            if y < h {
-                acc += tmp[y * w + x];
-            }
-            if y > 2 * radius && y - 2 * radius - 1 < h {
-                acc -= tmp[(y - 2 * radius - 1) * w + x];
-            }
-            if y >= radius && y - radius < h {
-                out[(y - radius) * w + x] = (acc / norm * 3.0).min(1.0);
-            }
-        }
-    }
-    out
+    GrayImage::from_raw(w as u32, h as u32, out).unwrap_or_else(|| img.clone())
 }
 
-fn ink_points(mask: &Mask, limit: usize) -> Vec<(f64, f64)> {
-    let total = mask.count().max(1);
-    let step = total.div_ceil(limit).max(1);
-    let mut pts = Vec::new();
-    let mut i = 0usize;
-    for y in 0..mask.height {
-        for x in 0..mask.width {
-            if mask.get(x, y) != 0 {
-                if i % step == 0 {
-                    pts.push((x as f64 + 0.5, y as f64 + 0.5));
-                }
-                i += 1;
-            }
-        }
-    }
-    pts
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Params {
-    angle: f64,
-    sx: f64,
-    sy: f64,
-    tx: f64,
-    ty: f64,
-}
-
-impl Params {
-    /// Reference pixel -> work pixel: scale and shift per axis, then rotate about the centre.
-    fn map(&self, cx: f64, cy: f64) -> Affine2 {
-        let st = Affine2 {
-            a: self.sx,
-            b: 0.0,
-            c: self.tx,
-            d: 0.0,
-            e: self.sy,
-            f: self.ty,
-        };
-        Affine2::similarity(self.angle, 1.0, cx, cy, 0.0, 0.0).then_after(&st)
-    }
-}
-
-fn align(ref_mask: &Mask, work_mask: &Mask) -> Affine2 {
-    let (cx, cy) = (work_mask.width as f64 / 2.0, work_mask.height as f64 / 2.0);
-    // Relative skew from the text lines of both pages.
-    let angle =
-        (estimate_skew(work_mask).atan() - estimate_skew(ref_mask).atan()).clamp(-0.07, 0.07);
-    // Undo it on the work page, then match profiles per axis.
-    let unrotate = Affine2::similarity(angle, 1.0, cx, cy, 0.0, 0.0);
-    let deskewed = warp_mask(work_mask, &unrotate);
-    let (sy, ty) = fit_axis(&profile(ref_mask, true), &profile(&deskewed, true));
-    let (sx, tx) = fit_axis(&profile(ref_mask, false), &profile(&deskewed, false));
-    let mut p = Params {
-        angle,
-        sx,
-        sy,
-        tx,
-        ty,
-    };
-
-    // Local refinement on how much reference ink lands on work ink.
-    let field = soft_field(work_mask, 2);
-    let pts = ink_points(ref_mask, 20_000);
-    let (w, h) = (work_mask.width, work_mask.height);
-    let score = |p: &Params| -> f64 {
-        let m = p.map(cx, cy);
-        let mut s = 0.0;
-        for &(x, y) in &pts {
-            let (wx, wy) = m.apply(x, y);
-            if wx >= 0.0 && wy >= 0.0 && (wx as usize) < w && (wy as usize) < h {
-                s += f64::from(field[wy as usize * w + wx as usize]);
-            }
-        }
-        s
-    };
-    let mut best = score(&p);
-    let mut steps = [0.1f64.to_radians(), 0.002, 0.002, 1.0, 1.0];
-    for _ in 0..6 {
-        let mut improved = true;
-        let mut rounds = 0;
-        while improved && rounds < 40 {
-            improved = false;
-            rounds += 1;
-            for (i, step) in steps.iter().enumerate() {
-                for sign in [-1.0, 1.0] {
-                    let mut c = p;
-                    match i {
-                        0 => c.angle += sign * step,
-                        1 => c.sx += sign * step,
-                        2 => c.sy += sign * step,
-                        3 => c.tx += sign * step,
-                        _ => c.ty += sign * step,
-                    }
-                    let s = score(&c);
-                    if s > best {
-                        best = s;
-                        p = c;
-                        improved = true;
-                    }
-                }
-            }
-        }
-        for s in steps.iter_mut() {
-            *s /= 2.0;
-        }
-    }
-    p.map(cx, cy)
-}
-
-/// Nearest-neighbour warp of a mask: output pixel `p` takes `mask[map(p)]`.
-fn warp_mask(mask: &Mask, map: &Affine2) -> Mask {
-    let (w, h) = (mask.width, mask.height);
-    let mut out = Mask::new(w, h);
+/// Largest value within `r` pixels (a square window), separably.
+fn max_filter(px: &[u8], w: usize, h: usize, r: usize) -> Vec<u8> {
+    let mut tmp = vec![0u8; w * h];
     for y in 0..h {
         for x in 0..w {
-            let (sx, sy) = map.apply(x as f64 + 0.5, y as f64 + 0.5);
-            if sx >= 0.0 && sy >= 0.0 && (sx as usize) < w && (sy as usize) < h {
-                out.data[y * w + x] = mask.get(sx as usize, sy as usize);
-            }
+            let (a, b) = (x.saturating_sub(r), (x + r + 1).min(w));
+            tmp[y * w + x] = px[y * w + a..y * w + b].iter().copied().max().unwrap_or(0);
+        }
+    }
+    let mut out = vec![0u8; w * h];
+    for y in 0..h {
+        let (a, b) = (y.saturating_sub(r), (y + r + 1).min(h));
+        for x in 0..w {
+            out[y * w + x] = (a..b).map(|yy| tmp[yy * w + x]).max().unwrap_or(0);
         }
     }
     out
 }
 
-/// Share of reference ink that lands within the tolerance of work ink.
-fn coverage_of(ref_mask: &Mask, work_mask: &Mask, map: &Affine2) -> f64 {
-    let near = work_mask.dilate(TOLERANCE_PX);
-    let pts = ink_points(ref_mask, 50_000);
-    if pts.is_empty() {
+/// Chamfer (3-4) distance of every pixel to the nearest print pixel (darker than
+/// [`PRINT_LEVEL`]), in thirds of a pixel, capped.
+fn distance_to_print(img: &GrayImage) -> Vec<u16> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    const FAR: u16 = 3 * 200;
+    let mut d: Vec<u16> = img
+        .as_raw()
+        .iter()
+        .map(|&v| if v < PRINT_LEVEL { 0 } else { FAR })
+        .collect();
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            let mut v = d[i];
+            if v == 0 {
+                continue;
+            }
+            if x > 0 {
+                v = v.min(d[i - 1] + 3);
+            }
+            if y > 0 {
+                v = v.min(d[i - w] + 3);
+                if x > 0 {
+                    v = v.min(d[i - w - 1] + 4);
+                }
+                if x + 1 < w {
+                    v = v.min(d[i - w + 1] + 4);
+                }
+            }
+            d[i] = v;
+        }
+    }
+    for y in (0..h).rev() {
+        for x in (0..w).rev() {
+            let i = y * w + x;
+            let mut v = d[i];
+            if v == 0 {
+                continue;
+            }
+            if x + 1 < w {
+                v = v.min(d[i + 1] + 3);
+            }
+            if y + 1 < h {
+                v = v.min(d[i + w] + 3);
+                if x + 1 < w {
+                    v = v.min(d[i + w + 1] + 4);
+                }
+                if x > 0 {
+                    v = v.min(d[i + w - 1] + 4);
+                }
+            }
+            d[i] = v;
+        }
+    }
+    d
+}
+
+/// Share of the clean page's dark ink that `map` puts within `tolerance` of work ink.
+fn coverage_of(clean: &GrayImage, flat: &GrayImage, map: &Homography, tolerance: f64) -> f64 {
+    let (cw, fw, fh) = (
+        clean.width() as usize,
+        flat.width() as i64,
+        flat.height() as i64,
+    );
+    let dark: Vec<usize> = clean
+        .as_raw()
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v < DARK_LEVEL)
+        .map(|(i, _)| i)
+        .collect();
+    if dark.is_empty() {
         return 0.0;
     }
-    let hits = pts
-        .iter()
-        .filter(|&&(x, y)| {
-            let (wx, wy) = map.apply(x, y);
-            wx >= 0.0
-                && wy >= 0.0
-                && (wx as usize) < near.width
-                && (wy as usize) < near.height
-                && near.get(wx as usize, wy as usize) != 0
-        })
-        .count();
-    hits as f64 / pts.len() as f64
+    let step = dark.len().div_ceil(20_000).max(1);
+    let r = tolerance.round() as i64;
+    let px = flat.as_raw();
+    let (mut hits, mut total) = (0usize, 0usize);
+    for &i in dark.iter().step_by(step) {
+        total += 1;
+        let (x, y) = ((i % cw) as f64 + 0.5, (i / cw) as f64 + 0.5);
+        let Some((u, v)) = map.apply(x, y) else {
+            continue;
+        };
+        let (cx, cy) = (u.floor() as i64, v.floor() as i64);
+        let found = (cy - r..=cy + r).any(|yy| {
+            yy >= 0
+                && yy < fh
+                && (cx - r..=cx + r)
+                    .any(|xx| xx >= 0 && xx < fw && px[(yy * fw + xx) as usize] < COVER_LEVEL)
+        });
+        if found {
+            hits += 1;
+        }
+    }
+    hits as f64 / total.max(1) as f64
+}
+
+/// Area of the clean page's outline on the work page, in work pixels.
+fn quad_area(map: &Homography, clean: (f64, f64)) -> f64 {
+    let corners = [
+        (0.0, 0.0),
+        (clean.0, 0.0),
+        (clean.0, clean.1),
+        (0.0, clean.1),
+    ];
+    let q: Vec<(f64, f64)> = corners.iter().filter_map(|c| map.apply(c.0, c.1)).collect();
+    if q.len() < 4 {
+        return 0.0;
+    }
+    let mut a = 0.0;
+    for i in 0..4 {
+        a += q[i].0 * q[(i + 1) % 4].1 - q[(i + 1) % 4].0 * q[i].1;
+    }
+    (a / 2.0).abs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::Luma;
+
+    #[test]
+    fn flattening_removes_paper_tone_and_light_but_keeps_ink() {
+        // Paper falling from 240 to 150 across the page, with a dark stroke in the dim part.
+        let mut img = GrayImage::from_fn(400, 300, |x, _| {
+            Luma([(240.0 - f64::from(x) * 0.225) as u8])
+        });
+        for y in 100..104 {
+            for x in 300..340 {
+                let paper = f64::from(img.get_pixel(x, y).0[0]);
+                img.put_pixel(x, y, Luma([(paper * 0.3) as u8]));
+            }
+        }
+        let small = align::pyramid(&img).pop().unwrap_or_else(|| img.clone());
+        let flat = flatten(&img, &small);
+        for x in (10..390).step_by(40) {
+            assert!(
+                flat.get_pixel(x, 50).0[0] >= 245,
+                "paper at {x}: {}",
+                flat.get_pixel(x, 50).0[0]
+            );
+        }
+        assert!(flat.get_pixel(320, 102).0[0] < 100);
+    }
+
+    #[test]
+    fn distances_grow_away_from_print() {
+        let mut img = GrayImage::from_pixel(30, 20, Luma([255]));
+        img.put_pixel(10, 10, Luma([0]));
+        let d = distance_to_print(&img);
+        assert_eq!(d[10 * 30 + 10], 0);
+        assert_eq!(d[10 * 30 + 13], 9);
+        assert_eq!(d[13 * 30 + 13], 12);
+        // No print at all: everything is far.
+        let blank = distance_to_print(&GrayImage::from_pixel(5, 5, Luma([255])));
+        assert!(blank.iter().all(|&v| v == 600));
+    }
+
+    #[test]
+    fn only_marks_of_writing_size_are_kept() {
+        let mut m = Mask::new(60, 40);
+        let mut set = |x0: usize, y0: usize, x1: usize, y1: usize, v: u8| {
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    m.data[y * 60 + x] = v;
+                }
+            }
+        };
+        set(2, 2, 4, 4, 2); // a speck: 4 dark pixels
+        set(10, 2, 20, 8, 1); // a light smudge: no dark pixel
+        set(2, 20, 40, 22, 2); // a hairline: 2 px thick, 38 long
+        set(30, 2, 36, 10, 1); // a stroke: light edges...
+        set(32, 4, 34, 8, 2); // ...round a dark core
+        keep_marks(&mut m);
+        let kept: Vec<usize> = (0..m.data.len()).filter(|&i| m.data[i] != 0).collect();
+        assert_eq!(kept.len(), 48);
+        assert!(
+            kept.iter()
+                .all(|&i| (30..36).contains(&(i % 60)) && (2..10).contains(&(i / 60)))
+        );
+    }
+
+    #[test]
+    fn ink_levels_stay_clear_of_the_grain() {
+        // Clean paper: the fixed levels.
+        assert_eq!(ink_levels(&[255u8; 1000]), (WEAK_LEVEL, INK_LEVEL));
+        // Paper with grain of about 12 levels: lower, 4 and 5.5 of them below the paper.
+        let mut state = 99u64;
+        let grainy: Vec<u8> = (0..30_000)
+            .map(|_| {
+                let mut sum = 0.0;
+                for _ in 0..12 {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    sum += ((state >> 33) % 1000) as f64 / 1000.0;
+                }
+                (240.0 + (sum - 6.0) * 12.0).clamp(0.0, 255.0) as u8
+            })
+            .collect();
+        let (weak, strong) = ink_levels(&grainy);
+        assert!((185..=196).contains(&weak), "{weak}");
+        assert!((165..=178).contains(&strong), "{strong}");
+        assert!(grainy.iter().filter(|&&v| v < weak).count() < 10);
+    }
+
+    #[test]
+    fn tolerance_grows_with_the_residual() {
+        assert_eq!(tolerance_for(0.0), 3.0);
+        assert_eq!(tolerance_for(1.5), 5.0);
+        assert_eq!(tolerance_for(50.0), 9.0);
+        assert_eq!(tolerance_for(f64::NAN).max(3.0), 3.0);
+    }
+
+    #[test]
+    fn old_comparisons_read_without_a_transform() {
+        let old = r#"{"aligned":true,"rotation":90,"skewDegrees":1.0,"scale":0.97,"coverage":0.9,
+            "addedFraction":0.01,"addedRegions":[{"x":0.1,"y":0.2,"width":0.3,"height":0.1}],
+            "note":"turned 90 degrees"}"#;
+        let c: Comparison = serde_json::from_str(old).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.fit, FitKind::Legacy);
+        assert_eq!((c.residual_px, c.matches), (0.0, 0));
+        assert!(c.transform.is_none());
+        assert!(
+            c.to_work(&NormBox::from_corners(0.1, 0.1, 0.2, 0.2))
+                .is_none()
+        );
+        // A new one round-trips with its transform.
+        let mut new = c.clone();
+        new.fit = FitKind::Similarity;
+        new.transform = Some(PageTransform::IDENTITY);
+        let json = serde_json::to_string(&new).unwrap_or_default();
+        assert!(json.contains("\"fit\":\"similarity\"") && json.contains("\"residualPx\""));
+        let back: Comparison = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, new);
+        let b = NormBox::from_corners(0.1, 0.1, 0.2, 0.2);
+        assert_eq!(back.to_work(&b), Some(b));
+        assert_eq!(back.to_clean(&b), Some(b));
+    }
 }

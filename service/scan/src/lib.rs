@@ -14,19 +14,23 @@
 //! Nothing here touches a database, the network or an async runtime; the crate is tested with
 //! image files alone.
 
+mod align;
 pub mod codes;
 pub mod compare;
 pub mod error;
 pub mod geometry;
+mod homography;
 pub mod index;
+mod lines;
 pub mod ocr;
 pub mod orientation;
 mod pixels;
 pub mod raster;
 mod text_layer;
+pub mod transform;
 
 pub use codes::{Code, decode_codes};
-pub use compare::{Comparison, compare};
+pub use compare::{AddedInk, Comparison, added_ink, compare, compare_with_ink};
 pub use error::ScanError;
 pub use geometry::NormBox;
 pub use index::{IndexOptions, Indexer, OrientationSource, PageIndex, TextSource, Word};
@@ -35,3 +39,4 @@ pub use orientation::{Orientation, OrientationEstimate, estimate_orientation};
 pub use raster::{
     DEFAULT_MAX_PIXELS, Format, check_pages, page_count, render_page, render_page_limited,
 };
+pub use transform::{FitKind, PageTransform};

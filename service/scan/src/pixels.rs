@@ -278,71 +278,6 @@ pub(crate) fn components(mask: &Mask) -> Vec<Component> {
     out
 }
 
-/// A 2D affine map `(x, y) -> (a x + b y + c, d x + e y + f)`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Affine2 {
-    pub a: f64,
-    pub b: f64,
-    pub c: f64,
-    pub d: f64,
-    pub e: f64,
-    pub f: f64,
-}
-
-impl Affine2 {
-    /// Rotation by `angle` radians (clockwise on screen, since y points down), scaling by
-    /// `scale`, about the point `(cx, cy)`, then a shift by `(tx, ty)`.
-    pub fn similarity(angle: f64, scale: f64, cx: f64, cy: f64, tx: f64, ty: f64) -> Self {
-        let (s, c) = angle.sin_cos();
-        let (a, b, d, e) = (scale * c, -scale * s, scale * s, scale * c);
-        Self {
-            a,
-            b,
-            c: cx - a * cx - b * cy + tx,
-            d,
-            e,
-            f: cy - d * cx - e * cy + ty,
-        }
-    }
-
-    #[inline]
-    pub fn apply(&self, x: f64, y: f64) -> (f64, f64) {
-        (
-            self.a * x + self.b * y + self.c,
-            self.d * x + self.e * y + self.f,
-        )
-    }
-
-    /// The map `self` after `first`: `p -> self(first(p))`.
-    pub fn then_after(&self, first: &Affine2) -> Affine2 {
-        Affine2 {
-            a: self.a * first.a + self.b * first.d,
-            b: self.a * first.b + self.b * first.e,
-            c: self.a * first.c + self.b * first.f + self.c,
-            d: self.d * first.a + self.e * first.d,
-            e: self.d * first.b + self.e * first.e,
-            f: self.d * first.c + self.e * first.f + self.f,
-        }
-    }
-
-    /// The inverse map, if the matrix is invertible.
-    pub fn inverse(&self) -> Option<Self> {
-        let det = self.a * self.e - self.b * self.d;
-        if det.abs() < 1e-12 || !det.is_finite() {
-            return None;
-        }
-        let (a, b, d, e) = (self.e / det, -self.b / det, -self.d / det, self.a / det);
-        Some(Self {
-            a,
-            b,
-            c: -(a * self.c + b * self.f),
-            d,
-            e,
-            f: -(d * self.c + e * self.f),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,14 +303,5 @@ mod tests {
             let b = ink_mask(&crate::geometry::rotate_quarter_turns(&img, t));
             assert_eq!(a, b, "turns {t}");
         }
-    }
-
-    #[test]
-    fn affine_inverse_round_trips() {
-        let m = Affine2::similarity(0.03, 1.02, 100.0, 200.0, 5.0, -7.0);
-        let inv = m.inverse().unwrap_or(m);
-        let (x, y) = m.apply(12.0, 34.0);
-        let (bx, by) = inv.apply(x, y);
-        assert!((bx - 12.0).abs() < 1e-9 && (by - 34.0).abs() < 1e-9);
     }
 }

@@ -331,6 +331,12 @@ fn record(
             "addedFraction": c.added_fraction,
             "addedRegions": c.added_regions,
             "note": c.note,
+            // How the scan was lined up, so that answer spaces are carried onto it (marking)
+            // and a person can see which fit was used and how well it held.
+            "fit": c.fit,
+            "residualPx": c.residual_px,
+            "matches": c.matches,
+            "transform": c.transform,
         }))),
         (None, Some(note)) => Some(to_json(&json!({ "available": false, "note": note }))),
         (None, None) => None,

@@ -143,6 +143,15 @@ pub struct WorkPage {
     /// writing, in displayed coordinates), when the page could be compared with it; `None` when
     /// it could not, so that an answer space without words cannot be told blank.
     pub ink: Option<Vec<Rect>>,
+    /// Why the page could not be lined up with its clean page, when it has one (a page of the
+    /// session's paper) and alignment failed or found a fit that cannot be right; `ink` is then
+    /// `None`, and nothing on the page is verified as the student's writing. `None` when it was
+    /// lined up, and on a foreign page, which has no clean page to line up with.
+    pub unaligned: Option<String>,
+    /// Whether the page is a page of the session's paper with a recorded layout, so that
+    /// `answer_regions` lists every answer space of this question on it: a part with none is not
+    /// on the page. False on a foreign page, whose answer spaces are unknown.
+    pub laid_out: bool,
     /// The answer regions of this question's parts on this page (from the paper's layout).
     pub answer_regions: Vec<AnswerRegion>,
     /// The page as a PNG, for markers that read images (filled on request).

@@ -21,7 +21,6 @@
 //! (a loopback address or `localhost`) or [`OpenAiConfig::allow_http`] says the network is
 //! trusted.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,7 +30,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::builtin::{BLANK_QUOTE, strings};
-use super::evidence::{self, Claim, Guard, PageInk, Placement};
+use super::evidence::{self, Claim, Guard, GuardCode, PageInk, Placement};
 use super::failure::FailureCode;
 use super::marker::{
     AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, Problem, Rect, Scheme,
@@ -600,29 +599,6 @@ impl OpenAi {
     }
 }
 
-/// Dark pixels of the page images sent, for pages that could not be compared with a clean page.
-struct RasterInk {
-    decoded: RefCell<HashMap<String, Option<image::GrayImage>>>,
-}
-
-impl PageInk for RasterInk {
-    fn ink_within(&self, page: &WorkPage, rect: Rect) -> Option<Rect> {
-        let mut decoded = self.decoded.borrow_mut();
-        let raster = decoded.entry(page.page_id.clone()).or_insert_with(|| {
-            let png = page.image.as_deref()?;
-            image::load_from_memory(png).ok().map(|i| i.into_luma8())
-        });
-        let raster = raster.as_ref()?;
-        let (w, h) = raster.dimensions();
-        let area = rect.width * f64::from(w) * rect.height * f64::from(h);
-        let min_pixels = ((area * 0.002) as usize).max(25);
-        // Marks thinner than writing (ruled answer lines, dotted leaders, specks) are not ink.
-        let extent = super::indexing::WRITING_MIN_EXTENT * 2.0;
-        evidence::dark_box(raster, rect, 128, min_pixels)
-            .filter(|found| found.width >= extent && found.height >= extent)
-    }
-}
-
 /// How one decision's evidence was placed, for the run record.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -632,6 +608,7 @@ struct PlacementRecord {
     placement: Placement,
     located: bool,
     guard: Option<String>,
+    guard_code: Option<GuardCode>,
 }
 
 /// Turns a model's answer into an import question: the rubric (the scheme's, or the one read
@@ -699,12 +676,14 @@ fn question_from(
         let mut outcome = d.outcome.clone();
         let mut reason = d.reason.clone();
         let mut guard_note = None;
+        let mut guard_code = None;
         if claim.awarded
-            && let Guard::Uncertain(why) = evidence::guard(named, &claim, &placed, ink)
+            && let Guard::Uncertain(code, why) = evidence::guard(named, &claim, &placed, ink)
         {
             outcome = "uncertain".into();
             reason = format!("{why}. The model said: {}", d.reason);
             guard_note = Some(why);
+            guard_code = Some(code);
         }
         let quote = if d.quote.trim().is_empty() {
             BLANK_QUOTE.to_owned()
@@ -731,6 +710,7 @@ fn question_from(
             placement: placed.placement,
             located: placed.located,
             guard: guard_note,
+            guard_code,
         });
     }
     Ok((
@@ -787,9 +767,7 @@ impl Marker for OpenAi {
                 let completion = self.complete(&body, &mut usage, &cancelled).await?;
                 usage.prompt_tokens += completion.prompt_tokens;
                 usage.completion_tokens += completion.completion_tokens;
-                let ink = RasterInk {
-                    decoded: RefCell::new(HashMap::new()),
-                };
+                let ink = evidence::RasterInk::default();
                 let built = model_answer::read(&completion.content, &schema)
                     .and_then(|answer| question_from(request, &answer, &ink));
                 let problems = match built {

@@ -16,7 +16,9 @@ use serde_json::{Map, Value, json};
 
 use examkit_engine::Outcome;
 use examkit_pdf::{DocumentKind, Layout};
+use examkit_scan::PageTransform;
 
+use super::evidence;
 use super::jobs::{JobContext, JobFailure, MARK_QUESTION};
 use super::marker::{
     AnswerRegion, MarkRequest, PageWord, Problem, Rect, Scheme, SchemePage, WorkPage,
@@ -282,9 +284,17 @@ pub fn turned(r: Rect, degrees: u32) -> Rect {
     }
 }
 
-/// Where the layout puts the answer spaces of question `label` on paper page `page`, on a scan
-/// of it whose content is turned `degrees` clockwise.
-fn answer_regions(layout: &Layout, label: &str, page: u32, degrees: u32) -> Vec<AnswerRegion> {
+/// Where the layout puts the answer spaces of question `label` on paper page `page`, on the
+/// scan of it: carried through the transform that lined the scan up with its clean page when
+/// there is one (skew, scale, shift, a photo's perspective and the quarter turn are all in it),
+/// else turned by the page's quarter turn `degrees` clockwise alone.
+fn answer_regions(
+    layout: &Layout,
+    label: &str,
+    page: u32,
+    degrees: u32,
+    fit: Option<&PageTransform>,
+) -> Vec<AnswerRegion> {
     let Some(question) = layout
         .questions
         .iter()
@@ -301,9 +311,25 @@ fn answer_regions(layout: &Layout, label: &str, page: u32, degrees: u32) -> Vec<
                 width: r.width,
                 height: r.height,
             };
+            let rect = fit
+                .and_then(|t| {
+                    t.to_work(&examkit_scan::NormBox {
+                        x: r.x,
+                        y: r.y,
+                        width: r.width,
+                        height: r.height,
+                    })
+                })
+                .map(|b| Rect {
+                    x: b.x,
+                    y: b.y,
+                    width: b.width,
+                    height: b.height,
+                })
+                .unwrap_or_else(|| turned(upright, degrees));
             regions.push(AnswerRegion {
                 part_id: part.part_id.clone(),
-                rect: turned(upright, degrees),
+                rect,
             });
         }
     }
@@ -320,33 +346,80 @@ fn corrupt(record: &PageRecord, what: &str, e: &serde_json::Error) -> JobFailure
     .with_code(FailureCode::PageNotIndexed)
 }
 
-/// The regions of writing added to the clean page, when the page was compared and aligned with
-/// it; `None` when it was not. A stored comparison that cannot be read is an error, never taken
-/// for "not compared" (which would change what the guards allow).
-fn ink_of(record: &PageRecord) -> Result<Option<Vec<Rect>>, JobFailure> {
+/// What the comparison with the clean page says of a page.
+#[derive(Debug, Default)]
+struct Compared {
+    /// The regions of writing added to it, when it was lined up with its clean page; `None` when
+    /// it was not.
+    ink: Option<Vec<Rect>>,
+    /// Why it could not be lined up, when it has a clean page; `None` on a foreign page, which
+    /// has none, and on a page that was lined up.
+    unaligned: Option<String>,
+    /// The map from the clean page to the scan that lined them up, when one was recorded.
+    fit: Option<PageTransform>,
+}
+
+/// What the stored comparison says of a page. A comparison reported as aligned whose added ink
+/// cannot be writing ([`evidence::implausible_fit`]) is taken as not lined up, and its transform
+/// is not used. A stored comparison that cannot be read (its transform included) is an error,
+/// never taken for "not compared" (which would change what the guards allow).
+fn comparison_of(record: &PageRecord) -> Result<Compared, JobFailure> {
     let Some(text) = record.compare_json.as_deref() else {
-        return Ok(None);
+        return Ok(Compared::default());
     };
     let compared: Value =
         serde_json::from_str(text).map_err(|e| corrupt(record, "comparison", &e))?;
-    if compared["available"] != true || compared["aligned"] != true {
-        return Ok(None);
+    if compared["available"] != true {
+        return Ok(Compared::default());
     }
-    let extent = super::indexing::WRITING_MIN_EXTENT;
-    Ok(compared["addedRegions"].as_array().map(|regions| {
-        regions
-            .iter()
-            .filter_map(|r| {
-                Some(Rect {
-                    x: r["x"].as_f64()?,
-                    y: r["y"].as_f64()?,
-                    width: r["width"].as_f64()?,
-                    height: r["height"].as_f64()?,
-                })
+    if compared["aligned"] != true {
+        let note = compared["note"]
+            .as_str()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or("alignment failed");
+        return Ok(Compared {
+            unaligned: Some(note.to_owned()),
+            ..Compared::default()
+        });
+    }
+    let Some(regions) = compared["addedRegions"].as_array() else {
+        return Ok(Compared::default());
+    };
+    let added: Vec<Rect> = regions
+        .iter()
+        .filter_map(|r| {
+            Some(Rect {
+                x: r["x"].as_f64()?,
+                y: r["y"].as_f64()?,
+                width: r["width"].as_f64()?,
+                height: r["height"].as_f64()?,
             })
-            .filter(|r| r.width >= extent && r.height >= extent)
-            .collect()
-    }))
+        })
+        .collect();
+    if let Some(why) = evidence::implausible_fit(compared["addedFraction"].as_f64(), &added) {
+        return Ok(Compared {
+            unaligned: Some(why),
+            ..Compared::default()
+        });
+    }
+    let fit = match compared.get("transform") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(
+            serde_json::from_value::<PageTransform>(t.clone())
+                .map_err(|e| corrupt(record, "comparison", &e))?,
+        ),
+    };
+    let extent = super::indexing::WRITING_MIN_EXTENT;
+    Ok(Compared {
+        ink: Some(
+            added
+                .into_iter()
+                .filter(|r| r.width >= extent && r.height >= extent)
+                .collect(),
+        ),
+        unaligned: None,
+        fit,
+    })
 }
 
 /// The words indexing read on a page; an error when the stored words cannot be read.
@@ -449,8 +522,22 @@ pub async fn mark(
         .iter()
         .filter_map(AssetRow::to_engine)
         .collect();
-    let marked = call_marker(context, &request, &engine_assets, lost).await?;
+    let mut marked = call_marker(context, &request, &engine_assets, lost).await?;
     check_answer(&request, &marked.question)?;
+    // The guards hold whatever the marker: an award on evidence they refuse is saved uncertain.
+    let guarded = evidence::guard_answer(
+        &request,
+        &mut marked.question,
+        &evidence::RasterInk::default(),
+    );
+    if !guarded.is_empty() {
+        let run = marked
+            .run
+            .get_or_insert_with(|| json!({ "marker": context.marker.name() }));
+        if let Some(object) = run.as_object_mut() {
+            object.insert("guards".into(), json!(guarded));
+        }
+    }
     let source = source_for(context.marker.name(), &marked.name, marked.model.as_deref());
     let document = document_for(&loaded.work.label, &marked.question, source);
     let data = score(&document, engine_assets).await?;
@@ -554,20 +641,23 @@ async fn assemble(
             let width_px = u32::try_from(record.width_px).unwrap_or(0);
             let height_px = u32::try_from(record.height_px).unwrap_or(0);
             if asset.kind == "work" {
-                let regions = match (layout, code_of(&record), &paper) {
+                let compared = comparison_of(&record)?;
+                let (regions, laid_out) = match (layout, code_of(&record), &paper) {
                     (
                         Some(layout),
                         Some((DocumentKind::QuestionPaper, id, revision, on)),
                         Some((paper_id, paper_revision)),
-                    ) if &id == paper_id && i64::from(revision) == *paper_revision => {
+                    ) if &id == paper_id && i64::from(revision) == *paper_revision => (
                         answer_regions(
                             layout,
                             &work.label,
                             on,
                             u32::try_from(record.orientation).unwrap_or(0),
-                        )
-                    }
-                    _ => Vec::new(),
+                            compared.fit.as_ref(),
+                        ),
+                        true,
+                    ),
+                    _ => (Vec::new(), false),
                 };
                 let evidence = record.state == "ok" && record.role == "work";
                 let blank = record.state == "ok"
@@ -584,7 +674,9 @@ async fn assemble(
                     blank,
                     flagged: (!evidence).then(|| record.role_reason.clone()),
                     words: words_of(&record)?,
-                    ink: ink_of(&record)?,
+                    ink: compared.ink,
+                    unaligned: compared.unaligned,
+                    laid_out,
                     answer_regions: regions,
                     image: None,
                 });

@@ -74,6 +74,8 @@ fn page(n: u32, words: Vec<PageWord>, ink: Option<Vec<Rect>>) -> WorkPage {
         flagged: None,
         words,
         ink,
+        unaligned: None,
+        laid_out: true,
         answer_regions: vec![
             AnswerRegion {
                 part_id: "a".into(),

@@ -38,6 +38,8 @@ fn work_pages() -> Vec<WorkPage> {
         flagged: flagged.map(str::to_owned),
         words: Vec::new(),
         ink: Some(Vec::new()),
+        unaligned: None,
+        laid_out: false,
         answer_regions: Vec::new(),
         image: None,
     };
@@ -543,17 +545,26 @@ fn stored_page() -> crate::store::automated::PageRecord {
     }
 }
 
+/// What the stored comparison of `page` says of its ink, and why it was not lined up.
+#[allow(clippy::type_complexity)]
+fn ink_and_reason(
+    page: &crate::store::automated::PageRecord,
+) -> Result<(Option<Vec<Rect>>, Option<String>), JobFailure> {
+    super::comparison_of(page).map(|c| (c.ink, c.unaligned))
+}
+
 #[test]
 fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_empty() {
     let page = stored_page();
     assert_eq!(super::labels_of(&page).expect("labels"), ["1"]);
     assert_eq!(super::words_of(&page).expect("words").len(), 1);
-    assert_eq!(super::ink_of(&page).expect("ink").map(|r| r.len()), Some(1));
+    let (ink, unaligned) = ink_and_reason(&page).expect("ink");
+    assert_eq!((ink.map(|r| r.len()), unaligned), (Some(1), None));
     let no_comparison = crate::store::automated::PageRecord {
         compare_json: None,
         ..stored_page()
     };
-    assert_eq!(super::ink_of(&no_comparison).expect("ink"), None);
+    assert_eq!(ink_and_reason(&no_comparison).expect("ink"), (None, None));
 
     let broken = crate::store::automated::PageRecord {
         labels_json: "[{".into(),
@@ -564,7 +575,7 @@ fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_e
     for failure in [
         super::labels_of(&broken).expect_err("labels"),
         super::words_of(&broken).expect_err("words"),
-        super::ink_of(&broken).expect_err("comparison"),
+        ink_and_reason(&broken).expect_err("comparison"),
     ] {
         assert_eq!(failure.code, FailureCode::PageNotIndexed);
         assert!(failure.permanent);
@@ -576,6 +587,96 @@ fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_e
             failure.message
         );
     }
+}
+
+/// A page with a comparison stored as `compare`.
+fn compared(compare: Value) -> crate::store::automated::PageRecord {
+    crate::store::automated::PageRecord {
+        compare_json: Some(compare.to_string()),
+        ..stored_page()
+    }
+}
+
+#[test]
+fn a_page_that_could_not_be_lined_up_has_no_ink_and_says_why() {
+    let failed = compared(json!({
+        "available": true, "aligned": false, "addedFraction": 0.0, "addedRegions": [],
+        "note": "alignment failed: only 22 % of the reference's ink matches the work page",
+    }));
+    let (ink, unaligned) = ink_and_reason(&failed).expect("read");
+    assert_eq!(ink, None);
+    assert!(
+        unaligned
+            .as_deref()
+            .is_some_and(|u| u.contains("only 22 %")),
+        "{unaligned:?}"
+    );
+    // Without a note, it still says it was not lined up.
+    let silent = compared(json!({ "available": true, "aligned": false }));
+    assert_eq!(
+        ink_and_reason(&silent).expect("read").1.as_deref(),
+        Some("alignment failed")
+    );
+}
+
+#[test]
+fn a_fit_that_cannot_be_right_is_taken_as_not_lined_up() {
+    // The phone photo: 45 % of the page "added", one region over 98 % of it.
+    let photo = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.45,
+        "addedRegions": [{ "x": 0.01, "y": 0.0, "width": 0.98, "height": 1.0 }],
+    }));
+    let (ink, unaligned) = ink_and_reason(&photo).expect("read");
+    assert_eq!(ink, None);
+    assert!(
+        unaligned.as_deref().is_some_and(|u| u.contains("45 %")),
+        "{unaligned:?}"
+    );
+    // Too much added ink alone.
+    let dense = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.3,
+        "addedRegions": [{ "x": 0.1, "y": 0.1, "width": 0.2, "height": 0.05 }],
+    }));
+    assert_eq!(ink_and_reason(&dense).expect("read").0, None);
+    // One region over half the page alone.
+    let giant = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.05,
+        "addedRegions": [{ "x": 0.0, "y": 0.0, "width": 0.8, "height": 0.7 }],
+    }));
+    let (ink, unaligned) = ink_and_reason(&giant).expect("read");
+    assert_eq!(ink, None);
+    assert!(
+        unaligned
+            .as_deref()
+            .is_some_and(|u| u.contains("one region")),
+        "{unaligned:?}"
+    );
+    // Writing of a plausible extent is ink.
+    let written = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.02,
+        "addedRegions": [{ "x": 0.1, "y": 0.4, "width": 0.5, "height": 0.2 }],
+    }));
+    assert_eq!(
+        ink_and_reason(&written).expect("read"),
+        (
+            Some(vec![Rect {
+                x: 0.1,
+                y: 0.4,
+                width: 0.5,
+                height: 0.2
+            }]),
+            None
+        )
+    );
+}
+
+#[test]
+fn a_page_with_no_clean_page_is_foreign_not_unaligned() {
+    let foreign = compared(json!({
+        "available": false,
+        "note": "the session was not made from a paper: there is no clean page to compare with",
+    }));
+    assert_eq!(ink_and_reason(&foreign).expect("read"), (None, None));
 }
 
 #[test]
@@ -600,4 +701,52 @@ fn a_stored_scheme_that_cannot_be_read_is_never_taken_for_a_scheme_of_pages() {
         .expect_err("a corrupt scheme");
     assert_eq!(failure.code, FailureCode::SchemeUnreadable);
     assert!(failure.permanent);
+}
+
+#[test]
+fn answer_spaces_are_carried_through_the_fit_that_lined_the_scan_up() {
+    // A scan shrunk to 95 % and shifted: the transform from the stored comparison moves the
+    // answer space with the page; without it, only the quarter turn applies.
+    let stored = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.02,
+        "addedRegions": [{ "x": 0.1, "y": 0.4, "width": 0.5, "height": 0.2 }],
+        "transform": [[0.95, 0.0, 0.03], [0.0, 0.95, 0.02], [0.0, 0.0, 1.0]],
+    }));
+    let fit = super::comparison_of(&stored)
+        .expect("read")
+        .fit
+        .expect("a fit");
+    let layout: examkit_pdf::Layout = serde_json::from_value(json!({
+        "paperId": "00000000-0000-4000-8000-000000000001", "revision": 1,
+        "writingSpace": "smart",
+        "pages": [{ "widthPt": 595.28, "heightPt": 841.89 }],
+        "questions": [{
+            "number": 1, "questionId": "00000000-0000-4000-8000-000000000002",
+            "labelPage": 1, "answerSpace": [],
+            "parts": [{ "partId": "a", "label": "(a)", "prompt": [],
+                "answerSpace": [{ "page": 1, "x": 0.1, "y": 0.2, "width": 0.8, "height": 0.1 }] }],
+        }],
+    }))
+    .expect("layout");
+    let mapped = super::answer_regions(&layout, "1", 1, 0, Some(&fit));
+    let r = mapped[0].rect;
+    for (got, want) in [
+        (r.x, 0.03 + 0.95 * 0.1),
+        (r.y, 0.02 + 0.95 * 0.2),
+        (r.width, 0.95 * 0.8),
+        (r.height, 0.95 * 0.1),
+    ] {
+        assert!((got - want).abs() < 1e-9, "{r:?}");
+    }
+    let turned = super::answer_regions(&layout, "1", 1, 180, None);
+    assert!((turned[0].rect.x - 0.1).abs() < 1e-9 && (turned[0].rect.y - 0.7).abs() < 1e-9);
+    // A transform that is not a 3 x 3 matrix is a corrupt index, never "no transform".
+    let broken = compared(json!({
+        "available": true, "aligned": true, "addedFraction": 0.02, "addedRegions": [],
+        "transform": [[1.0, 0.0], [0.0, 1.0]],
+    }));
+    assert_eq!(
+        super::comparison_of(&broken).expect_err("corrupt").code,
+        FailureCode::PageNotIndexed
+    );
 }
