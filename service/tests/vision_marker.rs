@@ -993,12 +993,10 @@ async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
     let space = regions(&layout, 2, "b")[0].clone();
     let page = space["page"].as_u64().expect("page");
     let at = |k: &str| (space[k].as_f64().expect("number") * 1000.0).round() as u32;
-    let hint = [
-        at("x"),
-        at("y"),
-        at("x") + at("width"),
-        at("y") + at("height"),
-    ];
+    // The model's box on the first lines of the space, where the student wrote (over the whole
+    // ruled space, the dark marks it covers would be more than writing, and the award would not
+    // stand).
+    let hint = [at("x"), at("y"), at("x") + at("width"), at("y") + 80];
     let scheme_page = format!("{scheme}:p1");
     let provider = {
         let scheme_page = scheme_page.clone();
@@ -1119,10 +1117,320 @@ async fn one_worker_marks_several_questions_at_once(db: Db) {
     }
 }
 
+/// The model's box, in thousandths, on a layout region.
+fn hint_on(region: &Value) -> [u32; 4] {
+    let at = |k: &str| (region[k].as_f64().expect("number") * 1000.0).round() as u32;
+    [
+        at("x"),
+        at("y"),
+        at("x") + at("width"),
+        at("y") + at("height"),
+    ]
+}
+
+/// The sample paper's part `part` of question `number`: its answer space's region on page `page`.
+fn region_on(layout: &Value, number: u64, part: &str, page: u64) -> Option<Value> {
+    regions(layout, number, part)
+        .into_iter()
+        .find(|r| r["page"] == page)
+}
+
+/// Sets a page's stored comparison with its clean page.
+async fn set_comparison(s: &common::Server, asset: &str, page: i64, compare: &Value) {
+    let mut tx = s.store.begin_write().await.expect("write");
+    let done =
+        sqlx::query("UPDATE asset_pages SET compare_json = $1 WHERE asset_id = $2 AND page = $3")
+            .bind(compare.to_string())
+            .bind(asset)
+            .bind(page)
+            .execute(&mut *tx)
+            .await
+            .expect("updated");
+    assert_eq!(done.rows_affected(), 1);
+    tx.commit().await.expect("committed");
+}
+
+async fn stored_comparison(s: &common::Server, user: &str, asset: &str, page: i64) -> Value {
+    let record = s
+        .store
+        .page_record(user, asset, page)
+        .await
+        .expect("readable")
+        .expect("indexed");
+    serde_json::from_str(record.compare_json.as_deref().expect("compared")).expect("JSON")
+}
+
+/// A model that awards every criterion of the sample paper, whatever the page shows (the test of
+/// the guards): on page 2, compared as a phone photo whose fit cannot be right (45 % of the page
+/// "added", one region over 98 % of it), every mark of question 1, its blank part (b) too; on page
+/// 3, 2 (a) rightly, and 2 (b) on a lone `=` where "added ink" fills most of its space; on page 4,
+/// a blank page of the script, 3 (a); and 3 (b) and (c), which are not on page 3, on a lone `=`
+/// of question 2's working there. Nothing of that may stand but 2 (a): the questions go to review.
+/// Pages of the clean paper and of the mark scheme uploaded as work are never shown.
+async fn nothing_stands_that_the_student_did_not_write_there(db: Db) {
+    let known: Arc<std::sync::OnceLock<(String, Value)>> = Arc::new(std::sync::OnceLock::new());
+    let provider = {
+        let known = known.clone();
+        provider::start(MODEL, Some(TOKEN), true, move |seen| {
+            // The first round fails at once, so that the questions can be marked again after
+            // the comparisons are changed.
+            if seen.call < 3 {
+                return Reply::Status(400, None, r#"{"error": "not yet"}"#.into());
+            }
+            let (work, layout) = known.get().expect("known");
+            let page_id = |n: u64| format!("{work}:p{n}");
+            let number: u64 = seen.label.parse().expect("number");
+            let decisions: Vec<Value> = seen
+                .criteria
+                .iter()
+                .map(|(id, part, _code)| {
+                    let (page, quote, hint) = match (number, part.as_str()) {
+                        (1, part) => (
+                            2,
+                            written("1", part).unwrap_or("x = 4"),
+                            hint_on(&region_on(layout, 1, part, 2).expect("on page 2")),
+                        ),
+                        (2, "a") => (
+                            3,
+                            written("2", "a").unwrap_or(""),
+                            hint_on(&region_on(layout, 2, "a", 3).expect("on page 3")),
+                        ),
+                        (2, _) => (
+                            3,
+                            "=",
+                            hint_on(&region_on(layout, 2, part, 3).expect("on page 3")),
+                        ),
+                        (3, "a") => (
+                            4,
+                            "k = 2",
+                            hint_on(&region_on(layout, 3, "a", 4).expect("on page 4")),
+                        ),
+                        _ => (3, "=", [0, 0, 40, 40]),
+                    };
+                    let mut d = decision(id, "awarded", quote, &page_id(page), hint);
+                    d["conditionChecks"] = json!(provider::checks_for(seen, id));
+                    d
+                })
+                .collect();
+            Reply::Answer(json!({ "transcription": "", "rubric": null, "decisions": decisions }))
+        })
+        .await
+    };
+    let choice = openai_choice(&provider);
+    let Some(s) = start_with(db, generous(), |state| {
+        state.marking.marker = choice.clone();
+    })
+    .await
+    else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let layout = exported.layout.clone();
+    // The paper as this test reads it: question 1 on page 2; question 2 and the start of 3 (a)
+    // on page 3; the rest of question 3 on page 4.
+    for (number, part, page) in [
+        (1, "a", 2),
+        (1, "b", 2),
+        (1, "c", 2),
+        (2, "a", 3),
+        (2, "b", 3),
+        (3, "a", 3),
+        (3, "a", 4),
+        (3, "b", 4),
+        (3, "c", 4),
+    ] {
+        assert!(
+            region_on(&layout, number, part, page).is_some(),
+            "{number} {part}"
+        );
+    }
+    assert!(region_on(&layout, 3, "b", 3).is_none() && region_on(&layout, 3, "c", 3).is_none());
+    let files = scan(&exported, &sample_answers(), &["--seed", "9"]);
+    let session = session_from_paper(&s, &key, &exported.id).await;
+    let (name, bytes) = files.into_iter().next().expect("the scan");
+    let work = upload(&s, &key, &session, "work", &name, bytes).await;
+    known.set((work.clone(), layout.clone())).expect("set once");
+    // The clean question paper and the mark scheme, uploaded as work too.
+    let clean = upload(
+        &s,
+        &key,
+        &session,
+        "work",
+        "clean.pdf",
+        exported.question_paper.clone(),
+    )
+    .await;
+    let scheme_as_work = upload(
+        &s,
+        &key,
+        &session,
+        "work",
+        "scheme.pdf",
+        exported.mark_scheme.clone(),
+    )
+    .await;
+    let marking = workers(&s, |config| config.marker = choice.clone());
+    start(&s, &key, &session).await;
+    let first = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
+    let questions = first["questions"].as_array().expect("questions").clone();
+    for q in &questions {
+        assert_eq!(q["status"], "failed", "{q}");
+    }
+
+    // Page 2 as a phone photo's fit that cannot be right; on page 3, "added ink" filling most
+    // of 2 (b)'s space, within what a comparison may report.
+    let mut photo = stored_comparison(&s, &user, &work, 2).await;
+    assert_eq!(photo["aligned"], true, "{photo}");
+    photo["addedFraction"] = json!(0.45);
+    photo["addedRegions"]
+        .as_array_mut()
+        .expect("regions")
+        .push(json!({ "x": 0.01, "y": 0.0, "width": 0.98, "height": 1.0 }));
+    set_comparison(&s, &work, 2, &photo).await;
+    let mut smeared = stored_comparison(&s, &user, &work, 3).await;
+    assert_eq!(smeared["aligned"], true, "{smeared}");
+    smeared["addedRegions"]
+        .as_array_mut()
+        .expect("regions")
+        .push(json!({ "x": 0.2, "y": 0.39, "width": 0.7, "height": 0.3 }));
+    set_comparison(&s, &work, 3, &smeared).await;
+
+    // Each question marked again, from every indexed page that shows it (as the plan selects
+    // them).
+    let kinds: std::collections::HashMap<String, String> = first["assets"]
+        .as_array()
+        .expect("assets")
+        .iter()
+        .map(|a| {
+            (
+                a["id"].as_str().expect("id").to_owned(),
+                a["kind"].as_str().expect("kind").to_owned(),
+            )
+        })
+        .collect();
+    for q in &questions {
+        let label = &q["label"];
+        let mut selections: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+        for page in first["indexing"]["pages"].as_array().expect("pages") {
+            let shows = page["questions"]
+                .as_array()
+                .is_some_and(|found| found.iter().any(|f| &f["label"] == label));
+            if shows {
+                selections
+                    .entry(page["assetId"].as_str().expect("asset").to_owned())
+                    .or_default()
+                    .push(page["page"].as_u64().expect("page"));
+            }
+        }
+        let of_kind = |kind: &str| -> Vec<&String> {
+            selections
+                .keys()
+                .filter(|id| kinds.get(*id).map(String::as_str) == Some(kind))
+                .collect()
+        };
+        assert!(selections.contains_key(&work), "{label}: {selections:?}");
+        let body = json!({
+            "label": label,
+            "workAssetIds": of_kind("work"),
+            "schemeAssetIds": of_kind("scheme"),
+            "pageSelections": selections,
+        });
+        let resp = s
+            .post_json(
+                &format!("/v1/marking/sessions/{session}/questions"),
+                &key,
+                Some(&common::marking::idem()),
+                body.to_string().as_bytes(),
+            )
+            .await;
+        assert!(resp.status == 201 || resp.status == 202, "{}", text(&resp));
+    }
+    let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 6)).await;
+    marking.shutdown().await;
+    provider.assert_clean();
+    assert_eq!(provider.log().len(), 6, "one call per question and round");
+    // The clean paper's and the scheme's pages were never shown to the model.
+    for logged in provider.log() {
+        let body = logged.body.to_string();
+        assert!(
+            !body.contains(&format!("{clean}:p")) && !body.contains(&format!("{scheme_as_work}:p")),
+            "a page that is not the student's work was shown"
+        );
+    }
+
+    let mut seen_codes = std::collections::BTreeSet::new();
+    for question in view["questions"].as_array().expect("questions") {
+        if question["status"] == "failed" {
+            continue;
+        }
+        let label = question["label"].as_str().expect("label");
+        assert_eq!(question["status"], "needs_review", "{question}");
+        let placements = question["markerRun"]["placements"]
+            .as_array()
+            .expect("placements");
+        for a in question["allocations"].as_array().expect("allocations") {
+            let part = a["partId"].as_str().expect("part");
+            let page = a["evidence"][0]["pageId"].as_str().expect("page");
+            assert!(page.starts_with(&work), "{a}");
+            let placement = placements
+                .iter()
+                .find(|p| p["criterionId"] == a["criterionId"])
+                .expect("placement");
+            let expected = match (label, part) {
+                ("1", _) => Some("page_not_aligned"),
+                ("2", "a") => None,
+                ("2", _) => Some("box_too_large"),
+                ("3", "a") => Some("not_student_work"),
+                _ => Some("part_not_on_page"),
+            };
+            match expected {
+                None => {
+                    assert_eq!(a["submitted"], "awarded", "{a}");
+                    assert!(placement["guardCode"].is_null(), "{placement}");
+                    let space = region_on(&layout, 2, "a", 3).expect("space");
+                    assert!(holds(&space, &a["evidence"][0]["box"]), "{a}");
+                }
+                Some(code) => {
+                    assert_eq!(a["submitted"], "uncertain", "{label} {part}: {a}");
+                    assert_eq!(placement["guardCode"], code, "{label} {part}: {placement}");
+                    let reason = a["explanation"].as_str().expect("explanation");
+                    assert_eq!(
+                        placement["guard"].as_str(),
+                        reason.split(". The model said").next()
+                    );
+                    seen_codes.insert(code);
+                }
+            }
+        }
+    }
+    assert_eq!(seen_codes.len(), 4, "{seen_codes:?}");
+    // Only 2 (a) is awarded: its two marks.
+    assert_eq!(view["score"]["awarded"], 2, "{}", view["score"]);
+    // The reason names the page that could not be lined up.
+    let q1 = view["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .find(|q| q["label"] == "1" && q["status"] != "failed")
+        .expect("question 1");
+    let reason = q1["allocations"][0]["explanation"]
+        .as_str()
+        .expect("reason");
+    assert!(
+        reason.contains(&format!("page {work}:p2 could not be lined up"))
+            && reason.contains("45 %"),
+        "{reason}"
+    );
+}
+
 on_both!(
     one_worker_marks_several_questions_at_once,
     a_paper_is_marked_by_the_vision_model_end_to_end,
     a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end,
+    nothing_stands_that_the_student_did_not_write_there,
 );
 
 /// `examkit worker` with the vision marker, a token and `url`, with `env`: its exit status if it

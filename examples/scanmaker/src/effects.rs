@@ -1,5 +1,16 @@
-//! What a scanner or a phone camera does to a page: a small skew, a quarter or half turn, noise
-//! and specks, and for a photo a perspective warp, uneven lighting and a dark border.
+//! What a scanner or a phone camera does to a page.
+//!
+//! Geometry ([`Placement`]): where each point of the page lands in the output image. A scanner
+//! turns the page a little, may show it smaller than the glass (a page printed at 97 %, or a
+//! scanner that reduces) and off centre, on the lid or a grey bed; a phone camera sees the page
+//! from above with its axis tilted (perspective), the page at 84–90 % of the frame, perhaps with
+//! one edge curled up towards the lens. The map is explicit from page to image
+//! ([`Placement::forward`], so the truth about where the ink went is exact) and inverted
+//! numerically on a grid for drawing.
+//!
+//! Light and paper: grey and uneven paper, the shadow a page's edge casts on a scanner bed, a
+//! photo's light falling off to one side with a vignette and a warm tint, optical blur, sensor
+//! noise and dust specks; and last a quarter or half turn of the whole image.
 
 use image::{Rgb, RgbImage};
 
@@ -48,60 +59,265 @@ pub fn quarter_turn(image: RgbImage, degrees: u32) -> RgbImage {
     }
 }
 
-/// A projective map of the plane, as a 3 × 3 matrix in row order.
-#[derive(Debug, Clone, Copy)]
-struct Homography([f64; 9]);
-
-impl Homography {
-    fn apply(&self, x: f64, y: f64) -> (f64, f64) {
-        let m = &self.0;
-        let w = m[6] * x + m[7] * y + m[8];
-        (
-            (m[0] * x + m[1] * y + m[2]) / w,
-            (m[3] * x + m[4] * y + m[5]) / w,
-        )
-    }
-
-    /// The map taking each `from` point to its `to` point.
-    fn from_points(from: [(f64, f64); 4], to: [(f64, f64); 4]) -> Option<Homography> {
-        // Unknowns h0..h7 (h8 = 1): two equations per point.
-        let mut a = [[0.0f64; 9]; 8];
-        for (i, ((x, y), (u, v))) in from.iter().zip(to.iter()).enumerate() {
-            a[2 * i] = [*x, *y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y, *u];
-            a[2 * i + 1] = [0.0, 0.0, 0.0, *x, *y, 1.0, -v * x, -v * y, *v];
-        }
-        // Gaussian elimination with partial pivoting.
-        for col in 0..8 {
-            let pivot = (col..8).max_by(|&r, &s| a[r][col].abs().total_cmp(&a[s][col].abs()))?;
-            if a[pivot][col].abs() < 1e-12 {
-                return None;
-            }
-            a.swap(col, pivot);
-            let pivot_row = a[col];
-            for (r, row) in a.iter_mut().enumerate() {
-                if r != col {
-                    let f = row[col] / pivot_row[col];
-                    for (v, p) in row.iter_mut().zip(pivot_row).skip(col) {
-                        *v -= f * p;
-                    }
-                }
-            }
-        }
-        let mut h = [0.0; 9];
-        for (i, slot) in h.iter_mut().take(8).enumerate() {
-            *slot = a[i][8] / a[i][i];
-        }
-        h[8] = 1.0;
-        Some(Homography(h))
+/// Where a normalised point of an image goes when the image is turned clockwise by `degrees`
+/// (a multiple of 90).
+pub fn turn_point(u: f64, v: f64, degrees: u32) -> (f64, f64) {
+    match degrees % 360 {
+        90 => (1.0 - v, u),
+        180 => (1.0 - u, 1.0 - v),
+        270 => (v, 1.0 - u),
+        _ => (u, v),
     }
 }
 
-/// The colour at a point of `image` (bilinear), or `None` outside it.
+/// A page's edge lifted towards the camera.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Curl {
+    /// Which edge: 0 top, 1 right, 2 bottom, 3 left.
+    pub side: u8,
+    /// Height of the lift at the edge, as a share of the page's height.
+    pub lift: f64,
+    /// How far into the page the curl reaches, as a share of the page across that edge.
+    pub reach: f64,
+}
+
+/// How the page is seen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum View {
+    /// Flat on a scanner's glass.
+    Flat,
+    /// Through a camera at `distance` (page pixels) whose axis is tilted by `tilt` radians about
+    /// the page's axis at angle `axis`, the edge maybe curled.
+    Camera {
+        distance: f64,
+        tilt: f64,
+        axis: f64,
+        curl: Option<Curl>,
+    },
+}
+
+/// Where the page lies in the output image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// Page size in pixels.
+    page: (f64, f64),
+    /// Output image size in pixels.
+    frame: (u32, u32),
+    /// Turn in the image, radians clockwise.
+    angle: f64,
+    /// Scale of the page in the image.
+    scale: f64,
+    /// Offset of the page's centre from the image's centre, in pixels.
+    shift: (f64, f64),
+    view: View,
+}
+
+impl Placement {
+    /// A scanner: the page turned by `degrees` about its centre, scaled by `scale`, its centre
+    /// moved by `shift` pixels from the image's centre; the image is the page's size.
+    pub fn flat(page: (u32, u32), degrees: f64, scale: f64, shift: (f64, f64)) -> Placement {
+        Placement {
+            page: (f64::from(page.0), f64::from(page.1)),
+            frame: page,
+            angle: degrees.to_radians(),
+            scale,
+            shift,
+            view: View::Flat,
+        }
+    }
+
+    /// A phone camera: as [`Placement::flat`], seen through a camera tilted by `tilt_degrees`
+    /// about the page axis at `axis` radians, from 1.5 page lengths away, the edge maybe curled.
+    pub fn camera(
+        page: (u32, u32),
+        degrees: f64,
+        scale: f64,
+        shift: (f64, f64),
+        tilt_degrees: f64,
+        axis: f64,
+        curl: Option<Curl>,
+    ) -> Placement {
+        let long = f64::from(page.0.max(page.1));
+        Placement {
+            view: View::Camera {
+                distance: 1.5 * long,
+                tilt: tilt_degrees.to_radians(),
+                axis,
+                curl,
+            },
+            ..Placement::flat(page, degrees, scale, shift)
+        }
+    }
+
+    /// The output image's size.
+    pub fn frame(&self) -> (u32, u32) {
+        self.frame
+    }
+
+    /// Whether every page pixel stays where it is.
+    pub fn is_identity(&self) -> bool {
+        self.view == View::Flat
+            && self.angle == 0.0
+            && self.scale == 1.0
+            && self.shift == (0.0, 0.0)
+            && (f64::from(self.frame.0), f64::from(self.frame.1)) == self.page
+    }
+
+    /// Where a point of the page (pixels, pixel `i` covering `[i, i + 1)`) lands in the image.
+    pub fn forward(&self, x: f64, y: f64) -> (f64, f64) {
+        let (pw, ph) = self.page;
+        let (mut u, mut v) = (x - pw / 2.0, y - ph / 2.0);
+        if let View::Camera {
+            distance,
+            tilt,
+            axis,
+            curl,
+        } = self.view
+        {
+            let z = curl.map_or(0.0, |c| lift(&c, x, y, self.page));
+            // Turn the point about the tilt axis (Rodrigues), then project from the camera.
+            let (ax, ay) = (axis.cos(), axis.sin());
+            let (s, c) = tilt.sin_cos();
+            let dot = ax * u + ay * v;
+            // k × p for k = (ax, ay, 0), p = (u, v, z).
+            let cross = (ay * z, -ax * z, ax * v - ay * u);
+            let px = u * c + cross.0 * s + ax * dot * (1.0 - c);
+            let py = v * c + cross.1 * s + ay * dot * (1.0 - c);
+            let pz = z * c + cross.2 * s;
+            let k = distance / (distance - pz);
+            u = px * k;
+            v = py * k;
+        }
+        let (s, c) = self.angle.sin_cos();
+        let (fw, fh) = (f64::from(self.frame.0), f64::from(self.frame.1));
+        (
+            fw / 2.0 + self.shift.0 + self.scale * (c * u - s * v),
+            fh / 2.0 + self.shift.1 + self.scale * (s * u + c * v),
+        )
+    }
+
+    /// The page point that lands on the image point `(fx, fy)`, by Newton's method from
+    /// `start`; `None` if it does not converge.
+    fn inverse_from(&self, fx: f64, fy: f64, start: (f64, f64)) -> Option<(f64, f64)> {
+        let (mut x, mut y) = start;
+        for _ in 0..12 {
+            let (u, v) = self.forward(x, y);
+            let (ex, ey) = (u - fx, v - fy);
+            if ex.abs() < 1e-4 && ey.abs() < 1e-4 {
+                return Some((x, y));
+            }
+            let h = 0.5;
+            let (ux, vx) = self.forward(x + h, y);
+            let (uy, vy) = self.forward(x, y + h);
+            let (a, b, c, d) = ((ux - u) / h, (uy - u) / h, (vx - v) / h, (vy - v) / h);
+            let det = a * d - b * c;
+            if !det.is_finite() || det.abs() < 1e-9 {
+                return None;
+            }
+            x -= (d * ex - b * ey) / det;
+            y -= (-c * ex + a * ey) / det;
+            if !(x.is_finite() && y.is_finite()) {
+                return None;
+            }
+        }
+        let (u, v) = self.forward(x, y);
+        ((u - fx).abs() < 0.01 && (v - fy).abs() < 0.01).then_some((x, y))
+    }
+
+    /// The page points of a grid over the image, `step` pixels apart (`(cols, rows)` nodes).
+    fn inverse_grid(&self, step: usize) -> (Vec<Option<(f64, f64)>>, usize, usize) {
+        let (w, h) = (self.frame.0 as usize, self.frame.1 as usize);
+        let (cols, rows) = (w / step + 2, h / step + 2);
+        let mut grid = vec![None; cols * rows];
+        let centre = (self.page.0 / 2.0, self.page.1 / 2.0);
+        for j in 0..rows {
+            let mut last = None;
+            for i in 0..cols {
+                let (fx, fy) = ((i * step) as f64, (j * step) as f64);
+                let start = last
+                    .or_else(|| j.checked_sub(1).and_then(|jj| grid[jj * cols + i]))
+                    .unwrap_or(centre);
+                let p = self
+                    .inverse_from(fx, fy, start)
+                    .or_else(|| self.inverse_from(fx, fy, centre));
+                grid[j * cols + i] = p;
+                last = p;
+            }
+        }
+        (grid, cols, rows)
+    }
+
+    /// Draws `page` where it lies; elsewhere `background(x, y, outside)` gives the colour at
+    /// image pixel `(x, y)`, `outside` being how far (page pixels) that point is off the page.
+    pub fn draw(
+        &self,
+        page: &RgbImage,
+        background: &dyn Fn(u32, u32, f64) -> [f64; 3],
+    ) -> RgbImage {
+        if self.is_identity() {
+            return page.clone();
+        }
+        let step = 8usize;
+        let (grid, cols, _) = self.inverse_grid(step);
+        let (pw, ph) = self.page;
+        RgbImage::from_fn(self.frame.0, self.frame.1, |x, y| {
+            let (fx, fy) = (f64::from(x) + 0.5, f64::from(y) + 0.5);
+            let (i, j) = ((fx as usize) / step, (fy as usize) / step);
+            let (tx, ty) = (
+                (fx - (i * step) as f64) / step as f64,
+                (fy - (j * step) as f64) / step as f64,
+            );
+            let corners = [
+                grid[j * cols + i],
+                grid[j * cols + i + 1],
+                grid[(j + 1) * cols + i],
+                grid[(j + 1) * cols + i + 1],
+            ];
+            let point = match corners {
+                [Some(a), Some(b), Some(c), Some(d)] => {
+                    let top = (a.0 + (b.0 - a.0) * tx, a.1 + (b.1 - a.1) * tx);
+                    let bottom = (c.0 + (d.0 - c.0) * tx, c.1 + (d.1 - c.1) * tx);
+                    Some((
+                        top.0 + (bottom.0 - top.0) * ty,
+                        top.1 + (bottom.1 - top.1) * ty,
+                    ))
+                }
+                _ => None,
+            };
+            let colour = point.and_then(|(px, py)| sample(page, px - 0.5, py - 0.5));
+            match (colour, point) {
+                (Some(c), _) => to_pixel(c),
+                (None, Some((px, py))) => {
+                    let off = (-px).max(px - pw).max(-py).max(py - ph).max(0.0);
+                    to_pixel(background(x, y, off))
+                }
+                (None, None) => to_pixel(background(x, y, f64::INFINITY)),
+            }
+        })
+    }
+}
+
+/// How far the curled edge lifts the page point `(x, y)` towards the camera, in pixels.
+fn lift(c: &Curl, x: f64, y: f64, page: (f64, f64)) -> f64 {
+    let (pw, ph) = page;
+    let (d, across) = match c.side % 4 {
+        0 => (y, ph),
+        1 => (pw - x, pw),
+        2 => (ph - y, ph),
+        _ => (x, pw),
+    };
+    let t = (1.0 - d / (c.reach * across).max(1.0)).max(0.0);
+    c.lift * ph * t * t
+}
+
+/// The colour at a point of `image` (bilinear, pixel centres at whole numbers), or `None`
+/// outside it.
 fn sample(image: &RgbImage, x: f64, y: f64) -> Option<[f64; 3]> {
     let (w, h) = (f64::from(image.width()), f64::from(image.height()));
-    if !(x >= 0.0 && y >= 0.0 && x <= w - 1.0 && y <= h - 1.0) {
+    if !(x >= -0.5 && y >= -0.5 && x <= w - 0.5 && y <= h - 0.5) {
         return None;
     }
+    let (x, y) = (x.clamp(0.0, w - 1.0), y.clamp(0.0, h - 1.0));
     let (x0, y0) = (x.floor(), y.floor());
     let (fx, fy) = (x - x0, y - y0);
     let (x0, y0) = (x0 as u32, y0 as u32);
@@ -124,69 +340,123 @@ fn to_pixel(c: [f64; 3]) -> Rgb<u8> {
     Rgb(c.map(|v| v.round().clamp(0.0, 255.0) as u8))
 }
 
-/// Turns the page by `degrees` (a small skew) about its centre, as a flatbed scanner does with
-/// a page laid slightly askew; uncovered corners show the scanner's white lid.
-pub fn skew(image: &RgbImage, degrees: f64) -> RgbImage {
-    if degrees == 0.0 {
-        return image.clone();
+/// A scanner's background: the lid or bed of gray level `tone`, and when `shadow`, the shadow
+/// the page's edge casts on it (darkest next to the page, gone within a few pixels).
+pub fn bed(tone: f64, shadow: bool) -> impl Fn(u32, u32, f64) -> [f64; 3] {
+    move |_, _, off| {
+        let shade = if shadow && off.is_finite() {
+            1.0 - 0.45 * (-off / 2.5).exp()
+        } else {
+            1.0
+        };
+        [tone * shade, tone * shade, (tone - 2.0).max(0.0) * shade]
     }
-    let (w, h) = (f64::from(image.width()), f64::from(image.height()));
-    let (cx, cy) = (w / 2.0, h / 2.0);
-    let (sin, cos) = degrees.to_radians().sin_cos();
-    RgbImage::from_fn(image.width(), image.height(), |x, y| {
-        let (dx, dy) = (f64::from(x) - cx, f64::from(y) - cy);
-        // The inverse rotation finds where each output pixel comes from.
-        let (sx, sy) = (cos * dx + sin * dy + cx, -sin * dx + cos * dy + cy);
-        to_pixel(sample(image, sx, sy).unwrap_or([250.0, 250.0, 248.0]))
-    })
 }
 
-/// A phone photo of the page lying on a table: the page smaller in the frame, turned by
-/// `degrees`, its corners pulled a little (perspective), a darker textured border around it, light
-/// falling off across the frame, and a warm tint.
-pub fn photo(image: &RgbImage, degrees: f64, rng: &mut Rng) -> RgbImage {
-    let (w, h) = (f64::from(image.width()), f64::from(image.height()));
-    let (cx, cy) = (w / 2.0, h / 2.0);
-    let scale = rng.range(0.84, 0.9);
-    let (sin, cos) = degrees.to_radians().sin_cos();
-    let source = [(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)];
-    // The page's corners in the photo: scaled about the centre, turned, then each pulled by up
-    // to 2.5 % of the frame (a camera not quite square to the page).
-    let mut target = [(0.0, 0.0); 4];
-    for (slot, (x, y)) in target.iter_mut().zip(source) {
-        let (dx, dy) = ((x - cx) * scale, (y - cy) * scale);
-        *slot = (
-            cx + cos * dx - sin * dy + rng.range(-0.025, 0.025) * w,
-            cy + sin * dx + cos * dy + rng.range(-0.025, 0.025) * h,
-        );
-    }
-    let Some(map) = Homography::from_points(target, source) else {
-        return image.clone();
-    };
-    let table = [
+/// A wood-like table under a photographed page: slow stripes and fine grain.
+pub fn table(frame: (u32, u32), rng: &mut Rng) -> impl Fn(u32, u32, f64) -> [f64; 3] + use<> {
+    let colour = [
         rng.range(55.0, 85.0),
         rng.range(50.0, 75.0),
         rng.range(45.0, 65.0),
     ];
-    // Light falls off from a random side, with a vignette.
+    let grain = rng.next_u64();
+    let (w, h) = (f64::from(frame.0), f64::from(frame.1));
+    move |x, y, _| {
+        let (fx, fy) = (f64::from(x), f64::from(y));
+        let stripe = (fy / h * 40.0 + (fx / w * 3.0).sin() * 2.0).sin() * 6.0;
+        let fine = ((u64::from(x) * 31 + u64::from(y) * 17 + grain) % 13) as f64 - 6.0;
+        colour.map(|c| c + stripe + fine)
+    }
+}
+
+/// Grey, uneven paper: every pixel scaled by `tone` (1 = white) and by a slow variation of up
+/// to ±`uneven` across the page.
+pub fn paper(image: &mut RgbImage, tone: f64, uneven: f64, rng: &mut Rng) {
+    if tone == 1.0 && uneven == 0.0 {
+        return;
+    }
+    let (w, h) = (f64::from(image.width()), f64::from(image.height()));
+    // Three slow waves at random angles and phases.
+    let waves: Vec<(f64, f64, f64, f64)> = (0..3)
+        .map(|_| {
+            let a = rng.range(0.0, std::f64::consts::TAU);
+            (
+                a.cos(),
+                a.sin(),
+                rng.range(0.5, 2.0),
+                rng.range(0.0, std::f64::consts::TAU),
+            )
+        })
+        .collect();
+    for (x, y, p) in image.enumerate_pixels_mut() {
+        let (u, v) = (f64::from(x) / w, f64::from(y) / h);
+        let field = waves
+            .iter()
+            .map(|(cx, cy, f, ph)| ((cx * u + cy * v) * f * std::f64::consts::TAU + ph).sin())
+            .sum::<f64>()
+            / 3.0;
+        let k = tone * (1.0 + uneven * field);
+        for c in p.0.iter_mut() {
+            *c = (f64::from(*c) * k).round().clamp(0.0, 255.0) as u8;
+        }
+    }
+}
+
+/// A photo's light: falling off from a random side by 12–25 %, a vignette, and a warm tint.
+pub fn light(image: &mut RgbImage, rng: &mut Rng) {
+    let (w, h) = (f64::from(image.width()), f64::from(image.height()));
     let angle = rng.range(0.0, std::f64::consts::TAU);
     let (lx, ly) = (angle.cos(), angle.sin());
     let fall = rng.range(0.12, 0.25);
-    let grain = rng.next_u64();
-    RgbImage::from_fn(image.width(), image.height(), |x, y| {
-        let (fx, fy) = (f64::from(x), f64::from(y));
-        let (sx, sy) = map.apply(fx, fy);
-        let colour = sample(image, sx, sy).unwrap_or_else(|| {
-            // A wood-like table: slow stripes and fine grain.
-            let stripe = (fy / h * 40.0 + (fx / w * 3.0).sin() * 2.0).sin() * 6.0;
-            let fine = ((u64::from(x) * 31 + u64::from(y) * 17 + grain) % 13) as f64 - 6.0;
-            table.map(|c| c + stripe + fine)
-        });
-        let (nx, ny) = (fx / w - 0.5, fy / h - 0.5);
+    let tint = [1.0, 0.975, 0.93];
+    for (x, y, p) in image.enumerate_pixels_mut() {
+        let (nx, ny) = (f64::from(x) / w - 0.5, f64::from(y) / h - 0.5);
         let light = 1.0 - fall * (0.5 + nx * lx + ny * ly) - 0.18 * (nx * nx + ny * ny);
-        let tint = [1.0, 0.975, 0.93];
-        to_pixel([0, 1, 2].map(|i| colour[i] * light * tint[i]))
-    })
+        for (c, t) in p.0.iter_mut().zip(tint) {
+            *c = (f64::from(*c) * light * t).round().clamp(0.0, 255.0) as u8;
+        }
+    }
+}
+
+/// Optical blur: a Gaussian of standard deviation `sigma` pixels.
+pub fn blur(image: &mut RgbImage, sigma: f64) {
+    if sigma <= 0.0 {
+        return;
+    }
+    let r = (3.0 * sigma).ceil() as i64;
+    let kernel: Vec<f64> = (-r..=r)
+        .map(|i| (-(i * i) as f64 / (2.0 * sigma * sigma)).exp())
+        .collect();
+    let total: f64 = kernel.iter().sum();
+    let kernel: Vec<f64> = kernel.iter().map(|k| k / total).collect();
+    let (w, h) = (i64::from(image.width()), i64::from(image.height()));
+    let at = |v: i64, len: i64| v.clamp(0, len - 1) as u32;
+    let mut tmp = vec![[0f64; 3]; (w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = [0.0; 3];
+            for (k, wgt) in kernel.iter().enumerate() {
+                let p = image.get_pixel(at(x + k as i64 - r, w), y as u32).0;
+                for c in 0..3 {
+                    acc[c] += f64::from(p[c]) * wgt;
+                }
+            }
+            tmp[(y * w + x) as usize] = acc;
+        }
+    }
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = [0.0; 3];
+            for (k, wgt) in kernel.iter().enumerate() {
+                let p = tmp[(i64::from(at(y + k as i64 - r, h)) * w + x) as usize];
+                for c in 0..3 {
+                    acc[c] += p[c] * wgt;
+                }
+            }
+            image.put_pixel(x as u32, y as u32, to_pixel(acc));
+        }
+    }
 }
 
 /// Sensor or scanner noise of standard deviation `amount` × 255, and small dark specks (dust):
@@ -244,17 +514,6 @@ mod tests {
     }
 
     #[test]
-    fn a_homography_maps_its_points() {
-        let from = [(0.0, 0.0), (10.0, 0.0), (10.0, 20.0), (0.0, 20.0)];
-        let to = [(1.0, 2.0), (12.0, 1.0), (11.0, 22.0), (0.0, 21.0)];
-        let h = Homography::from_points(from, to).expect("solvable");
-        for (f, t) in from.iter().zip(to) {
-            let (x, y) = h.apply(f.0, f.1);
-            assert!((x - t.0).abs() < 1e-9 && (y - t.1).abs() < 1e-9);
-        }
-    }
-
-    #[test]
     fn quarter_turns_swap_the_sides() {
         let mut image = RgbImage::from_pixel(4, 2, Rgb([255, 255, 255]));
         image.put_pixel(3, 0, Rgb([0, 0, 0]));
@@ -263,5 +522,107 @@ mod tests {
         assert_eq!(turned.get_pixel(1, 3).0, [0, 0, 0]);
         let half = quarter_turn(image, 180);
         assert_eq!(half.get_pixel(0, 1).0, [0, 0, 0]);
+    }
+
+    #[test]
+    fn turned_points_follow_turned_pixels() {
+        // The dark pixel (3, 0) of a 4 x 2 image, by its centre, after each turn.
+        let mut image = RgbImage::from_pixel(4, 2, Rgb([255, 255, 255]));
+        image.put_pixel(3, 0, Rgb([0, 0, 0]));
+        for degrees in [0, 90, 180, 270] {
+            let turned = quarter_turn(image.clone(), degrees);
+            let (u, v) = turn_point(3.5 / 4.0, 0.5 / 2.0, degrees);
+            let x = (u * f64::from(turned.width())) as u32;
+            let y = (v * f64::from(turned.height())) as u32;
+            assert_eq!(turned.get_pixel(x, y).0, [0, 0, 0], "{degrees}");
+        }
+    }
+
+    /// A page with one dark dot at `(x, y)`.
+    fn dotted(w: u32, h: u32, x: u32, y: u32) -> RgbImage {
+        let mut page = RgbImage::from_pixel(w, h, Rgb([255, 255, 255]));
+        for dy in 0..3 {
+            for dx in 0..3 {
+                page.put_pixel(x + dx, y + dy, Rgb([0, 0, 0]));
+            }
+        }
+        page
+    }
+
+    fn darkest(image: &RgbImage) -> (f64, f64) {
+        let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
+        for (x, y, p) in image.enumerate_pixels() {
+            let d = 255.0 - f64::from(p.0[0]);
+            if d > 128.0 {
+                sx += (f64::from(x) + 0.5) * d;
+                sy += (f64::from(y) + 0.5) * d;
+                n += d;
+            }
+        }
+        (sx / n, sy / n)
+    }
+
+    #[test]
+    fn ink_lands_where_the_forward_map_says() {
+        let page = dotted(300, 400, 60, 300);
+        let bed = bed(250.0, false);
+        let placements = [
+            Placement::flat((300, 400), 2.5, 0.95, (6.0, -4.0)),
+            Placement::camera((300, 400), -1.0, 0.87, (3.0, 2.0), 8.0, 0.7, None),
+            Placement::camera(
+                (300, 400),
+                1.0,
+                0.88,
+                (0.0, 0.0),
+                6.0,
+                2.0,
+                Some(Curl {
+                    side: 2,
+                    lift: 0.03,
+                    reach: 0.4,
+                }),
+            ),
+        ];
+        for p in placements {
+            let drawn = p.draw(&page, &bed);
+            let found = darkest(&drawn);
+            let expect = p.forward(61.5, 301.5);
+            assert!(
+                (found.0 - expect.0).abs() < 0.6 && (found.1 - expect.1).abs() < 0.6,
+                "{p:?}: {found:?} vs {expect:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_change_is_the_same_page_and_the_bed_shows_round_a_smaller_one() {
+        let page = dotted(100, 140, 10, 10);
+        let same = Placement::flat((100, 140), 0.0, 1.0, (0.0, 0.0));
+        assert!(same.is_identity());
+        assert_eq!(same.draw(&page, &bed(150.0, true)), page);
+        let small = Placement::flat((100, 140), 0.0, 0.7, (0.0, 0.0));
+        let drawn = small.draw(&page, &bed(150.0, true));
+        // The bed in the corner; its shadow next to the page's edge; the page in the middle.
+        assert_eq!(drawn.get_pixel(0, 0).0[0], 150);
+        assert!(drawn.get_pixel(14, 70).0[0] < 120);
+        assert_eq!(drawn.get_pixel(50, 70).0[0], 255);
+    }
+
+    #[test]
+    fn paper_tone_blur_and_noise_change_pixels_as_asked() {
+        let mut rng = Rng::new(3);
+        let mut page = RgbImage::from_pixel(64, 64, Rgb([255, 255, 255]));
+        paper(&mut page, 0.9, 0.0, &mut rng);
+        assert_eq!(page.get_pixel(10, 10).0, [230, 230, 230]);
+        let mut edge = dotted(20, 20, 9, 9);
+        blur(&mut edge, 1.0);
+        let centre = edge.get_pixel(10, 10).0[0];
+        assert!(centre > 0 && centre < 200, "{centre}");
+        assert!(edge.get_pixel(8, 10).0[0] < 255);
+        let mut flat = RgbImage::from_pixel(200, 200, Rgb([200, 200, 200]));
+        noise(&mut flat, 0.04, &mut rng);
+        let values: Vec<f64> = flat.pixels().map(|p| f64::from(p.0[1])).collect();
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        assert!((mean - 200.0).abs() < 2.0, "{mean}");
     }
 }

@@ -21,6 +21,19 @@ pub struct Pen {
     px_per_mm: f64,
 }
 
+/// A line of writing as drawn: its page and the pixel box `[x0, y0, x1, y1]` of each letter's
+/// ink (page pixels, pixel `i` covering `[i, i + 1)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenLine {
+    /// The page, 1-based.
+    pub page: u32,
+    /// The slot (ruled line) it was written on, as an index into the slots given to
+    /// [`Pen::write`].
+    pub slot: usize,
+    /// The box of each letter's ink.
+    pub glyphs: Vec<[f64; 4]>,
+}
+
 /// Where the next line of writing goes: a ruled line of an answer space.
 #[derive(Debug, Clone, Copy)]
 pub struct Slot {
@@ -82,7 +95,8 @@ impl Pen {
 
     /// Writes `text` on the slots from `first` on (wrapping words, starting a new line at each
     /// `\n`), drawing on `pages` (indexed by page − 1), and returns the next free slot. Text that
-    /// does not fit is dropped, and the number of dropped words is returned too.
+    /// does not fit is dropped, and the number of dropped words is returned too, with the lines
+    /// drawn.
     pub fn write(
         &self,
         pages: &mut [RgbImage],
@@ -90,9 +104,10 @@ impl Pen {
         first: usize,
         text: &str,
         rng: &mut Rng,
-    ) -> (usize, usize) {
+    ) -> (usize, usize, Vec<WrittenLine>) {
         let mut slot = first;
         let mut dropped = 0;
+        let mut written = Vec::new();
         for paragraph in text.lines() {
             let words: Vec<String> = paragraph.split_whitespace().map(plain).collect();
             if words.is_empty() {
@@ -125,7 +140,7 @@ impl Pen {
                     next += take;
                     continue;
                 };
-                self.draw_line(
+                let glyphs = self.draw_line(
                     page,
                     line,
                     indent,
@@ -134,10 +149,17 @@ impl Pen {
                     space,
                     rng,
                 );
+                if !glyphs.is_empty() {
+                    written.push(WrittenLine {
+                        page: line.page,
+                        slot: slot - 1,
+                        glyphs,
+                    });
+                }
                 next += take;
             }
         }
-        (slot, dropped)
+        (slot, dropped, written)
     }
 
     fn glyph(&self, c: char) -> GlyphId {
@@ -156,7 +178,8 @@ impl Pen {
         word.chars().map(|c| self.advance(c, size)).sum()
     }
 
-    /// Draws one line of words, its baseline wobbling and sloping a little.
+    /// Draws one line of words, its baseline wobbling and sloping a little; returns the box of
+    /// each letter's ink.
     #[allow(clippy::too_many_arguments)]
     fn draw_line(
         &self,
@@ -167,7 +190,8 @@ impl Pen {
         size: f64,
         space: f64,
         rng: &mut Rng,
-    ) {
+    ) -> Vec<[f64; 4]> {
+        let mut glyphs = Vec::new();
         let mm = self.px_per_mm;
         let slope = rng.range(-0.012, 0.012);
         let lift = rng.range(-0.5, 0.6) * mm;
@@ -184,7 +208,7 @@ impl Pen {
             }
             for c in word.chars() {
                 if x > line.right + 2.0 * mm {
-                    return;
+                    return glyphs;
                 }
                 let glyph_size = size * rng.range(0.96, 1.04);
                 let dx = x - x0;
@@ -195,32 +219,67 @@ impl Pen {
                 let darkness = rng.range(0.82, 1.0);
                 // A ball-point line is a little heavier than the font's outline: draw it twice,
                 // a pen's width apart.
-                self.draw_glyph(page, c, x, y, glyph_size, darkness);
-                self.draw_glyph(page, c, x + 0.18 * mm, y + 0.05 * mm, glyph_size, darkness);
+                let a = self.draw_glyph(page, c, x, y, glyph_size, darkness);
+                let b =
+                    self.draw_glyph(page, c, x + 0.18 * mm, y + 0.05 * mm, glyph_size, darkness);
+                if let Some(g) = match (a, b) {
+                    (Some(a), Some(b)) => Some([
+                        a[0].min(b[0]),
+                        a[1].min(b[1]),
+                        a[2].max(b[2]),
+                        a[3].max(b[3]),
+                    ]),
+                    (a, b) => a.or(b),
+                } {
+                    glyphs.push(g);
+                }
                 x += self.advance(c, glyph_size) + rng.range(-0.12, 0.15) * mm;
             }
         }
+        glyphs
     }
 
-    fn draw_glyph(&self, page: &mut RgbImage, c: char, x: f64, y: f64, size: f64, darkness: f64) {
+    /// Draws one glyph; returns the box of its ink on the page, if any.
+    fn draw_glyph(
+        &self,
+        page: &mut RgbImage,
+        c: char,
+        x: f64,
+        y: f64,
+        size: f64,
+        darkness: f64,
+    ) -> Option<[f64; 4]> {
         let id = self.glyph(c);
         if id.0 == 0 {
             // The font has no such character: leave a gap rather than a box.
-            return;
+            return None;
         }
         let glyph =
             id.with_scale_and_position(PxScale::from(size as f32), point(x as f32, y as f32));
-        let Some(outline) = self.font.outline_glyph(glyph) else {
-            return;
-        };
+        let outline = self.font.outline_glyph(glyph)?;
         let bounds = outline.px_bounds();
         let (w, h) = (i64::from(page.width()), i64::from(page.height()));
         let ink = self.ink;
+        // The box of the pixels actually inked (coverage above a trace).
+        let mut inked = [
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ];
         outline.draw(|gx, gy, coverage| {
             let px = bounds.min.x as i64 + i64::from(gx);
             let py = bounds.min.y as i64 + i64::from(gy);
             if px < 0 || py < 0 || px >= w || py >= h {
                 return;
+            }
+            if coverage > 0.05 {
+                inked = [
+                    inked[0].min(px as f64),
+                    inked[1].min(py as f64),
+                    inked[2].max(px as f64 + 1.0),
+                    inked[3].max(py as f64 + 1.0),
+                ];
             }
             let alpha = (f64::from(coverage) * 1.2).min(1.0) * darkness;
             let pixel = page.get_pixel_mut(px as u32, py as u32);
@@ -229,6 +288,7 @@ impl Pen {
                 *channel = v.round().clamp(0.0, 255.0) as u8;
             }
         });
+        (inked[0] < inked[2]).then_some(inked)
     }
 }
 

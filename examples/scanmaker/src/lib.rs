@@ -3,14 +3,17 @@
 //!
 //! It rasterises each page of an examkit question paper, writes the student's answers by hand in
 //! the answer spaces that the paper's recorded layout gives, and then treats the pages as a
-//! scanner or a phone camera would: small skew, pages turned, noise and specks, JPEG, or a
-//! perspective warp with uneven light and a dark border. The result is a PDF of page images
-//! (no text layer) or one image file per page. See `examples/scanmaker/README.md`.
+//! scanner or a phone camera would: grey uneven paper, skew, a page smaller than the glass on a
+//! grey bed, pages turned, blur, noise and specks, JPEG; or a photo with perspective, a curled
+//! edge, uneven light and a dark border. The result is a PDF of page images (no text layer) or
+//! one image file per page, and, on request, the truth about where every answer's ink ended up
+//! (`--truth`). See `examples/scanmaker/README.md`.
 
 mod effects;
 mod handwriting;
 mod output;
 mod paper;
+mod truth;
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -22,17 +25,20 @@ use hayro::vello_cpu::color::palette::css::WHITE;
 use hayro::{RenderCache, RenderSettings};
 use image::RgbImage;
 
-use crate::effects::Rng;
-use crate::handwriting::Pen;
+use crate::effects::{Curl, Placement, Rng};
+use crate::handwriting::{Pen, WrittenLine};
 use crate::output::Format;
+use crate::truth::{Blank, Carry, PageTruth, Truth, Written};
 
 /// The handwriting font used when `--font` is not given (Debian's `fonts-dkg-handwriting`).
 const DEFAULT_FONT: &str = "/usr/share/fonts/truetype/fifthhorseman/dkg.ttf";
 
 const USAGE: &str =
     "usage: examkit-scanmaker --paper question-paper.pdf --layout layout.json --out scan.pdf
-       [--answers answers.json] [--format pdf|png|jpeg] [--rotate 3:180,5:90] [--skew 1.2]
-       [--noise 0.03] [--photo] [--dpi 150] [--seed N] [--font PATH] [--quality 80]";
+       [--answers answers.json] [--format pdf|png|jpeg] [--rotate 3:180,5:90] [--skew 1.2|0.5:3]
+       [--scale 0.94:1] [--shift 0.02] [--bed 160] [--paper-tone 0.9:0.95] [--uneven 0.03]
+       [--blur 0.6:0.9] [--noise 0.03] [--photo] [--perspective 8] [--curl 0.01]
+       [--dpi 150] [--seed N] [--font PATH] [--quality 80] [--truth truth.json]";
 
 /// Why nothing was made.
 #[derive(Debug)]
@@ -54,6 +60,23 @@ impl std::fmt::Display for Error {
     }
 }
 
+/// A value drawn for each page within `low..=high` (the same every time when they are equal).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    low: f64,
+    high: f64,
+}
+
+impl Spread {
+    fn fixed(v: f64) -> Spread {
+        Spread { low: v, high: v }
+    }
+
+    fn pick(&self, rng: &mut Rng) -> f64 {
+        rng.range(self.low, self.high)
+    }
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub struct Options {
@@ -63,13 +86,50 @@ pub struct Options {
     out: PathBuf,
     format: Format,
     rotate: BTreeMap<u32, u32>,
-    skew: f64,
+    /// The skew's size; with `skew_either_way`, turned either way by it.
+    skew: Spread,
+    skew_either_way: bool,
+    scale: Option<Spread>,
+    shift: f64,
+    bed: Option<f64>,
+    paper_tone: Spread,
+    uneven: f64,
+    blur: Spread,
     noise: f64,
     photo: bool,
+    perspective: Option<f64>,
+    curl: f64,
     dpi: u32,
     seed: u64,
     font: PathBuf,
     quality: u8,
+    truth: Option<PathBuf>,
+}
+
+/// `A` or `A:B` within `low..=high`: a fixed value or a range (`A <= B`).
+fn parse_spread(flag: &str, value: &str, low: f64, high: f64, what: &str) -> Result<Spread, Error> {
+    let bad = || {
+        Error::Usage(format!(
+            "{flag} takes {what} from {low} to {high}, or a range such as {low}:{high}, not {value:?}"
+        ))
+    };
+    let number = |t: &str| -> Result<f64, Error> {
+        t.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (low..=high).contains(v))
+            .ok_or_else(bad)
+    };
+    match value.split_once(':') {
+        Some((a, b)) => {
+            let (a, b) = (number(a)?, number(b)?);
+            if a > b {
+                return Err(bad());
+            }
+            Ok(Spread { low: a, high: b })
+        }
+        None => Ok(Spread::fixed(number(value)?)),
+    }
 }
 
 /// Reads the command line's arguments (without the program name).
@@ -80,9 +140,22 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
     let mut out: Option<PathBuf> = None;
     let mut format = None;
     let mut rotate = BTreeMap::new();
-    let mut skew = 0.6;
+    let mut skew = Spread {
+        low: -0.6,
+        high: 0.6,
+    };
+    let mut skew_either_way = false;
+    let mut scale = None;
+    let mut shift = 0.0;
+    let mut bed = None;
+    let mut paper_tone = Spread::fixed(1.0);
+    let mut uneven = 0.0;
+    let mut blur = Spread::fixed(0.0);
     let mut noise = 0.02;
     let mut photo = false;
+    let mut perspective = None;
+    let mut curl = 0.0;
+    let mut truth = None;
     let mut dpi = 150;
     let mut seed = 1;
     let mut font = PathBuf::from(DEFAULT_FONT);
@@ -123,11 +196,53 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
             }
             "--rotate" => rotate = parse_rotations(value)?,
             "--skew" => {
-                skew = number("degrees")?;
-                if !(0.0..=15.0).contains(&skew) {
-                    return Err(Error::Usage("--skew is 0 to 15 degrees".into()));
+                skew = parse_spread(flag, value, 0.0, 15.0, "degrees")?;
+                // A single value D turns each page by up to D either way; a range A:B by A to
+                // B degrees, either way.
+                skew_either_way = value.contains(':');
+                if !skew_either_way {
+                    skew = Spread {
+                        low: -skew.high,
+                        high: skew.high,
+                    };
                 }
             }
+            "--scale" => scale = Some(parse_spread(flag, value, 0.5, 1.0, "a page scale")?),
+            "--shift" => {
+                shift = number("a fraction")?;
+                if !(0.0..=0.2).contains(&shift) {
+                    return Err(Error::Usage("--shift is 0 to 0.2".into()));
+                }
+            }
+            "--bed" => {
+                let tone = number("a gray level")?;
+                if !(0.0..=255.0).contains(&tone) {
+                    return Err(Error::Usage("--bed is a gray level from 0 to 255".into()));
+                }
+                bed = Some(tone);
+            }
+            "--paper-tone" => paper_tone = parse_spread(flag, value, 0.5, 1.0, "a paper tone")?,
+            "--uneven" => {
+                uneven = number("a fraction")?;
+                if !(0.0..=0.2).contains(&uneven) {
+                    return Err(Error::Usage("--uneven is 0 to 0.2".into()));
+                }
+            }
+            "--blur" => blur = parse_spread(flag, value, 0.0, 3.0, "pixels")?,
+            "--perspective" => {
+                let degrees = number("degrees")?;
+                if !(0.0..=20.0).contains(&degrees) {
+                    return Err(Error::Usage("--perspective is 0 to 20 degrees".into()));
+                }
+                perspective = Some(degrees);
+            }
+            "--curl" => {
+                curl = number("a fraction")?;
+                if !(0.0..=0.1).contains(&curl) {
+                    return Err(Error::Usage("--curl is 0 to 0.1".into()));
+                }
+            }
+            "--truth" => truth = Some(PathBuf::from(value)),
             "--noise" => {
                 noise = number("a fraction")?;
                 if !(0.0..=0.5).contains(&noise) {
@@ -158,6 +273,11 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
         i += 2;
     }
     let out = out.ok_or_else(|| Error::Usage("--out is required".into()))?;
+    if !photo && (perspective.is_some() || curl > 0.0) {
+        return Err(Error::Usage(
+            "--perspective and --curl describe a photo: give --photo too".into(),
+        ));
+    }
     let format = match format {
         Some(f) => f,
         None => out
@@ -174,12 +294,22 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
         format,
         rotate,
         skew,
+        skew_either_way,
+        scale,
+        shift,
+        bed,
+        paper_tone,
+        uneven,
+        blur,
         noise,
         photo,
+        perspective,
+        curl,
         dpi,
         seed,
         font,
         quality,
+        truth,
     })
 }
 
@@ -297,18 +427,35 @@ pub fn run(options: &Options) -> Result<Vec<PathBuf>, Error> {
     let pen = Pen::new(font, options.dpi, &mut rng).map_err(Error::Input)?;
     let sizes: Vec<(u32, u32)> = pages.iter().map(|p| p.dimensions()).collect();
 
-    for q in &layout.questions {
-        let Some((_, given)) = answers
+    // What was written where, and which answer spaces stay blank (page pixels).
+    let mut written: Vec<(usize, String, WrittenLine)> = Vec::new();
+    let mut blanks: Vec<(usize, Option<String>, u32, [f64; 4])> = Vec::new();
+    let region_px = |r: &paper::Region| -> Option<[f64; 4]> {
+        let &(w, h) = sizes.get((r.page as usize).wrapping_sub(1))?;
+        let (w, h) = (f64::from(w), f64::from(h));
+        Some([r.x * w, r.y * h, (r.x + r.width) * w, (r.y + r.height) * h])
+    };
+    for (qi, q) in layout.questions.iter().enumerate() {
+        let given = answers
             .iter()
             .find(|(id, _)| id.eq_ignore_ascii_case(&q.question_id))
-        else {
-            continue;
-        };
+            .map(|(_, parts)| parts);
         let shared = !q.answer_space.is_empty();
         let shared_slots = pen.slots(&q.answer_space, &sizes);
         let mut next_shared = 0;
+        let mut shared_lines: Vec<WrittenLine> = Vec::new();
         for part in &q.parts {
-            let Some(text) = given.get(&part.part_id).filter(|t| !t.trim().is_empty()) else {
+            let Some(text) = given
+                .and_then(|g| g.get(&part.part_id))
+                .filter(|t| !t.trim().is_empty())
+            else {
+                if !shared {
+                    for r in &part.answer_space {
+                        if let Some(b) = region_px(r) {
+                            blanks.push((qi, Some(part.part_id.clone()), r.page, b));
+                        }
+                    }
+                }
                 continue;
             };
             let label = part
@@ -316,7 +463,7 @@ pub fn run(options: &Options) -> Result<Vec<PathBuf>, Error> {
                 .as_deref()
                 .map(|l| format!("{l} "))
                 .unwrap_or_default();
-            let (next, dropped) = if shared {
+            let (next, dropped, lines) = if shared {
                 // Writing pages shared by the parts: one answer after another, each labelled.
                 let text = format!("{label}{text}");
                 pen.write(&mut pages, &shared_slots, next_shared, &text, &mut rng)
@@ -333,7 +480,9 @@ pub fn run(options: &Options) -> Result<Vec<PathBuf>, Error> {
             };
             if shared {
                 next_shared = next;
+                shared_lines.extend(lines.iter().cloned());
             }
+            written.extend(lines.into_iter().map(|l| (qi, part.part_id.clone(), l)));
             if dropped > 0 {
                 eprintln!(
                     "warning: question {} part {}: {dropped} words did not fit in the answer space",
@@ -341,28 +490,191 @@ pub fn run(options: &Options) -> Result<Vec<PathBuf>, Error> {
                 );
             }
         }
+        // What is left of a shared writing space below the last line written on it.
+        let pitch = 8.0 * f64::from(options.dpi) / 25.4;
+        for r in &q.answer_space {
+            let Some(b) = region_px(r) else { continue };
+            let bottom = shared_lines
+                .iter()
+                .filter(|l| l.page == r.page)
+                .flat_map(|l| l.glyphs.iter())
+                .filter(|g| (g[1] + g[3]) / 2.0 >= b[1] && (g[1] + g[3]) / 2.0 <= b[3])
+                .map(|g| g[3])
+                .fold(f64::NEG_INFINITY, f64::max);
+            let top = if bottom.is_finite() {
+                bottom + pitch / 2.0
+            } else {
+                b[1]
+            };
+            if b[3] - top >= pitch {
+                blanks.push((qi, None, r.page, [b[0], top, b[2], b[3]]));
+            }
+        }
     }
 
     let mut finished = Vec::with_capacity(pages.len());
-    for (i, page) in pages.into_iter().enumerate() {
+    let mut truth = Vec::with_capacity(pages.len());
+    for (i, mut page) in pages.into_iter().enumerate() {
         let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
-        let angle = rng.range(-options.skew, options.skew);
-        let mut image = if options.photo {
-            effects::photo(&page, angle, &mut rng)
-        } else {
-            effects::skew(&page, angle)
+        let (w, h) = page.dimensions();
+        let mut angle = options.skew.pick(&mut rng);
+        if options.skew_either_way && rng.unit() < 0.5 {
+            angle = -angle;
+        }
+        let scale = match options.scale {
+            Some(s) => s.pick(&mut rng),
+            None if options.photo => rng.range(0.84, 0.9),
+            None => 1.0,
         };
+        let shift = if options.shift > 0.0 {
+            (
+                rng.range(-options.shift, options.shift) * f64::from(w),
+                rng.range(-options.shift, options.shift) * f64::from(h),
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        let tone = options.paper_tone.pick(&mut rng);
+        effects::paper(&mut page, tone, options.uneven, &mut rng);
+        let (placement, mut image) = if options.photo {
+            let tilt = rng.range(0.0, options.perspective.unwrap_or(5.0));
+            let axis = rng.range(0.0, std::f64::consts::TAU);
+            let curl = (options.curl > 0.0).then(|| Curl {
+                side: (rng.next_u64() % 4) as u8,
+                lift: options.curl,
+                reach: rng.range(0.25, 0.4),
+            });
+            let placement = Placement::camera((w, h), angle, scale, shift, tilt, axis, curl);
+            let table = effects::table(placement.frame(), &mut rng);
+            let mut image = placement.draw(&page, &table);
+            effects::light(&mut image, &mut rng);
+            (placement, image)
+        } else {
+            let placement = Placement::flat((w, h), angle, scale, shift);
+            // The lid (near white) unless a bed is given; a bed shows the page's shadow.
+            let bed = effects::bed(options.bed.unwrap_or(250.0), options.bed.is_some());
+            let image = placement.draw(&page, &bed);
+            (placement, image)
+        };
+        effects::blur(&mut image, options.blur.pick(&mut rng));
         effects::noise(&mut image, options.noise, &mut rng);
         let turn = options.rotate.get(&number).copied().unwrap_or(0);
+        let carry = Carry {
+            placement: &placement,
+            page: (f64::from(w), f64::from(h)),
+            turn,
+        };
+        truth.push(page_truth(
+            &layout,
+            number,
+            &carry,
+            &written,
+            &blanks,
+            options.photo,
+            angle,
+            scale,
+        ));
         finished.push(effects::quarter_turn(image, turn));
     }
-    output::write(
+    let mut files = output::write(
         &finished,
         options.format,
         &options.out,
         options.dpi,
         options.quality,
-    )
+    )?;
+    if let Some(path) = &options.truth {
+        let json = serde_json::to_string_pretty(&Truth { pages: truth })
+            .map_err(|e| Error::Output(format!("the truth cannot be written: {e}")))?;
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::Output(format!("cannot make {}: {e}", parent.display())))?;
+        }
+        std::fs::write(path, json)
+            .map_err(|e| Error::Output(format!("cannot write {}: {e}", path.display())))?;
+        files.push(path.clone());
+    }
+    Ok(files)
+}
+
+/// The truth about output page `number`: its written answers' ink and its blank spaces.
+#[allow(clippy::too_many_arguments)]
+fn page_truth(
+    layout: &paper::Layout,
+    number: u32,
+    carry: &Carry<'_>,
+    written: &[(usize, String, WrittenLine)],
+    blanks: &[(usize, Option<String>, u32, [f64; 4])],
+    photo: bool,
+    angle: f64,
+    scale: f64,
+) -> PageTruth {
+    let (width, height) = {
+        let (w, h) = carry.placement.frame();
+        if carry.turn % 180 == 90 {
+            (h, w)
+        } else {
+            (w, h)
+        }
+    };
+    // The parts written on this page, in the order they were written.
+    let mut parts: Vec<(usize, &str)> = Vec::new();
+    for (qi, part, line) in written {
+        if line.page == number && !parts.iter().any(|(q, p)| q == qi && p == part) {
+            parts.push((*qi, part.as_str()));
+        }
+    }
+    let written = parts
+        .into_iter()
+        .filter_map(|(qi, part)| {
+            let q = layout.questions.get(qi)?;
+            let lines: Vec<&WrittenLine> = written
+                .iter()
+                .filter(|(i, p, l)| *i == qi && p == part && l.page == number)
+                .map(|(_, _, l)| l)
+                .collect();
+            let glyphs: Vec<[f64; 4]> = lines
+                .iter()
+                .flat_map(|l| l.glyphs.iter().copied())
+                .collect();
+            Some(Written {
+                question: q.number,
+                question_id: q.question_id.clone(),
+                part: part.to_owned(),
+                bbox: carry.boxes(&glyphs),
+                lines: lines.iter().map(|l| carry.boxes(&l.glyphs)).collect(),
+                clean: carry.clean(&glyphs),
+            })
+        })
+        .collect();
+    let blank = blanks
+        .iter()
+        .filter(|(_, _, page, _)| *page == number)
+        .filter_map(|(qi, part, _, b)| {
+            let q = layout.questions.get(*qi)?;
+            let (corners, bbox) = carry.corners(*b);
+            Some(Blank {
+                question: q.number,
+                question_id: q.question_id.clone(),
+                part: part.clone(),
+                bbox,
+                corners,
+                clean: carry.clean(&[*b]),
+            })
+        })
+        .collect();
+    PageTruth {
+        page: number,
+        width,
+        height,
+        turn: carry.turn,
+        skew_degrees: angle,
+        scale,
+        photo,
+        outline: carry.corners([0.0, 0.0, carry.page.0, carry.page.1]).0,
+        written,
+        blank,
+    }
 }
 
 /// Parses `args` as the command line does and makes the scan.
@@ -402,6 +714,131 @@ mod tests {
         ]))
         .expect("valid");
         assert_eq!(o.format, Format::Jpeg);
+        assert_eq!(
+            o.skew,
+            Spread {
+                low: -0.6,
+                high: 0.6
+            }
+        );
+        assert!(!o.skew_either_way && o.scale.is_none() && o.bed.is_none() && o.truth.is_none());
+        assert_eq!(
+            (o.paper_tone, o.blur),
+            (Spread::fixed(1.0), Spread::fixed(0.0))
+        );
+    }
+
+    #[test]
+    fn scanner_and_photo_options_are_read() {
+        let o = parse_args(&args(&[
+            "--paper",
+            "p",
+            "--layout",
+            "l",
+            "--out",
+            "s.jpg",
+            "--skew",
+            "0.5:3",
+            "--scale",
+            "0.94:1",
+            "--shift",
+            "0.02",
+            "--bed",
+            "160",
+            "--paper-tone",
+            "0.9:0.95",
+            "--uneven",
+            "0.03",
+            "--blur",
+            "0.6:0.9",
+            "--noise",
+            "0.039",
+            "--quality",
+            "60",
+            "--truth",
+            "t.json",
+        ]))
+        .expect("valid");
+        assert_eq!(
+            o.skew,
+            Spread {
+                low: 0.5,
+                high: 3.0
+            }
+        );
+        assert!(o.skew_either_way);
+        assert_eq!(
+            o.scale,
+            Some(Spread {
+                low: 0.94,
+                high: 1.0
+            })
+        );
+        assert_eq!((o.shift, o.bed, o.uneven), (0.02, Some(160.0), 0.03));
+        assert_eq!(
+            o.paper_tone,
+            Spread {
+                low: 0.9,
+                high: 0.95
+            }
+        );
+        assert_eq!(
+            o.blur,
+            Spread {
+                low: 0.6,
+                high: 0.9
+            }
+        );
+        assert_eq!(o.truth, Some(PathBuf::from("t.json")));
+        let o = parse_args(&args(&[
+            "--paper",
+            "p",
+            "--layout",
+            "l",
+            "--out",
+            "s",
+            "--photo",
+            "--perspective",
+            "8",
+            "--curl",
+            "0.01",
+            "--scale",
+            "0.86",
+        ]))
+        .expect("valid");
+        assert_eq!((o.perspective, o.curl), (Some(8.0), 0.01));
+        assert_eq!(o.scale, Some(Spread::fixed(0.86)));
+    }
+
+    #[test]
+    fn a_spread_is_a_value_or_a_range_within_bounds() {
+        assert_eq!(
+            parse_spread("--blur", "0.5", 0.0, 3.0, "pixels").ok(),
+            Some(Spread::fixed(0.5))
+        );
+        assert_eq!(
+            parse_spread("--blur", " 0.5 : 1 ", 0.0, 3.0, "pixels").ok(),
+            Some(Spread {
+                low: 0.5,
+                high: 1.0
+            })
+        );
+        for bad in [
+            "", ":", "1:", "2:1", "4", "-1", "nan", "inf", "0.5:9", "a:b", "1:2:3",
+        ] {
+            assert!(
+                parse_spread("--blur", bad, 0.0, 3.0, "pixels").is_err(),
+                "{bad:?}"
+            );
+        }
+        let mut rng = Rng::new(1);
+        assert_eq!(Spread::fixed(0.7).pick(&mut rng), 0.7);
+        let v = Spread {
+            low: 0.9,
+            high: 0.95,
+        }
+        .pick(&mut rng);
+        assert!((0.9..0.95).contains(&v));
     }
 
     #[test]
@@ -431,6 +868,71 @@ mod tests {
                 "--paper", "p", "--layout", "l", "--out", "s", "--colour", "red",
             ],
             &["--paper", "p", "--layout", "l", "--out"],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--skew", "3:1",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--skew", "20",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--scale", "1.2",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--scale", "0.4:0.9",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--shift", "0.5",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--bed", "300",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--bed", "grey",
+            ],
+            &[
+                "--paper",
+                "p",
+                "--layout",
+                "l",
+                "--out",
+                "s",
+                "--paper-tone",
+                "0.3",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--uneven", "0.5",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--blur", "-1",
+            ],
+            &[
+                "--paper",
+                "p",
+                "--layout",
+                "l",
+                "--out",
+                "s",
+                "--perspective",
+                "8",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--curl", "0.01",
+            ],
+            &[
+                "--paper",
+                "p",
+                "--layout",
+                "l",
+                "--out",
+                "s",
+                "--photo",
+                "--perspective",
+                "30",
+            ],
+            &[
+                "--paper", "p", "--layout", "l", "--out", "s", "--photo", "--curl", "0.5",
+            ],
+            &["--paper", "p", "--layout", "l", "--out", "s", "--truth"],
         ] {
             assert!(parse_args(&args(bad)).is_err(), "{bad:?}");
         }

@@ -129,7 +129,7 @@ fn fiducials(
                 if x < w {
                     acc += row[x];
                 }
-                if x >= 2 * half + 1 && x - 2 * half - 1 < w {
+                if x > 2 * half && x - 2 * half - 1 < w {
                     acc -= row[x - 2 * half - 1];
                 }
                 if x >= half && x - half < w {
@@ -143,7 +143,7 @@ fn fiducials(
                 if y < h {
                     acc += tmp[y * w + x];
                 }
-                if y >= 2 * half + 1 && y - 2 * half - 1 < h {
+                if y > 2 * half && y - 2 * half - 1 < h {
                     acc -= tmp[(y - 2 * half - 1) * w + x];
                 }
                 if y >= half && y - half < h {
@@ -222,6 +222,7 @@ fn at_level(level0: &Homography, level: usize) -> Homography {
 
 /// Matches fiducials of `clean` (pyramid level `level`) on `work` (same level) around where
 /// `guess` (level 0 pixels) puts them, searching `radius` pixels; pairs are in level 0 pixels.
+#[allow(clippy::too_many_arguments)] // the search's parameters, each used once
 fn match_fiducials(
     clean: &GrayImage,
     work: &GrayImage,

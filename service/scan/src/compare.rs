@@ -126,6 +126,9 @@ impl Comparison {
 
 /// Long side of the working rasters.
 const WORK_LONG_SIDE: u32 = 1754;
+/// The background (paper in shade, uneven light) is taken to be at least this share of the
+/// page's paper level.
+const DARKEST_BACKGROUND: f32 = 0.55;
 /// Flattened work pixels darker than this (or less, on a noisy page) are ink.
 const INK_LEVEL: u8 = 200;
 /// Flattened work pixels darker than this (or less, on a noisy page) are ink when they touch
@@ -335,8 +338,16 @@ impl AddedInk {
                 if !(u >= lo_x && u < hi_x && v >= lo_y && v < hi_y) {
                     continue;
                 }
-                if distance[v as usize * cw + u as usize] > limit {
-                    mask.data[y * w + x] = if level < strong { 2 } else { 1 };
+                let d = distance[v as usize * cw + u as usize];
+                if d > limit {
+                    let mut mark = INK;
+                    if level < strong {
+                        mark |= DARK;
+                    }
+                    if d > limit + SHADOW_PX * 3 {
+                        mark |= CLEAR;
+                    }
+                    mask.data[y * w + x] = mark;
                 }
             }
         }
@@ -491,10 +502,22 @@ fn ink_levels(px: &[u8]) -> (u8, u8) {
     (weak as u8, strong as u8)
 }
 
-/// Keeps the marks of writing size in a mask of added ink (1 = light ink, 2 = dark ink),
-/// leaving 0 or 1: scan specks and grain (too few pixels, or too few dark ones) and hairlines
-/// (at most 2 px thick and at least 12 px long: an edge of print the fit missed by a pixel or
-/// two) are cleared, 8-connected pixel by pixel.
+/// A pixel of added ink in the mask [`keep_marks`] reads.
+const INK: u8 = 1;
+/// ...darker than the ink level.
+const DARK: u8 = 2;
+/// ...clear of the print by more than the tolerance and [`SHADOW_PX`].
+const CLEAR: u8 = 4;
+/// Width of the band beyond the tolerance round print where a mark lying almost wholly in it is
+/// the print's edge, misregistered (a curled page, a residual of the fit), in clean-page pixels.
+const SHADOW_PX: u16 = 3;
+
+/// Keeps the marks of writing size in a mask of added ink (each pixel [`INK`], perhaps with
+/// [`DARK`] and [`CLEAR`]), leaving 0 or 1, 8-connected component by component. Cleared:
+/// scan specks and grain (fewer than 6 pixels, or fewer than 4 dark ones); hairlines (at most
+/// 2 px thick and at least 12 px long); and shadows of print (fewer than a quarter of the pixels
+/// clear of the print: the edge of a printed line or letter that the fit missed by a little
+/// more than the tolerance). Writing over or next to print keeps most of its pixels clear of it.
 fn keep_marks(mask: &mut Mask) {
     let (w, h) = (mask.width, mask.height);
     let mut seen = vec![false; w * h];
@@ -507,14 +530,14 @@ fn keep_marks(mask: &mut Mask) {
         seen[start] = true;
         stack.push(start);
         members.clear();
-        let (mut x0, mut y0, mut x1, mut y1, mut strong) = (usize::MAX, usize::MAX, 0, 0, 0);
+        let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+        let (mut strong, mut clear) = (0usize, 0usize);
         while let Some(i) = stack.pop() {
             members.push(i);
             let (x, y) = (i % w, i / w);
             (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x + 1), y1.max(y + 1));
-            if mask.data[i] >= 2 {
-                strong += 1;
-            }
+            strong += usize::from(mask.data[i] & DARK != 0);
+            clear += usize::from(mask.data[i] & CLEAR != 0);
             for ny in y.saturating_sub(1)..(y + 2).min(h) {
                 for nx in x.saturating_sub(1)..(x + 2).min(w) {
                     let j = ny * w + nx;
@@ -527,7 +550,8 @@ fn keep_marks(mask: &mut Mask) {
         }
         let (bw, bh) = (x1 - x0, y1 - y0);
         let hairline = bw.min(bh) <= 2 && bw.max(bh) >= 12;
-        let keep = members.len() >= MIN_SPECK_PX && strong >= MIN_STRONG_PX && !hairline;
+        let shadow = clear * 4 < members.len();
+        let keep = members.len() >= MIN_SPECK_PX && strong >= MIN_STRONG_PX && !hairline && !shadow;
         for &i in &members {
             mask.data[i] = u8::from(keep);
         }
@@ -562,13 +586,19 @@ fn resize(img: &GrayImage, w: u32, h: u32) -> GrayImage {
 
 /// The page divided by its background: `255 · I / background`, clamped. The background is the
 /// brightest level within 3 pixels of the `small` image (the page shrunk 2^LEVELS times, so
-/// about 56 px of the page), interpolated bilinearly.
+/// about 56 px of the page), interpolated bilinearly, and never darker than
+/// [`DARKEST_BACKGROUND`] of the paper (a large dark area is ink, not shade).
 fn flatten(img: &GrayImage, small: &GrayImage) -> GrayImage {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let (sw, sh) = (small.width() as usize, small.height() as usize);
     if sw == 0 || sh == 0 {
         return img.clone();
     }
+    // The paper: a high percentile of the small image.
+    let mut sorted = small.as_raw().clone();
+    sorted.sort_unstable();
+    let paper = f32::from(sorted[sorted.len() * 19 / 20]);
+    let floor = (paper * DARKEST_BACKGROUND).max(24.0);
     let bg = max_filter(small.as_raw(), sw, sh, 3);
     let f = f64::from(1u32 << LEVELS);
     let taps = |n: usize, len: usize| -> Vec<(usize, usize, f32)> {
@@ -591,7 +621,7 @@ fn flatten(img: &GrayImage, small: &GrayImage) -> GrayImage {
             *v = f32::from(bg[y0 * sw + x]) * (1.0 - ty) + f32::from(bg[y1 * sw + x]) * ty;
         }
         for (x, &(x0, x1, tx)) in xs.iter().enumerate() {
-            let b = (row[x0] * (1.0 - tx) + row[x1] * tx).max(24.0);
+            let b = (row[x0] * (1.0 - tx) + row[x1] * tx).max(floor);
             let v = f32::from(src[y * w + x]) * 255.0 / b;
             out[y * w + x] = v.min(255.0) as u8;
         }
@@ -787,11 +817,15 @@ mod tests {
                 }
             }
         };
-        set(2, 2, 4, 4, 2); // a speck: 4 dark pixels
-        set(10, 2, 20, 8, 1); // a light smudge: no dark pixel
-        set(2, 20, 40, 22, 2); // a hairline: 2 px thick, 38 long
-        set(30, 2, 36, 10, 1); // a stroke: light edges...
-        set(32, 4, 34, 8, 2); // ...round a dark core
+        let (light, dark) = (INK | CLEAR, INK | DARK | CLEAR);
+        set(2, 2, 4, 4, dark); // a speck: 4 dark pixels
+        set(10, 2, 20, 8, light); // a light smudge: no dark pixel
+        set(2, 20, 40, 22, dark); // a hairline: 2 px thick, 38 long
+        set(2, 30, 40, 34, INK | DARK); // the shadow of a printed rule: 4 px thick, near print
+        set(45, 28, 58, 38, INK | DARK); // a mark near print...
+        set(45, 36, 58, 38, dark); // ...but only a sixth of it clear of the print
+        set(30, 2, 36, 10, light); // a stroke: light edges...
+        set(32, 4, 34, 8, dark); // ...round a dark core
         keep_marks(&mut m);
         let kept: Vec<usize> = (0..m.data.len()).filter(|&i| m.data[i] != 0).collect();
         assert_eq!(kept.len(), 48);

@@ -76,7 +76,7 @@ impl Homography {
     pub fn apply(&self, x: f64, y: f64) -> Option<(f64, f64)> {
         let m = &self.0;
         let w = m[6] * x + m[7] * y + m[8];
-        if !(w > 1e-9) {
+        if w.is_nan() || w <= 1e-9 {
             return None;
         }
         let (u, v) = (
@@ -134,7 +134,7 @@ impl Homography {
     pub fn jacobian(&self, x: f64, y: f64) -> Option<[[f64; 2]; 2]> {
         let m = &self.0;
         let w = m[6] * x + m[7] * y + m[8];
-        if !(w.abs() > 1e-12) {
+        if w.abs().is_nan() || w.abs() <= 1e-12 {
             return None;
         }
         let (u, v) = self.apply(x, y)?;
@@ -175,7 +175,7 @@ fn normalise(points: &[(f64, f64)]) -> Option<(Homography, Vec<(f64, f64)>)> {
         .map(|p| ((p.0 - cx).powi(2) + (p.1 - cy).powi(2)).sqrt())
         .sum::<f64>()
         / n;
-    if !(mean > 1e-9) {
+    if mean.is_nan() || mean <= 1e-9 {
         return None;
     }
     let s = std::f64::consts::SQRT_2 / mean;
@@ -204,7 +204,7 @@ fn fit_similarity(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> 
         num_b += x * v - y * u;
         den += x * x + y * y;
     }
-    if !(den > 1e-12) {
+    if den.is_nan() || den <= 1e-12 {
         return None;
     }
     let (a, b) = (num_a / den, num_b / den);
@@ -252,7 +252,7 @@ fn solve3(m: [[f64; 3]; 3], r: [f64; 3]) -> Option<[f64; 3]> {
     };
     let det = det3(m);
     let size = m.iter().flatten().map(|v| v.abs()).fold(0.0, f64::max);
-    if !(det.abs() > 1e-10 * size.powi(3)) {
+    if det.abs().is_nan() || det.abs() <= 1e-10 * size.powi(3) {
         return None;
     }
     let mut out = [0.0; 3];
@@ -292,7 +292,7 @@ fn fit_homography(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> 
     // With at least 4 pairs in general position, only one eigenvalue is (near) zero.
     let mut sorted = values;
     sorted.sort_by(f64::total_cmp);
-    if !(sorted[1] > 1e-10 * sorted[8].max(1e-300)) {
+    if sorted[1].is_nan() || sorted[1] <= 1e-10 * sorted[8].max(1e-300) {
         return None;
     }
     let h: [f64; 9] = std::array::from_fn(|i| vectors[i][smallest]);
@@ -335,11 +335,12 @@ fn jacobi_eigen(mut a: [[f64; 9]; 9]) -> ([f64; 9], [[f64; 9]; 9]) {
                 let t = if theta == 0.0 { 1.0 } else { t };
                 let c = 1.0 / (t * t + 1.0).sqrt();
                 let s = t * c;
-                for k in 0..9 {
-                    let (akp, akq) = (a[k][p], a[k][q]);
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
+                for row in a.iter_mut() {
+                    let (akp, akq) = (row[p], row[q]);
+                    row[p] = c * akp - s * akq;
+                    row[q] = s * akp + c * akq;
                 }
+                #[allow(clippy::needless_range_loop)] // rows p and q are both written
                 for k in 0..9 {
                     let (apk, aqk) = (a[p][k], a[q][k]);
                     a[p][k] = c * apk - s * aqk;

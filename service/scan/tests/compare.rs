@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use examkit_scan::{NormBox, Orientation, compare};
+use examkit_scan::{Comparison, FitKind, NormBox, Orientation, compare};
 use image::GrayImage;
 
 const ANSWER: &[&str] = &["m = (13 - 5) / (6 - 2)", "   = 8 / 4 = 2", "so y = 2x + 1"];
@@ -186,4 +186,207 @@ fn tiny_or_odd_inputs_do_not_panic() {
     let blank = blank_page();
     let c = compare(&pages().1, &blank);
     assert!(c.aligned && c.added_fraction > 0.01, "{c:?}");
+}
+
+/// A greyscale flatbed scan as schools send them: greyish paper, the page at `scale` of its size
+/// askew on a grey bed, blurred, with noise, through JPEG.
+fn bed_scan(work: &GrayImage, degrees: f64, scale: f64, seed: u64) -> GrayImage {
+    let tone = GrayImage::from_fn(work.width(), work.height(), |x, y| {
+        // Paper at 92 % with a slow unevenness of 2 %.
+        let k = 0.92 + 0.02 * ((x as f64 / 300.0).sin() * (y as f64 / 410.0).cos());
+        image::Luma([(f64::from(work.get_pixel(x, y).0[0]) * k) as u8])
+    });
+    let placed = on_bed(&tone, degrees, scale, -14.0, 9.0, 150);
+    jpeg_round_trip(&scan_noise(&placed, seed, 8.0), 70)
+}
+
+#[test]
+fn a_grey_scan_on_a_bed_aligns_and_the_bed_is_not_ink() {
+    let (reference, work, written) = pages();
+    for (degrees, scale, seed) in [(1.5, 0.955, 5), (-1.2, 0.98, 6), (2.0, 0.965, 7)] {
+        let scan = bed_scan(&work, degrees, scale, seed);
+        let c = compare(&scan, &reference);
+        println!("{degrees} {scale}: {c:?}");
+        assert!(c.aligned, "{}", c.note);
+        assert_eq!(c.fit, FitKind::Similarity, "{c:?}");
+        assert!((c.scale - scale as f32).abs() < 0.005, "{c:?}");
+        assert!((c.skew_degrees - degrees as f32).abs() < 0.1, "{c:?}");
+        assert!(c.residual_px < 1.0, "{c:?}");
+        let (x0, y0, x1, y1) = box_on_bed(
+            written,
+            PAGE_W as f64,
+            PAGE_H as f64,
+            degrees,
+            scale,
+            -14.0,
+            9.0,
+        );
+        let expected = NormBox::from_corners(x0, y0, x1, y1);
+        // The writing is found, and nothing else: no band along the bed's edge.
+        assert!(
+            c.added_regions
+                .iter()
+                .any(|r| r.intersection_area(&expected) > 0.5 * r.area().min(expected.area())),
+            "{expected:?}: {c:?}"
+        );
+        for r in &c.added_regions {
+            assert!(r.intersects(&expected), "stray region {r:?}: {c:?}");
+        }
+    }
+}
+
+#[test]
+fn a_photo_aligns_with_perspective_and_carries_boxes() {
+    let (reference, work, written) = pages();
+    let (w, h) = (PAGE_W as f64, PAGE_H as f64);
+    // Seen from a camera tilted towards the top of the page, turned a little, on a dark table.
+    let corners = [
+        (150.0, 130.0),
+        (1100.0, 160.0),
+        (1150.0, 1640.0),
+        (95.0, 1610.0),
+    ];
+    let photo = jpeg_round_trip(
+        &scan_noise(&photograph(&work, corners, 70, 0.2), 9, 5.0),
+        80,
+    );
+    let c = compare(&photo, &reference);
+    println!("{c:?}");
+    assert!(c.aligned, "{}", c.note);
+    assert_eq!(c.fit, FitKind::Homography, "{c:?}");
+    assert!(c.residual_px < 1.5, "{c:?}");
+    // The answer's box on the clean page, carried to the photo, is where the photo shows it.
+    let map = homography([(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)], corners);
+    let pts = [
+        (written.0, written.1),
+        (written.2, written.1),
+        (written.2, written.3),
+        (written.0, written.3),
+    ]
+    .map(|(x, y)| apply_homography(&map, x as f64, y as f64));
+    let (x0, y0, x1, y1) = corners_box(&pts, w, h);
+    let truth = NormBox::from_corners(x0, y0, x1, y1);
+    let clean_box = NormBox::from_pixels(
+        written.0 as f64,
+        written.1 as f64,
+        written.2 as f64,
+        written.3 as f64,
+        w,
+        h,
+    );
+    let carried = c.to_work(&clean_box).unwrap();
+    for (a, b) in [
+        (carried.x, truth.x),
+        (carried.y, truth.y),
+        (carried.right(), truth.right()),
+        (carried.bottom(), truth.bottom()),
+    ] {
+        assert!((a - b).abs() < 0.003, "{carried:?} vs {truth:?}");
+    }
+    let back = c.to_clean(&truth).unwrap();
+    assert!(
+        back.intersection_area(&clean_box) > 0.9 * clean_box.area(),
+        "{back:?}"
+    );
+    assert!(
+        c.added_regions
+            .iter()
+            .any(|r| r.intersection_area(&truth) > 0.5 * r.area().min(truth.area())),
+        "{truth:?}: {c:?}"
+    );
+    for r in &c.added_regions {
+        assert!(r.intersects(&truth), "stray region {r:?}: {c:?}");
+    }
+}
+
+#[test]
+fn a_fit_that_would_add_a_quarter_of_the_page_is_refused() {
+    let (reference, mut work, _) = pages();
+    // A dark sheet over the lower half of the page (a hand, a folder): the print above still
+    // aligns, but a fit that makes a third of the page "added" cannot be trusted.
+    for y in 950..1754 {
+        for x in 0..PAGE_W {
+            work.put_pixel(x, y, image::Luma([40]));
+        }
+    }
+    let c = compare(&scan_noise(&work, 4, 5.0), &reference);
+    println!("{c:?}");
+    assert!(!c.aligned, "{c:?}");
+    assert!(c.note.contains("added ink"), "{}", c.note);
+    assert!(c.added_regions.is_empty() && c.transform.is_none());
+}
+
+#[test]
+fn added_ink_splits_into_the_written_lines() {
+    let font = handwriting_font();
+    let reference = typeset_page().image;
+    let lines = [
+        "gradient = 8/4 = 2",
+        "y - 5 = 2(x - 2)",
+        "so y = 2x + 1",
+        "which is the line",
+        "as required",
+    ];
+    for n in 2..=5 {
+        let mut work = reference.clone();
+        let mut boxes = Vec::new();
+        for (i, text) in lines.iter().take(n).enumerate() {
+            // Each line a little slanted, as handwriting is: words drawn stepping up.
+            let mut x = 200.0;
+            let mut b = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
+            for (k, word) in text.split(' ').enumerate() {
+                let baseline = 1100.0 + 60.0 * i as f32 - 2.0 * k as f32;
+                let wb = draw_text_with(&mut work, &font, 44.0, x, baseline, word, 30);
+                b = (b.0.min(wb.0), b.1.min(wb.1), b.2.max(wb.2), b.3.max(wb.3));
+                x = wb.2 + 18.0;
+            }
+            boxes.push(b);
+        }
+        for o in [Orientation::Up, Orientation::Left] {
+            let scan = scan_noise(&turn(&rotate_small(&work, 1.0), o), 40 + n as u64, 6.0);
+            let (c, ink) = examkit_scan::compare_with_ink(&scan, &reference);
+            assert!(c.aligned, "{}", c.note);
+            let ink = ink.unwrap();
+            let region = moved_box((150.0, 1000.0, 1100.0, 1450.0), 1.0, o);
+            let found = ink.lines(&region);
+            assert_eq!(found.len(), n, "{n} lines, {o:?}: {found:?}");
+            for (k, (got, b)) in found.iter().zip(&boxes).enumerate() {
+                let expected = moved_box(*b, 1.0, o);
+                assert!(
+                    got.intersection_area(&expected) > 0.6 * expected.area(),
+                    "line {k} of {n}, {o:?}: {got:?} vs {expected:?}"
+                );
+            }
+            // The same ink, found again from the stored comparison without aligning.
+            let json = serde_json::to_string(&c).unwrap();
+            let stored: Comparison = serde_json::from_str(&json).unwrap();
+            let again = examkit_scan::added_ink(&scan, &reference, &stored).unwrap();
+            assert_eq!(again.lines(&region), found);
+            assert!((again.share_in(&region) - ink.share_in(&region)).abs() < 1e-9);
+            assert!(ink.share_in(&region) > 0.001);
+            // Over the printed heading, away from the writing: nothing.
+            let heading = moved_box((62.0, 88.0, 372.0, 175.0), 1.0, o);
+            assert!(ink.lines(&heading).is_empty(), "{o:?}");
+        }
+    }
+}
+
+#[test]
+fn nothing_stored_nothing_recomputed() {
+    let (reference, work, _) = pages();
+    let failed = compare(&handwriting_page(), &reference);
+    assert!(!failed.aligned);
+    assert!(examkit_scan::added_ink(&work, &reference, &failed).is_none());
+    let mut legacy = compare(&work, &reference);
+    legacy.transform = None;
+    legacy.fit = FitKind::Legacy;
+    assert!(examkit_scan::added_ink(&work, &reference, &legacy).is_none());
+    assert!(
+        examkit_scan::added_ink(
+            &GrayImage::new(3, 3),
+            &reference,
+            &compare(&work, &reference)
+        )
+        .is_none()
+    );
 }

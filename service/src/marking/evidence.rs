@@ -725,6 +725,8 @@ fn guard_cited(
         hint: None,
         awarded: true,
     };
+    // Where the marker put it: located, by the marker's own box (which rule placed it is not
+    // the guards' concern).
     let placed = Placed {
         page_id: page.page_id.clone(),
         rect,

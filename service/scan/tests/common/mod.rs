@@ -492,3 +492,140 @@ pub fn dark_in(img: &GrayImage, x0: f64, y0: f64, x1: f64, y1: f64) -> f64 {
     }
     if n == 0 { 0.0 } else { dark as f64 / n as f64 }
 }
+
+/// A flatbed scan of a page lying askew on a gray bed: the page turned by `degrees` clockwise
+/// about its centre, scaled by `scale`, its centre moved by `(dx, dy)` pixels, on a canvas of the
+/// page's size whose uncovered parts show the bed (gray `bed`) with the page edge's shadow.
+pub fn on_bed(img: &GrayImage, degrees: f64, scale: f64, dx: f64, dy: f64, bed: u8) -> GrayImage {
+    let (w, h) = (img.width() as f64, img.height() as f64);
+    let (s, c) = degrees.to_radians().sin_cos();
+    GrayImage::from_fn(img.width(), img.height(), |x, y| {
+        // Inverse map: undo the shift, the turn and the scale.
+        let (u, v) = (x as f64 + 0.5 - w / 2.0 - dx, y as f64 + 0.5 - h / 2.0 - dy);
+        let (px, py) = (
+            (c * u + s * v) / scale + w / 2.0,
+            (-s * u + c * v) / scale + h / 2.0,
+        );
+        match bilinear(img, px - 0.5, py - 0.5) {
+            Some(v) => Luma([v.round() as u8]),
+            None => {
+                let off = (-px).max(px - w).max(-py).max(py - h).max(0.0);
+                let shade = 1.0 - 0.45 * (-off / 2.5).exp();
+                Luma([(f64::from(bed) * shade).round() as u8])
+            }
+        }
+    })
+}
+
+/// A phone photo of a page on a table: the page's corners (top-left, top-right, bottom-right,
+/// bottom-left) at `corners` of a canvas of the page's size, the table gray `table` around it,
+/// the light falling off by `fall` from left to right.
+pub fn photograph(img: &GrayImage, corners: [(f64, f64); 4], table: u8, fall: f64) -> GrayImage {
+    let (w, h) = (img.width() as f64, img.height() as f64);
+    let page = [(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)];
+    let map = homography(corners, page);
+    GrayImage::from_fn(img.width(), img.height(), |x, y| {
+        let (fx, fy) = (x as f64 + 0.5, y as f64 + 0.5);
+        let d = map[6] * fx + map[7] * fy + map[8];
+        let px = (map[0] * fx + map[1] * fy + map[2]) / d;
+        let py = (map[3] * fx + map[4] * fy + map[5]) / d;
+        let v = bilinear(img, px - 0.5, py - 0.5).unwrap_or(f64::from(table));
+        let light = 1.0 - fall * fx / w;
+        Luma([(v * light).round().clamp(0.0, 255.0) as u8])
+    })
+}
+
+/// The homography taking each `from` point to its `to` point (row-major, last entry 1).
+pub fn homography(from: [(f64, f64); 4], to: [(f64, f64); 4]) -> [f64; 9] {
+    let mut a = [[0.0f64; 9]; 8];
+    for (i, ((x, y), (u, v))) in from.iter().zip(to.iter()).enumerate() {
+        a[2 * i] = [*x, *y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y, *u];
+        a[2 * i + 1] = [0.0, 0.0, 0.0, *x, *y, 1.0, -v * x, -v * y, *v];
+    }
+    for col in 0..8 {
+        let pivot = (col..8)
+            .max_by(|&r, &s| a[r][col].abs().total_cmp(&a[s][col].abs()))
+            .unwrap();
+        a.swap(col, pivot);
+        let p = a[col];
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / p[col];
+                for (v, q) in row.iter_mut().zip(p).skip(col) {
+                    *v -= f * q;
+                }
+            }
+        }
+    }
+    let mut h = [0.0; 9];
+    for (i, slot) in h.iter_mut().take(8).enumerate() {
+        *slot = a[i][8] / a[i][i];
+    }
+    h[8] = 1.0;
+    h
+}
+
+/// Where `homography(from, to)` puts a point.
+pub fn apply_homography(m: &[f64; 9], x: f64, y: f64) -> (f64, f64) {
+    let d = m[6] * x + m[7] * y + m[8];
+    (
+        (m[0] * x + m[1] * y + m[2]) / d,
+        (m[3] * x + m[4] * y + m[5]) / d,
+    )
+}
+
+/// Bilinear sample with pixel centres at whole numbers, `None` outside the image.
+fn bilinear(img: &GrayImage, x: f64, y: f64) -> Option<f64> {
+    let (w, h) = (img.width() as f64, img.height() as f64);
+    if !(x >= -0.5 && y >= -0.5 && x <= w - 0.5 && y <= h - 0.5) {
+        return None;
+    }
+    let (x, y) = (x.clamp(0.0, w - 1.0), y.clamp(0.0, h - 1.0));
+    let (x0, y0) = (x.floor() as u32, y.floor() as u32);
+    let (x1, y1) = (
+        (x0 + 1).min(img.width() - 1),
+        (y0 + 1).min(img.height() - 1),
+    );
+    let (tx, ty) = (x - x0 as f64, y - y0 as f64);
+    let p = |x, y| img.get_pixel(x, y).0[0] as f64;
+    let top = p(x0, y0) * (1.0 - tx) + p(x1, y0) * tx;
+    let bottom = p(x0, y1) * (1.0 - tx) + p(x1, y1) * tx;
+    Some(top * (1.0 - ty) + bottom * ty)
+}
+
+/// The page through a JPEG of the given quality and back.
+pub fn jpeg_round_trip(img: &GrayImage, quality: u8) -> GrayImage {
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, quality);
+    img.write_with_encoder(enc).unwrap();
+    image::load_from_memory(&bytes.into_inner())
+        .unwrap()
+        .to_luma8()
+}
+
+/// A normalized box through [`on_bed`] with the same settings (the box of its moved corners).
+pub fn box_on_bed(
+    b: PxBox,
+    w: f64,
+    h: f64,
+    degrees: f64,
+    scale: f64,
+    dx: f64,
+    dy: f64,
+) -> (f64, f64, f64, f64) {
+    let (s, c) = degrees.to_radians().sin_cos();
+    let pts = [(b.0, b.1), (b.2, b.1), (b.2, b.3), (b.0, b.3)].map(|(x, y)| {
+        let (u, v) = ((x as f64 - w / 2.0) * scale, (y as f64 - h / 2.0) * scale);
+        (c * u - s * v + w / 2.0 + dx, s * u + c * v + h / 2.0 + dy)
+    });
+    corners_box(&pts, w, h)
+}
+
+/// The normalized box `(x0, y0, x1, y1)` around pixel points.
+pub fn corners_box(pts: &[(f64, f64)], w: f64, h: f64) -> (f64, f64, f64, f64) {
+    let x0 = pts.iter().map(|p| p.0).fold(f64::MAX, f64::min);
+    let y0 = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min);
+    let x1 = pts.iter().map(|p| p.0).fold(f64::MIN, f64::max);
+    let y1 = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max);
+    (x0 / w, y0 / h, x1 / w, y1 / h)
+}
