@@ -644,6 +644,42 @@ async fn external_markers_that_misbehave_fail_the_question(db: Db) {
             case.label
         );
     }
+    // The guards hold for an external marker too: an award on a box over most of the page is
+    // saved, but uncertain, the question reviewed and the guard recorded.
+    let (url, _) = fake_marker(|_, request| {
+        let mut answer: Value = serde_json::from_str(&valid_answer(request)).unwrap_or(Value::Null);
+        answer["question"]["decisions"][0]["evidence"][0]["box"] =
+            json!({ "x": 0.05, "y": 0.05, "width": 0.9, "height": 0.9 });
+        (200, answer.to_string(), Duration::ZERO)
+    })
+    .await;
+    let running = workers(&s, |config| {
+        config.marker = MarkerChoice::External {
+            url,
+            token: None,
+            timeout: Duration::from_secs(5),
+        };
+    });
+    let resp = ask(&s, &key, &ix.session, &question_body("giant", &ix)).await;
+    assert_eq!(resp.status, 202, "{}", text(&resp));
+    let id = resp.json()["question"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let question = terminal(&s, &key, &ix.session, &id).await;
+    running.shutdown().await;
+    assert_eq!(question["status"], "needs_review", "{question}");
+    assert_eq!(question["score"]["awarded"], 0, "{question}");
+    let allocation = &question["allocations"][0];
+    assert_eq!(allocation["submitted"], "uncertain", "{allocation}");
+    let explanation = allocation["explanation"].as_str().expect("explanation");
+    assert!(
+        explanation.contains("covers 81 %") && explanation.ends_with("The marker said: seen"),
+        "{explanation}"
+    );
+    let guards = &question["markerRun"]["guards"];
+    assert_eq!(guards[0]["criterionId"], "q-B1", "{question}");
+    assert_eq!(guards[0]["guardCode"], "box_too_large", "{question}");
 }
 
 async fn questions_can_be_cancelled_queued_or_running(db: Db) {
