@@ -12,7 +12,9 @@
 //! It never invents an award: conditions are checked `uncertain` (it cannot judge them), so an
 //! award that depends on a condition or on an uncertain method mark is reviewed by a person
 //! (the engine applies the contract's scoring rules). With a scheme it cannot read as structured
-//! criteria it says so: one uncertain allocation for the whole question, its reason stated.
+//! criteria it says so: one uncertain allocation for the whole question, its reason stated. Its
+//! awards then pass the evidence guards like any marker's ([`crate::marking::evidence`]): none
+//! stands on a page that could not be lined up with its clean page, for one.
 
 use super::failure::FailureCode;
 use std::sync::Arc;

@@ -3,7 +3,8 @@
 //!
 //! A marker's answer is an import question like any other: the rubric must be the scheme's (for a
 //! structured scheme), its evidence must cite selected work pages that indexing did not flag as the
-//! clean question paper or a mark scheme, and the engine validates it against the session's
+//! clean question paper or a mark scheme, the evidence guards ([`super::evidence`]) turn any award
+//! they refuse `uncertain`, whatever the marker, and the engine validates it against the session's
 //! assets before anything is saved. The question, the engine's result and the job's end are saved
 //! in one transaction; a failure saves only the failure.
 
