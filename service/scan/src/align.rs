@@ -106,10 +106,10 @@ fn fiducials(
         return Vec::new();
     }
     let px = img.as_raw();
-    // Gradient products, then box sums over the patch (separable running sums).
     let mut gxx = vec![0f32; w * h];
     let mut gyy = vec![0f32; w * h];
     let mut gxy = vec![0f32; w * h];
+    // Gradient products (central differences), then their sums over each patch.
     for y in 1..h - 1 {
         for x in 1..w - 1 {
             let i = y * w + x;
@@ -120,48 +120,21 @@ fn fiducials(
             gxy[i] = gx * gy;
         }
     }
-    let box_sum = |v: &mut Vec<f32>| {
-        let mut tmp = vec![0f32; w * h];
-        for y in 0..h {
-            let row = &v[y * w..(y + 1) * w];
-            let mut acc = 0f32;
-            for x in 0..w + half {
-                if x < w {
-                    acc += row[x];
-                }
-                if x > 2 * half && x - 2 * half - 1 < w {
-                    acc -= row[x - 2 * half - 1];
-                }
-                if x >= half && x - half < w {
-                    tmp[y * w + x - half] = acc;
-                }
-            }
-        }
-        for x in 0..w {
-            let mut acc = 0f32;
-            for y in 0..h + half {
-                if y < h {
-                    acc += tmp[y * w + x];
-                }
-                if y > 2 * half && y - 2 * half - 1 < h {
-                    acc -= tmp[(y - 2 * half - 1) * w + x];
-                }
-                if y >= half && y - half < h {
-                    v[(y - half) * w + x] = acc;
-                }
-            }
-        }
-    };
-    box_sum(&mut gxx);
-    box_sum(&mut gyy);
-    box_sum(&mut gxy);
+    let gxx = box_sums(&gxx, w, h, half);
+    let gyy = box_sums(&gyy, w, h, half);
+    let gxy = box_sums(&gxy, w, h, half);
     let area = ((2 * half + 1) * (2 * half + 1)) as f32;
     // A patch needs, on average, this much of the weaker gradient direction per pixel.
     let floor = 40.0 * area;
-    let score = |i: usize| {
-        let (a, c, b) = (gxx[i], gyy[i], gxy[i]);
-        (a + c) / 2.0 - (((a - c) / 2.0).powi(2) + b * b).sqrt()
-    };
+    // The smaller eigenvalue of each patch's tensor, where a patch fits.
+    let mut score = vec![0f32; w * h];
+    for y in edge..h - edge {
+        for x in edge..w - edge {
+            let i = y * w + x;
+            let (a, c, b) = (gxx[i], gyy[i], gxy[i]);
+            score[i] = (a + c) / 2.0 - (((a - c) / 2.0).powi(2) + b * b).sqrt();
+        }
+    }
     let mut out = Vec::new();
     let (span_w, span_h) = (w - 2 * edge, h - 2 * edge);
     for r in 0..rows {
@@ -173,7 +146,7 @@ fn fiducials(
                 let mut best: Option<(f32, usize, usize)> = None;
                 for y in y0..y1 {
                     for x in x0..x1 {
-                        let s = score(y * w + x);
+                        let s = score[y * w + x];
                         if s <= floor || best.is_some_and(|b| s <= b.0) {
                             continue;
                         }
@@ -189,6 +162,42 @@ fn fiducials(
                 taken.push(Fiducial { x, y });
             }
             out.extend(taken);
+        }
+    }
+    out
+}
+
+/// Sums of `v` (a `w` × `h` image) over the `(2 r + 1)²` square round each pixel, counting
+/// nothing outside the image: running sums of whole rows down the image, then prefix sums along
+/// each row.
+fn box_sums(v: &[f32], w: usize, h: usize, r: usize) -> Vec<f32> {
+    let mut vertical = vec![0f32; w * h];
+    let mut acc = vec![0f32; w];
+    for y in 0..h + r {
+        if y < h {
+            acc.iter_mut()
+                .zip(&v[y * w..(y + 1) * w])
+                .for_each(|(a, b)| *a += b);
+        }
+        if y > 2 * r && y - 2 * r - 1 < h {
+            let old = y - 2 * r - 1;
+            acc.iter_mut()
+                .zip(&v[old * w..(old + 1) * w])
+                .for_each(|(a, b)| *a -= b);
+        }
+        if y >= r {
+            vertical[(y - r) * w..(y - r + 1) * w].copy_from_slice(&acc);
+        }
+    }
+    let mut out = vec![0f32; w * h];
+    let mut prefix = vec![0f64; w + 1];
+    for y in 0..h {
+        let row = &vertical[y * w..(y + 1) * w];
+        for x in 0..w {
+            prefix[x + 1] = prefix[x] + f64::from(row[x]);
+        }
+        for (x, o) in out[y * w..(y + 1) * w].iter_mut().enumerate() {
+            *o = (prefix[(x + r + 1).min(w)] - prefix[x.saturating_sub(r)]) as f32;
         }
     }
     out
@@ -236,94 +245,116 @@ fn match_fiducials(
     let map = at_level(guess, level);
     let s = f64::from(1u32 << level);
     let size = 2 * half + 1;
-    let n = (size * size) as f32;
+    let n = (size * size) as f64;
     let win = 2 * (half + radius) + 1;
     let shifts = 2 * radius + 1;
     let cw = clean.width() as usize;
     let cpx = clean.as_raw();
     let mut out = Vec::new();
-    let mut window = vec![0f32; win * win];
+    // Gray levels as integers, so the window's sums and sums of squares are exact.
+    let mut window = vec![0i32; win * win];
+    let mut valid = vec![true; win * win];
+    let mut patch = vec![0i32; size * size];
+    // The correlation sums in floating point: exact enough, and they vectorise on any x86-64.
+    let mut patch_f = vec![0f32; size * size];
+    let mut window_f = vec![0f32; win * win];
+    let mut cross = vec![0f32; shifts];
     let mut ncc = vec![f32::NEG_INFINITY; shifts * shifts];
     for f in fids {
         if f.x < half || f.y < half || f.x + half >= cw || f.y + half >= clean.height() as usize {
             continue;
         }
-        // The clean patch, zero mean.
-        let mut patch = vec![0f32; size * size];
         for j in 0..size {
-            for i in 0..size {
-                patch[j * size + i] = f32::from(cpx[(f.y + j - half) * cw + f.x + i - half]);
+            let row = (f.y + j - half) * cw + f.x - half;
+            for (p, &v) in patch[j * size..(j + 1) * size]
+                .iter_mut()
+                .zip(&cpx[row..row + size])
+            {
+                *p = i32::from(v);
             }
         }
-        let mean = patch.iter().sum::<f32>() / n;
-        patch.iter_mut().for_each(|v| *v -= mean);
-        let norm = patch.iter().map(|v| v * v).sum::<f32>().sqrt();
-        if norm < 1e-3 {
+        let psum: i64 = patch.iter().map(|&v| i64::from(v)).sum();
+        let psq: i64 = patch.iter().map(|&v| i64::from(v) * i64::from(v)).sum();
+        let pvar = psq as f64 - (psum as f64).powi(2) / n;
+        if pvar < 1.0 {
             continue;
         }
         // The work page sampled into the clean frame around the patch.
         let (cx, cy) = (f.x as f64 + 0.5, f.y as f64 + 0.5);
         let reach = (half + radius) as f64;
-        let mut missing = 0usize;
+        let (mut missing, mut sum, mut count) = (0usize, 0i64, 0i64);
         for j in 0..win {
             for i in 0..win {
                 let (x, y) = (cx - reach + i as f64, cy - reach + j as f64);
                 let v = map.apply(x, y).and_then(|(u, v)| sample(work, u, v));
-                window[j * win + i] = match v {
-                    Some(v) => v,
-                    None => {
-                        missing += 1;
-                        f32::NAN
-                    }
-                };
+                let k = j * win + i;
+                valid[k] = v.is_some();
+                window[k] = v.map_or(0, |v| v.round() as i32);
+                if v.is_some() {
+                    sum += i64::from(window[k]);
+                    count += 1;
+                } else {
+                    missing += 1;
+                }
             }
         }
         if missing * 4 > win * win {
             continue;
         }
         if missing > 0 {
-            let (sum, cnt) = window
-                .iter()
-                .filter(|v| !v.is_nan())
-                .fold((0f32, 0usize), |(s, c), v| (s + v, c + 1));
-            let fill = if cnt > 0 { sum / cnt as f32 } else { 0.0 };
-            window
-                .iter_mut()
-                .filter(|v| v.is_nan())
-                .for_each(|v| *v = fill);
+            let fill = (sum / count.max(1)) as i32;
+            for (v, ok) in window.iter_mut().zip(&valid) {
+                if !ok {
+                    *v = fill;
+                }
+            }
         }
+        patch_f
+            .iter_mut()
+            .zip(&patch)
+            .for_each(|(f, &p)| *f = p as f32);
+        window_f
+            .iter_mut()
+            .zip(&window)
+            .for_each(|(f, &v)| *f = v as f32);
         // Integral images of the window and its square.
         let iw = win + 1;
-        let mut sum1 = vec![0f64; iw * iw];
-        let mut sum2 = vec![0f64; iw * iw];
+        let mut sum1 = vec![0i64; iw * iw];
+        let mut sum2 = vec![0i64; iw * iw];
         for j in 0..win {
-            let (mut r1, mut r2) = (0f64, 0f64);
+            let (mut r1, mut r2) = (0i64, 0i64);
             for i in 0..win {
-                let v = f64::from(window[j * win + i]);
+                let v = i64::from(window[j * win + i]);
                 r1 += v;
                 r2 += v * v;
                 sum1[(j + 1) * iw + i + 1] = sum1[j * iw + i + 1] + r1;
                 sum2[(j + 1) * iw + i + 1] = sum2[j * iw + i + 1] + r2;
             }
         }
-        let rect = |t: &[f64], x0: usize, y0: usize| {
+        let rect = |t: &[i64], x0: usize, y0: usize| {
             t[(y0 + size) * iw + x0 + size] - t[y0 * iw + x0 + size] - t[(y0 + size) * iw + x0]
                 + t[y0 * iw + x0]
         };
         let mut best = (f32::NEG_INFINITY, 0usize, 0usize);
         for sy in 0..shifts {
-            for sx in 0..shifts {
-                let mut cross = 0f32;
-                for j in 0..size {
-                    let row = &window[(sy + j) * win + sx..(sy + j) * win + sx + size];
-                    let prow = &patch[j * size..(j + 1) * size];
-                    cross += row.iter().zip(prow).map(|(a, b)| a * b).sum::<f32>();
+            // The cross products of every shift along this row at once: each patch value
+            // multiplies a run of the window (vectorises).
+            cross.iter_mut().for_each(|c| *c = 0.0);
+            for j in 0..size {
+                let wrow = &window_f[(sy + j) * win..(sy + j + 1) * win];
+                for (i, &p) in patch_f[j * size..(j + 1) * size].iter().enumerate() {
+                    for (c, &v) in cross.iter_mut().zip(&wrow[i..i + shifts]) {
+                        *c += p * v;
+                    }
                 }
-                let s1 = rect(&sum1, sx, sy);
-                let s2 = rect(&sum2, sx, sy);
-                let var = (s2 - s1 * s1 / f64::from(n)).max(0.0);
-                let score = if var > 1e-6 {
-                    cross / (norm * var.sqrt() as f32)
+            }
+            for sx in 0..shifts {
+                let s1 = rect(&sum1, sx, sy) as f64;
+                let s2 = rect(&sum2, sx, sy) as f64;
+                let var = s2 - s1 * s1 / n;
+                let centred = f64::from(cross[sx]) - psum as f64 * s1 / n;
+                let score = if var > 1.0 {
+                    (centred / (pvar * var).sqrt()) as f32
                 } else {
                     0.0
                 };
@@ -717,7 +748,15 @@ pub(crate) fn align(clean: &[GrayImage], work: &[GrayImage]) -> Result<Alignment
     };
     let _ = count;
     // Fine: half size, then full size, smaller patches, more of them.
-    let fine = fiducials(&clean[1], 10, 3, 6, 8, 2);
+    // Chosen on the quarter-size page (cheaper; any place with structure will do), matched at
+    // half and at full size round the same places.
+    let fine: Vec<Fiducial> = fiducials(&clean[2], 5, 2, 6, 8, 2)
+        .iter()
+        .map(|f| Fiducial {
+            x: f.x * 2 + 1,
+            y: f.y * 2 + 1,
+        })
+        .collect();
     let mut pairs = match_fiducials(&clean[1], &work[1], 1, &map, &fine, 10, 4, 0.5);
     if let Some(c) = consensus(Model::Homography, &pairs, 4.0, size) {
         map = c.map;

@@ -42,7 +42,7 @@ use crate::align::{self, LEVELS};
 use crate::geometry::NormBox;
 use crate::homography::{Homography, Model};
 use crate::orientation::Orientation;
-use crate::pixels::{Mask, components};
+use crate::pixels::Mask;
 use crate::transform::{FitKind, PageTransform};
 
 /// What a scanned page adds to its clean reference page.
@@ -148,6 +148,8 @@ const MIN_TOLERANCE_PX: f64 = 3.0;
 const EDGE_BAND: f64 = 0.015;
 /// Added components smaller than this (working pixels) are scan noise.
 const MIN_SPECK_PX: usize = 6;
+/// Side of the blocks on which strokes are merged into regions, in working pixels.
+const REGION_BLOCK: usize = 4;
 /// Regions with fewer added pixels than this are dropped.
 const MIN_REGION_PX: usize = 25;
 /// Below this coverage of the reference's dark ink, the pages do not match.
@@ -322,7 +324,7 @@ impl AddedInk {
         let (lo_x, hi_x) = (margin, cw as f64 - margin);
         let (lo_y, hi_y) = (margin, ch as f64 - margin);
         // Distances are in thirds of a pixel.
-        let limit = (tolerance * 3.0).round() as u16;
+        let limit = (tolerance * 3.0).round() as i16;
         let px = flat.as_raw();
         let (weak, strong) = ink_levels(px);
         let mut mask = Mask::new(w, h);
@@ -417,33 +419,72 @@ impl AddedInk {
     }
 
     /// Regions of added ink: strokes closer than 1.2 % of the page's long side merged, in
-    /// normalised displayed coordinates, top to bottom.
+    /// normalised displayed coordinates, top to bottom. The merging works on blocks of
+    /// [`REGION_BLOCK`] pixels (any added pixel marks its block), dilated and labelled; each
+    /// region is the box of the added pixels of its blocks.
     fn regions(&self) -> Vec<NormBox> {
         let (w, h) = (self.mask.width, self.mask.height);
-        let merge = ((w.max(h) as f64) * 0.012).round() as usize;
-        let grouped = self.mask.dilate(merge);
-        let mut regions = Vec::new();
-        for c in components(&grouped) {
-            // Shrink back to the added pixels inside the merged component.
-            let (mut x0, mut y0, mut x1, mut y1, mut n) = (usize::MAX, usize::MAX, 0, 0, 0usize);
-            for y in c.y0..c.y1 {
-                for x in c.x0..c.x1 {
-                    if self.mask.data[y * w + x] != 0 {
-                        x0 = x0.min(x);
-                        y0 = y0.min(y);
-                        x1 = x1.max(x + 1);
-                        y1 = y1.max(y + 1);
-                        n += 1;
+        let b = REGION_BLOCK;
+        let (bw, bh) = (w.div_ceil(b), h.div_ceil(b));
+        let mut blocks = Mask::new(bw, bh);
+        for y in 0..h {
+            let row = &self.mask.data[y * w..(y + 1) * w];
+            for (x, _) in row.iter().enumerate().filter(|(_, v)| **v != 0) {
+                blocks.data[(y / b) * bw + x / b] = 1;
+            }
+        }
+        let merge = ((w.max(h) as f64) * 0.012 / b as f64).round() as usize;
+        let grouped = blocks.dilate(merge);
+        // Label the merged blocks.
+        let mut label = vec![usize::MAX; bw * bh];
+        let mut count = 0;
+        let mut stack = Vec::new();
+        for start in 0..bw * bh {
+            if grouped.data[start] == 0 || label[start] != usize::MAX {
+                continue;
+            }
+            label[start] = count;
+            stack.push(start);
+            while let Some(i) = stack.pop() {
+                let (x, y) = (i % bw, i / bw);
+                for ny in y.saturating_sub(1)..(y + 2).min(bh) {
+                    for nx in x.saturating_sub(1)..(x + 2).min(bw) {
+                        let j = ny * bw + nx;
+                        if grouped.data[j] != 0 && label[j] == usize::MAX {
+                            label[j] = count;
+                            stack.push(j);
+                        }
                     }
                 }
             }
-            if n < MIN_REGION_PX {
-                continue;
-            }
-            regions.push(NormBox::from_pixels(
-                x0 as f64, y0 as f64, x1 as f64, y1 as f64, w as f64, h as f64,
-            ));
+            count += 1;
         }
+        // Each region: the box and count of its added pixels.
+        let mut boxes = vec![(usize::MAX, usize::MAX, 0usize, 0usize, 0usize); count];
+        for y in 0..h {
+            let row = &self.mask.data[y * w..(y + 1) * w];
+            for (x, _) in row.iter().enumerate().filter(|(_, v)| **v != 0) {
+                let l = label[(y / b) * bw + x / b];
+                if let Some(r) = boxes.get_mut(l) {
+                    *r = (
+                        r.0.min(x),
+                        r.1.min(y),
+                        r.2.max(x + 1),
+                        r.3.max(y + 1),
+                        r.4 + 1,
+                    );
+                }
+            }
+        }
+        let mut regions: Vec<NormBox> = boxes
+            .into_iter()
+            .filter(|r| r.4 >= MIN_REGION_PX)
+            .map(|(x0, y0, x1, y1, _)| {
+                NormBox::from_pixels(
+                    x0 as f64, y0 as f64, x1 as f64, y1 as f64, w as f64, h as f64,
+                )
+            })
+            .collect();
         regions.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x.total_cmp(&b.x)));
         regions
     }
@@ -510,7 +551,7 @@ const DARK: u8 = 2;
 const CLEAR: u8 = 4;
 /// Width of the band beyond the tolerance round print where a mark lying almost wholly in it is
 /// the print's edge, misregistered (a curled page, a residual of the fit), in clean-page pixels.
-const SHADOW_PX: u16 = 3;
+const SHADOW_PX: i16 = 3;
 
 /// Keeps the marks of writing size in a mask of added ink (each pixel [`INK`], perhaps with
 /// [`DARK`] and [`CLEAR`]), leaving 0 or 1, 8-connected component by component. Cleared:
@@ -599,7 +640,12 @@ fn flatten(img: &GrayImage, small: &GrayImage) -> GrayImage {
     sorted.sort_unstable();
     let paper = f32::from(sorted[sorted.len() * 19 / 20]);
     let floor = (paper * DARKEST_BACKGROUND).max(24.0);
-    let bg = max_filter(small.as_raw(), sw, sh, 3);
+    // 255 over the background, per small pixel: interpolated, it scales each pixel (the
+    // background varies slowly, so this is nearly dividing by the interpolated background).
+    let gain: Vec<f32> = max_filter(small.as_raw(), sw, sh, 3)
+        .iter()
+        .map(|&b| 255.0 / f32::from(b).max(floor))
+        .collect();
     let f = f64::from(1u32 << LEVELS);
     let taps = |n: usize, len: usize| -> Vec<(usize, usize, f32)> {
         (0..n)
@@ -618,12 +664,17 @@ fn flatten(img: &GrayImage, small: &GrayImage) -> GrayImage {
     let mut row = vec![0f32; sw];
     for (y, &(y0, y1, ty)) in ys.iter().enumerate() {
         for (x, v) in row.iter_mut().enumerate() {
-            *v = f32::from(bg[y0 * sw + x]) * (1.0 - ty) + f32::from(bg[y1 * sw + x]) * ty;
+            *v = gain[y0 * sw + x] * (1.0 - ty) + gain[y1 * sw + x] * ty;
         }
-        for (x, &(x0, x1, tx)) in xs.iter().enumerate() {
-            let b = (row[x0] * (1.0 - tx) + row[x1] * tx).max(floor);
-            let v = f32::from(src[y * w + x]) * 255.0 / b;
-            out[y * w + x] = v.min(255.0) as u8;
+        let line = &src[y * w..(y + 1) * w];
+        let dst = &mut out[y * w..(y + 1) * w];
+        // One gain per run of 8 pixels (a fraction of a background cell), in 1/256ths.
+        for (k, (o, p)) in dst.chunks_mut(8).zip(line.chunks(8)).enumerate() {
+            let (x0, x1, tx) = xs[(k * 8 + 4).min(w - 1)];
+            let g = ((row[x0] + (row[x1] - row[x0]) * tx) * 256.0).round() as u32;
+            for (o, &p) in o.iter_mut().zip(p) {
+                *o = ((u32::from(p) * g) >> 8).min(255) as u8;
+            }
         }
     }
     GrayImage::from_raw(w as u32, h as u32, out).unwrap_or_else(|| img.clone())
@@ -650,59 +701,60 @@ fn max_filter(px: &[u8], w: usize, h: usize, r: usize) -> Vec<u8> {
 
 /// Chamfer (3-4) distance of every pixel to the nearest print pixel (darker than
 /// [`PRINT_LEVEL`]), in thirds of a pixel, capped.
-fn distance_to_print(img: &GrayImage) -> Vec<u16> {
+fn distance_to_print(img: &GrayImage) -> Vec<i16> {
     let (w, h) = (img.width() as usize, img.height() as usize);
-    const FAR: u16 = 3 * 200;
-    let mut d: Vec<u16> = img
+    const FAR: i16 = 3 * 200;
+    let mut d: Vec<i16> = img
         .as_raw()
         .iter()
         .map(|&v| if v < PRINT_LEVEL { 0 } else { FAR })
         .collect();
+    if w == 0 || h == 0 {
+        return d;
+    }
+    // Forward: from the row above, then from the left.
     for y in 0..h {
-        for x in 0..w {
-            let i = y * w + x;
-            let mut v = d[i];
-            if v == 0 {
-                continue;
-            }
-            if x > 0 {
-                v = v.min(d[i - 1] + 3);
-            }
-            if y > 0 {
-                v = v.min(d[i - w] + 3);
-                if x > 0 {
-                    v = v.min(d[i - w - 1] + 4);
-                }
-                if x + 1 < w {
-                    v = v.min(d[i - w + 1] + 4);
-                }
-            }
-            d[i] = v;
+        let (done, rest) = d.split_at_mut(y * w);
+        let row = &mut rest[..w];
+        if y > 0 {
+            take_from(row, &done[(y - 1) * w..y * w]);
+        }
+        for x in 1..w {
+            row[x] = row[x].min(row[x - 1] + 3);
         }
     }
+    // Backward: from the row below, then from the right.
     for y in (0..h).rev() {
-        for x in (0..w).rev() {
-            let i = y * w + x;
-            let mut v = d[i];
-            if v == 0 {
-                continue;
-            }
-            if x + 1 < w {
-                v = v.min(d[i + 1] + 3);
-            }
-            if y + 1 < h {
-                v = v.min(d[i + w] + 3);
-                if x + 1 < w {
-                    v = v.min(d[i + w + 1] + 4);
-                }
-                if x > 0 {
-                    v = v.min(d[i + w - 1] + 4);
-                }
-            }
-            d[i] = v;
+        let (head, below) = d.split_at_mut((y + 1) * w);
+        let row = &mut head[y * w..];
+        if y + 1 < h {
+            take_from(row, &below[..w]);
+        }
+        for x in (0..w - 1).rev() {
+            row[x] = row[x].min(row[x + 1] + 3);
         }
     }
     d
+}
+
+/// One row of a chamfer pass taking distances from the neighbouring row `next` (3 straight
+/// down or up, 4 diagonally).
+fn take_from(row: &mut [i16], next: &[i16]) {
+    let w = row.len().min(next.len());
+    if w == 0 {
+        return;
+    }
+    for (v, n) in row.iter_mut().zip(next) {
+        *v = (*v).min(n + 3);
+    }
+    if w > 1 {
+        for (v, n) in row[1..].iter_mut().zip(&next[..w - 1]) {
+            *v = (*v).min(n + 4);
+        }
+        for (v, n) in row[..w - 1].iter_mut().zip(&next[1..]) {
+            *v = (*v).min(n + 4);
+        }
+    }
 }
 
 /// Share of the clean page's dark ink that `map` puts within `tolerance` of work ink.
@@ -712,21 +764,21 @@ fn coverage_of(clean: &GrayImage, flat: &GrayImage, map: &Homography, tolerance:
         flat.width() as i64,
         flat.height() as i64,
     );
-    let dark: Vec<usize> = clean
-        .as_raw()
+    let raw = clean.as_raw();
+    let dark_count = raw.iter().filter(|&&v| v < DARK_LEVEL).count();
+    if dark_count == 0 {
+        return 0.0;
+    }
+    let step = dark_count.div_ceil(20_000).max(1);
+    let dark = raw
         .iter()
         .enumerate()
         .filter(|(_, v)| **v < DARK_LEVEL)
-        .map(|(i, _)| i)
-        .collect();
-    if dark.is_empty() {
-        return 0.0;
-    }
-    let step = dark.len().div_ceil(20_000).max(1);
+        .map(|(i, _)| i);
     let r = tolerance.round() as i64;
     let px = flat.as_raw();
     let (mut hits, mut total) = (0usize, 0usize);
-    for &i in dark.iter().step_by(step) {
+    for i in dark.step_by(step) {
         total += 1;
         let (x, y) = ((i % cw) as f64 + 0.5, (i / cw) as f64 + 0.5);
         let Some((u, v)) = map.apply(x, y) else {

@@ -269,6 +269,15 @@ fn solve3(m: [[f64; 3]; 3], r: [f64; 3]) -> Option<[f64; 3]> {
 fn fit_homography(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> {
     let (ts, s) = normalise(src)?;
     let (td, d) = normalise(dst)?;
+    if s.len() == 4 {
+        // Four pairs determine the map: solve for it directly (RANSAC's samples).
+        let h = solve_four(&s, &d)?;
+        let out = td.inverse()?.after(&h).after(&ts);
+        return src
+            .iter()
+            .all(|p| out.apply(p.0, p.1).is_some())
+            .then_some(out);
+    }
     let mut ata = [[0.0f64; 9]; 9];
     for (p, q) in s.iter().zip(&d) {
         let (x, y, u, v) = (p.0, p.1, q.0, q.1);
@@ -308,6 +317,37 @@ fn fit_homography(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> 
                 .all(|p| flipped.apply(p.0, p.1).is_some())
                 .then_some(flipped)
         })
+}
+
+/// The homography (last entry 1) taking four points to four others, by Gaussian elimination
+/// with partial pivoting on the 8 × 8 system; `None` when three of the points are collinear.
+fn solve_four(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> {
+    let mut a = [[0.0f64; 9]; 8];
+    for (i, ((x, y), (u, v))) in src.iter().zip(dst).enumerate().take(4) {
+        a[2 * i] = [*x, *y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y, *u];
+        a[2 * i + 1] = [0.0, 0.0, 0.0, *x, *y, 1.0, -v * x, -v * y, *v];
+    }
+    for col in 0..8 {
+        let pivot = (col..8).max_by(|&r, &q| a[r][col].abs().total_cmp(&a[q][col].abs()))?;
+        if a[pivot][col].abs() < 1e-9 {
+            return None;
+        }
+        a.swap(col, pivot);
+        let p = a[col];
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col && row[col] != 0.0 {
+                let f = row[col] / p[col];
+                for (v, q) in row.iter_mut().zip(p).skip(col) {
+                    *v -= f * q;
+                }
+            }
+        }
+    }
+    let mut h = [1.0; 9];
+    for (i, slot) in h.iter_mut().take(8).enumerate() {
+        *slot = a[i][8] / a[i][i];
+    }
+    Some(Homography(h))
 }
 
 /// Eigenvalues and eigenvectors (columns) of a symmetric matrix by cyclic Jacobi rotations.
@@ -380,6 +420,9 @@ pub(crate) fn rms(h: &Homography, src: &[(f64, f64)], dst: &[(f64, f64)], keep: 
     }
 }
 
+/// Fewest samples a consensus draws, however large the set found early.
+const MIN_SAMPLES: usize = 40;
+
 /// A consensus fit: the transform, which pairs it explains, and how many.
 #[derive(Debug, Clone)]
 pub(crate) struct Consensus {
@@ -390,7 +433,10 @@ pub(crate) struct Consensus {
 
 /// The largest set of pairs explained within `threshold` by one `model` transform that
 /// `plausible` accepts, refitted on its inliers (twice, growing the set). Deterministic for a
-/// given `seed`. `None` when no candidate explains `model.minimal() + 1` pairs or more.
+/// given `seed`. At most `iterations` samples are drawn, fewer once the best set is large enough
+/// that another sample of inliers only would have been drawn with 99.9 % certainty (but at
+/// least [`MIN_SAMPLES`]). `None` when no candidate explains `model.minimal() + 1` pairs or
+/// more.
 pub(crate) fn ransac(
     model: Model,
     src: &[(f64, f64)],
@@ -430,7 +476,10 @@ pub(crate) fn ransac(
     let mut best: Option<(Vec<bool>, usize, f64, Homography)> = None;
     let mut sample = vec![0usize; k];
     let (mut s, mut d) = (vec![(0.0, 0.0); k], vec![(0.0, 0.0); k]);
-    for _ in 0..iterations {
+    let mut needed = iterations;
+    let mut drawn = 0;
+    while drawn < needed.max(MIN_SAMPLES).min(iterations) {
+        drawn += 1;
         for j in 0..k {
             loop {
                 let c = next() % n;
@@ -455,6 +504,14 @@ pub(crate) fn ransac(
             .as_ref()
             .is_none_or(|b| count > b.1 || (count == b.1 && cost < b.2));
         if better {
+            // Samples needed to draw one of inliers only, given this share of inliers.
+            let share = count as f64 / n as f64;
+            let miss = 1.0 - share.powi(k as i32);
+            needed = if miss <= 1e-12 {
+                0
+            } else {
+                ((0.001f64).ln() / miss.ln()).ceil().min(iterations as f64) as usize
+            };
             best = Some((inl, count, cost, h));
         }
     }
