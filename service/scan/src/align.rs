@@ -5,9 +5,10 @@
 //! work-page pixels (level 0), found from what both pages share, the printed page itself:
 //!
 //! 1. **Virtual fiducials.** Places of the clean page with strong gradients in two directions
-//!    (corners of text, labels, the QR code, ends of rules), the strongest of each cell of a
+//!    (corners of text, labels, the QR code, ends of rules), the strongest two of each cell of a
 //!    grid over the page, chosen by the smaller eigenvalue of the structure tensor summed over
-//!    the patch.
+//!    the patch: on the eighth-size page for the coarse search, on the quarter-size page for the
+//!    fine one (matched at half and at full size).
 //! 2. **First guesses** of where the page lies on the work image: its own edges when it lies on
 //!    a darker scanner bed or a desk (lines fitted to where the bright paper starts, seen from
 //!    each side, on the eighth-size image), and the whole frame; each at the quarter turns whose
@@ -229,19 +230,30 @@ fn at_level(level0: &Homography, level: usize) -> Homography {
         .after(&Homography::scaling(s, s))
 }
 
+/// How fiducials are matched: patches of `(2 half + 1)²` pixels, searched `radius` pixels
+/// round where the guess puts them, kept when their correlation reaches `min_score`.
+#[derive(Debug, Clone, Copy)]
+struct Search {
+    half: usize,
+    radius: usize,
+    min_score: f32,
+}
+
 /// Matches fiducials of `clean` (pyramid level `level`) on `work` (same level) around where
-/// `guess` (level 0 pixels) puts them, searching `radius` pixels; pairs are in level 0 pixels.
-#[allow(clippy::too_many_arguments)] // the search's parameters, each used once
+/// `guess` (level 0 pixels) puts them; pairs are in level 0 pixels.
 fn match_fiducials(
     clean: &GrayImage,
     work: &GrayImage,
     level: usize,
     guess: &Homography,
     fids: &[Fiducial],
-    half: usize,
-    radius: usize,
-    min_score: f32,
+    search: Search,
 ) -> Vec<Pair> {
+    let Search {
+        half,
+        radius,
+        min_score,
+    } = search;
     let map = at_level(guess, level);
     let s = f64::from(1u32 << level);
     let size = 2 * half + 1;
@@ -718,16 +730,13 @@ pub(crate) fn align(clean: &[GrayImage], work: &[GrayImage]) -> Result<Alignment
         let mut count = 0;
         for (radius, model, threshold) in [(12, Model::Affine, 20.0), (5, Model::Homography, 12.0)]
         {
-            let pairs = match_fiducials(
-                &clean[LEVELS],
-                &work[LEVELS],
-                LEVELS,
-                &map,
-                &coarse,
-                6,
+            let search = Search {
+                half: 6,
                 radius,
-                0.4,
-            );
+                min_score: 0.4,
+            };
+            let pairs =
+                match_fiducials(&clean[LEVELS], &work[LEVELS], LEVELS, &map, &coarse, search);
             let Some(c) = consensus(model, &pairs, threshold, size) else {
                 count = 0;
                 break;
@@ -743,10 +752,9 @@ pub(crate) fn align(clean: &[GrayImage], work: &[GrayImage]) -> Result<Alignment
             break;
         }
     }
-    let Some((count, mut map)) = best.filter(|b| b.0 >= MIN_MATCHES.min(coarse.len())) else {
+    let Some((_, mut map)) = best.filter(|b| b.0 >= MIN_MATCHES.min(coarse.len())) else {
         return Err("no placement of the clean page on the work page agrees with its print".into());
     };
-    let _ = count;
     // Fine: half size, then full size, smaller patches, more of them.
     // Chosen on the quarter-size page (cheaper; any place with structure will do), matched at
     // half and at full size round the same places.
@@ -757,7 +765,12 @@ pub(crate) fn align(clean: &[GrayImage], work: &[GrayImage]) -> Result<Alignment
             y: f.y * 2 + 1,
         })
         .collect();
-    let mut pairs = match_fiducials(&clean[1], &work[1], 1, &map, &fine, 10, 4, 0.5);
+    let half_size = Search {
+        half: 10,
+        radius: 4,
+        min_score: 0.5,
+    };
+    let mut pairs = match_fiducials(&clean[1], &work[1], 1, &map, &fine, half_size);
     if let Some(c) = consensus(Model::Homography, &pairs, 4.0, size) {
         map = c.map;
     }
@@ -768,7 +781,12 @@ pub(crate) fn align(clean: &[GrayImage], work: &[GrayImage]) -> Result<Alignment
             y: f.y * 2 + 1,
         })
         .collect();
-    let at_full = match_fiducials(&clean[0], &work[0], 0, &map, &full, 16, 2, 0.5);
+    let full_size = Search {
+        half: 16,
+        radius: 2,
+        min_score: 0.5,
+    };
+    let at_full = match_fiducials(&clean[0], &work[0], 0, &map, &full, full_size);
     if at_full.len() >= MIN_MATCHES {
         pairs = at_full;
     }

@@ -12,18 +12,23 @@
 //!    residual over 3 px) is refused: `aligned` is false and `note` says why. A clean page with
 //!    almost no print is aligned by the page frame (`fit: frame`).
 //! 2. **Flattening**: the work page divided by its own background (the brightest level within
-//!    about 56 px, from the eighth-size image, interpolated back), so grey or uneven paper,
-//!    uneven light and a scanner's shading become white and ink keeps its contrast.
-//! 3. **Ink on the work page**: flattened pixels darker than 190 of 255 (noise of σ 10 on paper
-//!    stays far above it; faint pencil falls below).
+//!    about 56 px, from the eighth-size image, interpolated back, never below 55 % of the paper
+//!    level so that a large dark area stays ink), so grey or uneven paper, uneven light and a
+//!    scanner's shading become white and ink keeps its contrast.
+//! 3. **Ink on the work page**: flattened pixels darker than 200 of 255 are dark ink, darker
+//!    than 215 light ink; on a grainy page both levels drop to stay 5.5 and 4 standard
+//!    deviations of the paper's grain below the paper. A mark needs at least 4 dark pixels, so
+//!    faint pencil counts and noise of σ 10 never does.
 //! 4. **Explained by print**: a work ink pixel whose place on the clean page lies within a
 //!    tolerance of the clean page's ink (any shade below 230, from a distance transform) is
 //!    print; the tolerance is 2 px plus twice the fit's residual, at least 3 px (0.5 mm).
 //!    Everything outside the page's outline on the work image, and a band of 1.5 % of the page
 //!    along its edges, is ignored (scanner bed, desk, shadows, the lid's edge).
-//! 5. **Writing size**: specks under 6 px and hairlines (at most 2 px thick, at least 12 px
-//!    long: an edge of misregistered print) are dropped; strokes closer than 1.2 % of the page's
-//!    long side merge into regions; regions under 25 px are dropped.
+//! 5. **Writing size**: specks under 6 px, hairlines (at most 2 px thick, at least 12 px long)
+//!    and shadows of print (marks with fewer than a quarter of their pixels more than 3 px beyond
+//!    the tolerance from print: an edge of print the fit missed by a little, on a curled page)
+//!    are dropped; strokes closer than 1.2 % of the page's long side merge into regions; regions
+//!    under 25 px are dropped.
 //! 6. **Checks after the fit**: if less than 75 % of the clean page's dark ink lands within the
 //!    tolerance of work ink, the pages differ (another page, a damaged scan); if added ink covers
 //!    more than 25 % of the page, the fit is wrong. Either way `aligned` is false.
@@ -67,7 +72,9 @@ pub struct Comparison {
     pub added_regions: Vec<NormBox>,
     /// What was done, and why alignment failed when it did.
     pub note: String,
-    /// How the transform was found (`legacy` in comparisons stored before it was reported).
+    /// How the transform was found: `none` when no fit could be made, `legacy` in comparisons
+    /// stored before it was reported. A fit refused by the checks after it (coverage, added ink)
+    /// keeps its kind, without a transform.
     #[serde(default)]
     pub fit: FitKind,
     /// Root-mean-square distance between where the transform puts the matched places of the
@@ -115,7 +122,7 @@ impl Comparison {
             added_fraction: 0.0,
             added_regions: Vec::new(),
             note,
-            fit: FitKind::Legacy,
+            fit: FitKind::None,
             residual_px: 0.0,
             residual: 0.0,
             matches: 0,
@@ -268,7 +275,7 @@ pub fn compare_with_ink(work: &GrayImage, reference: &GrayImage) -> (Comparison,
             FitKind::Similarity => "similarity",
             FitKind::Affine => "affine",
             FitKind::Homography => "perspective",
-            FitKind::Legacy => "legacy",
+            FitKind::Legacy | FitKind::None => "no",
         },
         rotation.degrees(),
         coverage * 100.0

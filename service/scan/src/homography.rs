@@ -11,7 +11,8 @@
 //! - homography: the normalised direct linear transform (Hartley and Zisserman, *Multiple View
 //!   Geometry*, algorithm 4.2): both point sets are moved to centroid 0 and mean distance √2,
 //!   the matrix is the eigenvector of the smallest eigenvalue of `AᵀA` (9 × 9, cyclic Jacobi),
-//!   and the normalisations are undone.
+//!   and the normalisations are undone. Exactly four pairs (RANSAC's samples) determine it: the
+//!   8 × 8 system is solved directly instead.
 //!
 //! [`ransac`] finds the largest set of pairs that one transform explains within a threshold from
 //! minimal samples drawn by a seeded generator (so results are reproducible), rejecting
@@ -134,7 +135,7 @@ impl Homography {
     pub fn jacobian(&self, x: f64, y: f64) -> Option<[[f64; 2]; 2]> {
         let m = &self.0;
         let w = m[6] * x + m[7] * y + m[8];
-        if w.abs().is_nan() || w.abs() <= 1e-12 {
+        if w.is_nan() || w.abs() <= 1e-12 {
             return None;
         }
         let (u, v) = self.apply(x, y)?;
@@ -252,7 +253,7 @@ fn solve3(m: [[f64; 3]; 3], r: [f64; 3]) -> Option<[f64; 3]> {
     };
     let det = det3(m);
     let size = m.iter().flatten().map(|v| v.abs()).fold(0.0, f64::max);
-    if det.abs().is_nan() || det.abs() <= 1e-10 * size.powi(3) {
+    if det.is_nan() || det.abs() <= 1e-10 * size.powi(3) {
         return None;
     }
     let mut out = [0.0; 3];
@@ -380,12 +381,9 @@ fn jacobi_eigen(mut a: [[f64; 9]; 9]) -> ([f64; 9], [[f64; 9]; 9]) {
                     row[p] = c * akp - s * akq;
                     row[q] = s * akp + c * akq;
                 }
-                #[allow(clippy::needless_range_loop)] // rows p and q are both written
-                for k in 0..9 {
-                    let (apk, aqk) = (a[p][k], a[q][k]);
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
+                let (rp, rq) = (a[p], a[q]);
+                a[p] = std::array::from_fn(|k| c * rp[k] - s * rq[k]);
+                a[q] = std::array::from_fn(|k| s * rp[k] + c * rq[k]);
                 for row in v.iter_mut() {
                     let (vp, vq) = (row[p], row[q]);
                     row[p] = c * vp - s * vq;

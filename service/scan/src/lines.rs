@@ -4,22 +4,34 @@
 //! ruled lines horizontal, whatever way the work page was scanned. Handwriting slopes a little,
 //! so the slope is found first: the shear within ±3.4 degrees whose row profile is sharpest (the
 //! largest sum of squared row counts). Along that slope the profile has a hump per line of
-//! writing. Humps are the runs above a tenth of the highest; a run holding two lines whose
+//! writing. Humps are the runs above 2 % of the highest; a run holding two lines whose
 //! ascenders and descenders touch is split at a valley deeper than a third of the lower of the
-//! two humps beside it; a small run (the dot of an i, a stray accent, a fraction bar's tail)
-//! joins the nearest line. Each point then belongs to the line whose run holds it, or to the
+//! two humps beside it; a low run (under 40 % of the median run's height: the dot of an i, an
+//! accent), a nearly empty one (under 3 % of the largest run's ink: a stray mark) or a minor one
+//! close to another (under 20 % of the ink, nearer than 35 % of the median height: tails of
+//! letters cut off below a ruled line, whose print explains the ink over it) joins the nearest
+//! line. A short line of writing keeps a line's height and its distance, so it stays a line. Each point then belongs to the line whose run holds it, or to the
 //! nearest one.
 
 /// Height of a profile bin, in pixels of the clean page.
 const BIN_PX: f64 = 2.0;
-/// Runs below this share of the highest bin are gaps between lines.
-const GAP_LEVEL: f64 = 0.1;
+/// Rows below this share of the highest bin are gaps between lines (a short line of writing
+/// under long ones still rises above it).
+const GAP_LEVEL: f64 = 0.02;
 /// A valley this deep (relative to the lower hump beside it) splits a run.
 const VALLEY: f64 = 0.35;
 /// A line needs at least this many bins of height.
 const MIN_LINE_BINS: usize = 4;
-/// Runs holding less than this share of the largest run's ink join a neighbour.
-const SMALL_RUN: f64 = 0.12;
+/// Runs lower than this share of the median run's height join a neighbour (dots, accents)...
+const LOW_RUN: f64 = 0.4;
+/// ...and so do runs holding less than this share of the largest run's ink (a stray mark; a
+/// short line of writing, `x = 5`, holds much more)...
+const SMALL_RUN: f64 = 0.03;
+/// ...and runs holding less than this share of the largest run's ink that lie close to another
+/// run (the tails of letters cut off below a ruled line, which explains the ink over it)...
+const MINOR_RUN: f64 = 0.2;
+/// ...closer than this share of the median run's height.
+const NEAR_RUN: f64 = 0.35;
 
 /// Groups points (clean-page pixels, y down) into lines of writing: the indices of each line's
 /// points, lines from top to bottom.
@@ -100,10 +112,28 @@ pub(crate) fn split_lines(points: &[(f64, f64)]) -> Vec<Vec<usize>> {
             break;
         }
         let largest = split.iter().map(mass).fold(0.0, f64::max);
+        let mut heights: Vec<usize> = split.iter().map(|r| r.1 - r.0).collect();
+        heights.sort_unstable();
+        let median = heights[heights.len() / 2] as f64;
+        let low = |r: &(usize, usize)| {
+            let height = r.1 - r.0;
+            height < MIN_LINE_BINS || (height as f64) < LOW_RUN * median
+        };
+        let gap = |k: usize| {
+            let before = k
+                .checked_sub(1)
+                .map_or(usize::MAX, |j| split[k].0 - split[j].1);
+            let after = split.get(k + 1).map_or(usize::MAX, |n| n.0 - split[k].1);
+            before.min(after)
+        };
+        let joins = |k: usize| {
+            let m = mass(&split[k]);
+            low(&split[k])
+                || m < SMALL_RUN * largest
+                || (m < MINOR_RUN * largest && (gap(k) as f64) <= (NEAR_RUN * median).max(3.0))
+        };
         let Some(k) = (0..split.len())
-            .filter(|&k| {
-                mass(&split[k]) < SMALL_RUN * largest || split[k].1 - split[k].0 < MIN_LINE_BINS
-            })
+            .filter(|&k| joins(k))
             .min_by(|&a, &b| mass(&split[a]).total_cmp(&mass(&split[b])))
         else {
             break;
@@ -250,6 +280,50 @@ mod tests {
             .count();
         // Descenders reaching below the valley go to the next line: a few percent at most.
         assert!(wrong * 12 < pts.len(), "{wrong} of {} misplaced", pts.len());
+    }
+
+    #[test]
+    fn a_short_last_line_is_a_line() {
+        // Four long lines and a short one (x = 5) under them.
+        let (mut pts, mut truth) = writing(4, 47.0, 0.0, 12);
+        let baseline = 100.0 + 47.0 * 4.0;
+        // An x, an equals sign's bars and a digit as tall as a capital.
+        for (x, low, high) in [(85.0, 0, 12), (97.0, 3, 5), (97.0, 7, 9), (109.0, 0, 22)] {
+            for y in low..high {
+                for dx in 0..3 {
+                    pts.push((x + f64::from(dx), baseline - f64::from(y)));
+                    truth.push(4);
+                }
+            }
+        }
+        let found = split_lines(&pts);
+        assert_eq!(found.len(), 5);
+        assert!(found[4].iter().all(|&i| truth[i] == 4));
+    }
+
+    #[test]
+    fn tails_cut_off_below_a_rule_stay_with_their_line() {
+        // Two lines; under the first, a ruled line's band (explained by print) cuts the tails
+        // of its long tails off: what is left of them, 15 px of it, lies apart below.
+        let (mut pts, mut truth): (Vec<_>, Vec<_>) = {
+            let (all, t) = writing(2, 60.0, 0.0, 21);
+            all.into_iter()
+                .zip(t)
+                .filter(|(p, _)| !(p.1 > 100.0 && p.1 < 112.0))
+                .unzip()
+        };
+        for k in 0..6 {
+            let x = 100.0 + 40.0 * f64::from(k);
+            for y in 112..127 {
+                pts.push((x, f64::from(y)));
+                pts.push((x + 1.0, f64::from(y)));
+                truth.push(0);
+                truth.push(0);
+            }
+        }
+        let found = split_lines(&pts);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].iter().all(|&i| truth[i] == 0));
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub enum FitKind {
     /// back as this.
     #[default]
     Legacy,
+    /// No transform: the pages could not be aligned (`note` says why).
+    None,
     /// The clean page had too little print to align on: the work page's frame was taken as the
     /// page.
     Frame,
@@ -185,6 +187,7 @@ mod tests {
         assert_eq!(back, Some(PageTransform::IDENTITY));
         let names: Vec<String> = [
             FitKind::Legacy,
+            FitKind::None,
             FitKind::Frame,
             FitKind::Similarity,
             FitKind::Affine,
@@ -197,6 +200,7 @@ mod tests {
             names,
             [
                 "\"legacy\"",
+                "\"none\"",
                 "\"frame\"",
                 "\"similarity\"",
                 "\"affine\"",

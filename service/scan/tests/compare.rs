@@ -376,6 +376,7 @@ fn nothing_stored_nothing_recomputed() {
     let (reference, work, _) = pages();
     let failed = compare(&handwriting_page(), &reference);
     assert!(!failed.aligned);
+    assert_eq!(failed.fit, FitKind::None);
     assert!(examkit_scan::added_ink(&work, &reference, &failed).is_none());
     let mut legacy = compare(&work, &reference);
     legacy.transform = None;
