@@ -391,3 +391,65 @@ fn nothing_stored_nothing_recomputed() {
         .is_none()
     );
 }
+
+#[test]
+fn scans_at_other_resolutions_and_photo_frames_align() {
+    let (reference, work, written) = pages();
+    let scan = bed_scan(&work, 1.2, 0.97, 11);
+    let (x0, y0, x1, y1) = box_on_bed(written, PAGE_W as f64, PAGE_H as f64, 1.2, 0.97, -14.0, 9.0);
+    let expected = NormBox::from_corners(x0, y0, x1, y1);
+    // The same scan at 200 dpi and at 100 dpi.
+    for (w, h) in [(1654, 2339), (827, 1169)] {
+        let resized = image::imageops::resize(&scan, w, h, image::imageops::FilterType::Triangle);
+        let c = compare(&resized, &reference);
+        println!("{w} x {h}: {}", c.note);
+        assert!(c.aligned, "{}", c.note);
+        assert!((c.scale - 0.97).abs() < 0.01, "{c:?}");
+        assert!(
+            c.added_regions
+                .iter()
+                .any(|r| r.intersection_area(&expected) > 0.5 * r.area().min(expected.area())),
+            "{expected:?}: {c:?}"
+        );
+        for r in &c.added_regions {
+            assert!(r.intersects(&expected), "stray region {r:?}: {c:?}");
+        }
+    }
+    // A photo in a 3:4 frame, larger than the page's raster, the page on a desk in the middle.
+    let corners = [
+        (150.0, 130.0),
+        (1100.0, 160.0),
+        (1150.0, 1640.0),
+        (95.0, 1610.0),
+    ];
+    let photo = photograph(&work, corners, 70, 0.2);
+    let mut frame = GrayImage::from_pixel(1500, 2000, image::Luma([70]));
+    image::imageops::replace(&mut frame, &photo, 130, 123);
+    let c = compare(&scan_noise(&frame, 12, 5.0), &reference);
+    println!("3:4 photo: {}", c.note);
+    assert!(c.aligned, "{}", c.note);
+    assert_eq!(c.fit, FitKind::Homography);
+    let (w, h) = (PAGE_W as f64, PAGE_H as f64);
+    let map = homography([(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)], corners);
+    let pts = [
+        (written.0, written.1),
+        (written.2, written.1),
+        (written.2, written.3),
+        (written.0, written.3),
+    ]
+    .map(|(x, y)| {
+        let (u, v) = apply_homography(&map, x as f64, y as f64);
+        (u + 130.0, v + 123.0)
+    });
+    let (x0, y0, x1, y1) = corners_box(&pts, 1500.0, 2000.0);
+    let truth = NormBox::from_corners(x0, y0, x1, y1);
+    assert!(
+        c.added_regions
+            .iter()
+            .any(|r| r.intersection_area(&truth) > 0.5 * r.area().min(truth.area())),
+        "{truth:?}: {c:?}"
+    );
+    for r in &c.added_regions {
+        assert!(r.intersects(&truth), "stray region {r:?}: {c:?}");
+    }
+}
