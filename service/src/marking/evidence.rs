@@ -373,12 +373,37 @@ pub fn answer_space(page: &WorkPage, part_id: &str) -> Option<Rect> {
     )
 }
 
-/// The region of `part_id`'s answer space on `page` that holds the centre of `rect`.
+/// The share of a box that must lie in an answer space for the box to belong to it when its
+/// centre does not: writing that runs over the edge of a small space (a one-line space, the
+/// last line of a long answer) is still that space's writing.
+const BELONGS_SHARE: f64 = 0.25;
+
+/// The region of `part_id`'s answer space on `page` that `rect` belongs to: the one holding its
+/// centre, or else the answer region of the page (of any part) sharing most of it, when that is
+/// one of this part's and shares at least [`BELONGS_SHARE`] of it. A box mostly in another
+/// part's space belongs to that part.
 fn region_holding<'a>(page: &'a WorkPage, part_id: &str, rect: &Rect) -> Option<&'a Rect> {
-    page.answer_regions
+    if let Some(region) = page
+        .answer_regions
         .iter()
         .find(|r| r.part_id == part_id && r.rect.holds_centre_of(rect))
-        .map(|r| &r.rect)
+    {
+        return Some(&region.rect);
+    }
+    if page
+        .answer_regions
+        .iter()
+        .any(|r| r.part_id != part_id && r.rect.holds_centre_of(rect))
+    {
+        return None;
+    }
+    let best = page
+        .answer_regions
+        .iter()
+        .map(|r| (r, r.rect.overlap(rect)))
+        .filter(|(_, shared)| *shared > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (best.0.part_id == part_id && best.1 >= BELONGS_SHARE * area(rect)).then_some(&best.0.rect)
 }
 
 fn in_space(page: &WorkPage, part_id: &str, rect: &Rect) -> bool {
@@ -939,6 +964,40 @@ mod tests {
             "{:?}",
             placed.rect
         );
+    }
+
+    #[test]
+    fn writing_that_runs_over_a_small_space_is_still_its_parts() {
+        // A one-line space for part b under part a's; the student's line runs below it, its
+        // centre outside the space, and nothing else is near.
+        let mut page = page();
+        page.words.truncate(5);
+        page.answer_regions.push(AnswerRegion {
+            part_id: "b".into(),
+            rect: r(0.05, 0.85, 0.9, 0.03),
+        });
+        page.ink = Some(vec![r(0.2, 0.86, 0.3, 0.035)]);
+        let claim_b = Claim {
+            part_id: "b",
+            ..claim("x = 3", hint_rect([50, 850, 950, 880]))
+        };
+        let (placed, verdict) = placed_and_guarded(&page, &claim_b);
+        assert_eq!(placed.placement, Placement::Ink);
+        assert!(close(placed.rect, r(0.2, 0.86, 0.3, 0.035)), "{placed:?}");
+        assert_eq!(verdict, Guard::Stands, "{placed:?}");
+        // Part a's space shares none of it: it is not part a's writing.
+        let (placed, verdict) = placed_and_guarded(&page, &claim_for_guard());
+        assert!(!placed.located, "{placed:?}");
+        assert_eq!(code_of(&verdict), Some(GuardCode::NotLocated));
+        // Ink only grazing part b's space (a tenth of it inside) is not part b's writing.
+        page.ink = Some(vec![r(0.2, 0.875, 0.3, 0.05)]);
+        let unhinted = Claim {
+            part_id: "b",
+            ..claim("x = 3", None)
+        };
+        let (placed, verdict) = placed_and_guarded(&page, &unhinted);
+        assert!(!placed.located, "{placed:?}");
+        assert_eq!(code_of(&verdict), Some(GuardCode::NotLocated));
     }
 
     #[test]
