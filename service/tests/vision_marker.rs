@@ -100,6 +100,7 @@ fn work_pages() -> Vec<WorkPage> {
         flagged: (!evidence).then(|| "nothing was written on this page".to_owned()),
         words: Vec::new(),
         ink: Some(Vec::new()),
+        ink_lines: Vec::new(),
         unaligned: None,
         laid_out: true,
         answer_regions: Vec::new(),
@@ -954,6 +955,300 @@ async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
     assert_eq!(score["awarded"], awards, "{score}");
 }
 
+/// Where the scan maker put each written part: (label, part) to (page number, box of the part's
+/// writing, box of each of its lines) on the page as scanned, from its `--truth` record.
+type Truth = std::collections::HashMap<(String, String), (u64, Rect, Vec<Rect>)>;
+
+fn written_truth(truth: &Value) -> Truth {
+    let boxed = |b: &Value| {
+        let f = |k: &str| b[k].as_f64().expect("number");
+        rect(f("x"), f("y"), f("width"), f("height"))
+    };
+    let mut out = Truth::new();
+    for page in truth["pages"].as_array().expect("pages") {
+        let number = page["page"].as_u64().expect("page");
+        for w in page["written"].as_array().expect("written") {
+            let lines = w["lines"]
+                .as_array()
+                .expect("lines")
+                .iter()
+                .map(boxed)
+                .collect();
+            out.insert(
+                (
+                    w["question"].to_string(),
+                    w["part"].as_str().expect("part").to_owned(),
+                ),
+                (number, boxed(&w["bbox"]), lines),
+            );
+        }
+    }
+    out
+}
+
+/// The lines the student wrote for `label`'s `part` ([`sample_answers`]).
+fn written_lines(label: &str, part: &str) -> Vec<String> {
+    let id = match label {
+        "1" => SAMPLE_QUESTIONS[0],
+        "2" => SAMPLE_QUESTIONS[1],
+        _ => return Vec::new(),
+    };
+    sample_answers()[id][part]
+        .as_str()
+        .map(|a| a.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// The line of its part's writing a criterion's quote is on: the part's last criterion quotes
+/// the last line (the answer), the others the line of their place among the criteria (working).
+fn quoted_line(seen: &Seen, id: &str, part: &str, lines: usize) -> usize {
+    let of_part: Vec<&str> = seen
+        .criteria
+        .iter()
+        .filter(|(_, p, _)| p == part)
+        .map(|(c, _, _)| c.as_str())
+        .collect();
+    let at = of_part.iter().position(|c| *c == id).unwrap_or(0);
+    if at + 1 == of_part.len() {
+        lines - 1
+    } else {
+        at.min(lines - 1)
+    }
+}
+
+/// Scans made the way document feeders and phones make them, and a clean scan in a cursive hand
+/// OCR cannot read: the model reads every answer right, transcribes it, quotes the working for a
+/// method mark and the answer for an answer mark, but points each box a tenth of the page below
+/// the writing. Every right answer is still awarded, each mark's box on the line it quotes, as on
+/// a clean scan; its awards on the parts the student left blank go to review.
+async fn skewed_and_photographed_pages_are_marked_as_clean_ones(db: Db) {
+    let kinds: [(&str, &[&str]); 3] = [
+        (
+            "clean, cursive",
+            &[
+                "--skew",
+                "0",
+                "--noise",
+                "0",
+                "--font",
+                "/usr/share/fonts/truetype/fifthhorseman/dkg.ttf",
+            ],
+        ),
+        (
+            "scanner",
+            &[
+                "--rotate",
+                "2:180",
+                "--skew",
+                "1:2",
+                "--scale",
+                "0.955:0.98",
+                "--shift",
+                "0.01",
+                "--bed",
+                "120",
+                "--paper-tone",
+                "0.9:0.95",
+                "--blur",
+                "0.6:0.9",
+                "--noise",
+                "0.035",
+                "--quality",
+                "65",
+                "--seed",
+                "11",
+            ],
+        ),
+        (
+            "photo",
+            &[
+                "--photo",
+                "--rotate",
+                "1:90",
+                "--perspective",
+                "7",
+                "--curl",
+                "0.02",
+                "--uneven",
+                "0.1",
+                "--noise",
+                "0.025",
+                "--blur",
+                "0.5",
+                "--quality",
+                "70",
+                "--seed",
+                "12",
+            ],
+        ),
+    ];
+    for (kind, options) in kinds {
+        let seen_truth: Arc<std::sync::Mutex<(String, Truth)>> = Arc::default();
+        let truth_for_model = seen_truth.clone();
+        let model = move |seen: &Seen| {
+            let (asset, truth) = &*truth_for_model.lock().expect("truth");
+            let transcription: String = ["a", "b", "c"]
+                .iter()
+                .filter_map(|part| {
+                    let lines = written_lines(&seen.label, part);
+                    (!lines.is_empty()).then(|| format!("({part}) {}", lines.join("\n")))
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let decisions: Vec<Value> = seen
+                .criteria
+                .iter()
+                .map(|(id, part, _code)| {
+                    let key = (seen.label.clone(), part.clone());
+                    let lines = written_lines(&seen.label, part);
+                    let mut d = match truth.get(&key) {
+                        Some((page, at, _)) if key != ("1".into(), "c".into()) => {
+                            let quote = &lines[quoted_line(seen, id, part, lines.len())];
+                            // A tenth of the page below the writing, as wide as it.
+                            let per_mille = |v: f64| (v.clamp(0.0, 1.0) * 1000.0).round() as u32;
+                            let hint = [
+                                per_mille(at.x),
+                                per_mille(at.y + 0.1),
+                                per_mille(at.x + at.width),
+                                per_mille(at.y + at.height + 0.1),
+                            ];
+                            decision(id, "awarded", quote, &format!("{asset}:p{page}"), hint)
+                        }
+                        // Left blank by the student, awarded anyway by a careless model.
+                        None => {
+                            let page = seen.work_pages.first().cloned().unwrap_or_default();
+                            decision(id, "awarded", "x = 4", &page, [200, 400, 600, 450])
+                        }
+                        _ => {
+                            let page = seen.work_pages.first().cloned().unwrap_or_default();
+                            decision(id, "withheld", "", &page, [0, 0, 0, 0])
+                        }
+                    };
+                    d["conditionChecks"] = json!(provider::checks_for(seen, id));
+                    d
+                })
+                .collect();
+            Reply::Answer(json!({
+                "transcription": transcription,
+                "rubric": null,
+                "decisions": decisions,
+            }))
+        };
+        let provider = provider::start(MODEL, Some(TOKEN), true, model).await;
+        let choice = openai_choice(&provider);
+        let Some(s) = start_with(db, generous(), |state| {
+            state.marking.marker = choice.clone()
+        })
+        .await
+        else {
+            return;
+        };
+        s.store.import_sample_bank().await.expect("sample bank");
+        let user = s.user("Teacher").await;
+        let key = s.key(&user, Scope::ALL).await;
+        let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+        let dir = tempfile::tempdir().expect("dir");
+        let truth_path = dir.path().join("truth.json").to_string_lossy().into_owned();
+        let mut args: Vec<&str> = options.to_vec();
+        args.extend(["--truth", truth_path.as_str()]);
+        let files = scan(&exported, &sample_answers(), &args);
+        let truth: Value =
+            serde_json::from_slice(&std::fs::read(&truth_path).expect("truth")).expect("JSON");
+        let truth = written_truth(&truth);
+        assert_eq!(truth.len(), 4, "{kind}: four parts written: {truth:?}");
+        let session = session_from_paper(&s, &key, &exported.id).await;
+        let (name, bytes) = files.into_iter().next().expect("the scan");
+        let work = upload(&s, &key, &session, "work", &name, bytes).await;
+        *seen_truth.lock().expect("truth") = (work.clone(), truth.clone());
+        let marking = workers(&s, |config| config.marker = choice.clone());
+        start(&s, &key, &session).await;
+        let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
+        marking.shutdown().await;
+        provider.assert_clean();
+        let mut awarded = std::collections::BTreeSet::new();
+        let mut blank = 0;
+        let mut placements = std::collections::BTreeMap::<String, usize>::new();
+        for question in view["questions"].as_array().expect("questions") {
+            let label = question["label"].as_str().expect("label");
+            let criteria: Vec<(String, String, String)> = question["allocations"]
+                .as_array()
+                .expect("allocations")
+                .iter()
+                .map(|a| {
+                    let text = |k: &str| a[k].as_str().unwrap_or("").to_owned();
+                    (text("criterionId"), text("partId"), text("code"))
+                })
+                .collect();
+            let seen = Seen {
+                call: 0,
+                label: label.to_owned(),
+                criteria,
+                work_pages: Vec::new(),
+                scheme_pages: Vec::new(),
+                repair: None,
+                body: Value::Null,
+            };
+            for a in question["allocations"].as_array().expect("allocations") {
+                let part = a["partId"].as_str().expect("part");
+                let id = a["criterionId"].as_str().expect("id");
+                let Some((page, _, lines)) = truth.get(&(label.to_owned(), part.to_owned())) else {
+                    // A blank part the model awarded: never saved as an award.
+                    assert_eq!(a["submitted"], "uncertain", "{kind}: {a}");
+                    blank += 1;
+                    continue;
+                };
+                if (label, part) == ("1", "c") {
+                    continue;
+                }
+                // Every right answer awarded, its box on the line its quote is on: at least
+                // half of the smaller of the two boxes is shared.
+                let run = &question["markerRun"];
+                assert_eq!(a["submitted"], "awarded", "{kind}: {a}\n{run}");
+                let evidence = &a["evidence"][0];
+                assert_eq!(evidence["pageId"], format!("{work}:p{page}"), "{kind}: {a}");
+                let b = &evidence["box"];
+                let f = |k: &str| b[k].as_f64().expect("number");
+                let placed = rect(f("x"), f("y"), f("width"), f("height"));
+                let quoted = quoted_line(&seen, id, part, lines.len());
+                let line = &lines[quoted];
+                let shared = placed.overlap(line);
+                let smaller = (placed.width * placed.height).min(line.width * line.height);
+                // ...and not on the part's other lines: the working's mark is not boxed on the
+                // answer, nor the answer's on the whole part.
+                for (other, l) in lines.iter().enumerate().filter(|(i, _)| *i != quoted) {
+                    let apart = (placed.width * placed.height).min(l.width * l.height);
+                    assert!(
+                        placed.overlap(l) < apart / 2.0,
+                        "{kind}: {label}{part} {id}'s box {placed:?} is on line {other} {l:?}, not line {quoted}"
+                    );
+                }
+                let how = run["placements"]
+                    .as_array()
+                    .and_then(|p| p.iter().find(|p| p["criterionId"] == id))
+                    .and_then(|p| p["placement"].as_str())
+                    .unwrap_or("")
+                    .to_owned();
+                assert!(
+                    shared >= smaller / 2.0,
+                    "{kind}: {label}{part} {id}'s box {placed:?} ({how}) shares {shared:.5} of its line {line:?}"
+                );
+                *placements.entry(how).or_default() += 1;
+                awarded.insert(format!("{label}{part}"));
+            }
+        }
+        assert_eq!(
+            awarded.into_iter().collect::<Vec<_>>(),
+            ["1a", "2a", "2b"],
+            "{kind}: {view}"
+        );
+        assert!(
+            blank >= 2,
+            "{kind}: 1 (b) and question 3 were awarded: {view}"
+        );
+        eprintln!("{kind}: awards placed by {placements:?}");
+    }
+}
+
 async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
     let Some(s) = start_with(db, generous(), |_| {}).await else {
         return;
@@ -1431,6 +1726,7 @@ on_both!(
     a_paper_is_marked_by_the_vision_model_end_to_end,
     a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end,
     nothing_stands_that_the_student_did_not_write_there,
+    skewed_and_photographed_pages_are_marked_as_clean_ones,
 );
 
 /// `examkit worker` with the vision marker, a token and `url`, with `env`: its exit status if it

@@ -386,6 +386,23 @@ impl AddedInk {
         n as f64 / area as f64
     }
 
+    /// The added ink of every region of `comparison` split into lines of writing
+    /// ([`AddedInk::lines`]), all of them in the order the clean page reads: by the height of
+    /// their middles on the clean page, then from the left.
+    pub fn lines_of(&self, comparison: &Comparison) -> Vec<NormBox> {
+        let mut lines: Vec<((f64, f64), NormBox)> = comparison
+            .added_regions
+            .iter()
+            .flat_map(|region| self.lines(region))
+            .map(|line| {
+                let at = comparison.to_clean(&line).unwrap_or(line);
+                ((at.y + at.height / 2.0, at.x), line)
+            })
+            .collect();
+        lines.sort_by(|a, b| a.0.0.total_cmp(&b.0.0).then(a.0.1.total_cmp(&b.0.1)));
+        lines.into_iter().map(|(_, line)| line).collect()
+    }
+
     /// The added ink inside `region` (the work page's normalised displayed coordinates) split
     /// into lines of writing: one box per line, in the work page's normalised displayed
     /// coordinates, from the first line to the last as the page reads (top to bottom on the

@@ -90,6 +90,9 @@ pub enum Placement {
     Words,
     /// Ink added in the part's answer space, near the hint.
     Ink,
+    /// The line of the part's writing the model's transcription puts the quote on, where the
+    /// page's words could not be read.
+    Line,
     /// The model's box.
     Hint,
     /// The answer space: the evidence could not be located (or the answer is blank).
@@ -187,6 +190,9 @@ pub struct Claim<'a> {
     pub hint: Option<Rect>,
     /// Whether the marker awards the mark.
     pub awarded: bool,
+    /// Which of the part's lines of writing on the page holds the quote, counted from its first
+    /// ([`Transcript::line_of`]); `None` when that is not known.
+    pub line: Option<usize>,
 }
 
 /// Reads where a page has ink inside a box (dark pixels of its displayed raster), for pages that
@@ -358,6 +364,127 @@ fn quote_runs(page: &WorkPage, quote: &str) -> Vec<Rect> {
     runs
 }
 
+/// The model's transcription of a question, line by line, for finding which line of a part's
+/// writing a quote is on when the page's words cannot be read.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    /// Each written line: the part it is labelled with (`(a)`, `a)`, `a.` at its start), if
+    /// any, and its text in comparable form, label removed.
+    lines: Vec<(Option<String>, String)>,
+}
+
+/// A part label opening a transcribed line: `(a)`, `a)` or `a.` followed by a space, a
+/// bracket or the end, for a label of one letter or a roman numeral; the label and the rest.
+fn part_label(line: &str) -> Option<(String, &str)> {
+    let line = line.trim_start();
+    let (inner, rest) = if let Some(after) = line.strip_prefix('(') {
+        let close = after.find(')')?;
+        (&after[..close], &after[close + 1..])
+    } else {
+        let end = line.find([')', '.'])?;
+        (&line[..end], &line[end + 1..])
+    };
+    let letter = inner.len() == 1 && inner.chars().all(|c| c.is_ascii_lowercase());
+    let roman =
+        (1..=4).contains(&inner.len()) && inner.chars().all(|c| matches!(c, 'i' | 'v' | 'x'));
+    let ok = (letter || roman)
+        && (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '('));
+    ok.then(|| (inner.to_owned(), rest))
+}
+
+impl Transcript {
+    /// Reads a transcription: its non-empty lines, in order.
+    pub fn new(transcription: &str) -> Transcript {
+        let lines = transcription
+            .lines()
+            .filter_map(|line| {
+                let (label, text) = match part_label(line) {
+                    Some((label, rest)) => (Some(label), comparable(rest)),
+                    None => (None, comparable(line)),
+                };
+                (!text.is_empty()).then_some((label, text))
+            })
+            .collect();
+        Transcript { lines }
+    }
+
+    /// The index, among `lines`, of the line holding `quote`: the first line that holds it
+    /// whole, else (a quote over several lines) the last line it holds whole.
+    fn find(lines: &[&(Option<String>, String)], quote: &str) -> Option<usize> {
+        let quote = comparable(quote);
+        if quote.is_empty() {
+            return None;
+        }
+        lines
+            .iter()
+            .position(|(_, text)| text.contains(&quote))
+            .or_else(|| {
+                lines
+                    .iter()
+                    .rposition(|(_, text)| quote.contains(text.as_str()))
+            })
+    }
+
+    /// Which of `ink_lines` lines of part `part_id`'s writing on a page (counted from its first,
+    /// as the page reads) holds `quote`, given the quotes of every decision of the part
+    /// (`part_quotes`, this one among them). Where the transcription labels its parts, the part's
+    /// own lines are matched to the ink's lines in order (in proportion when there are more or
+    /// fewer); where it does not, the part's last quoted line is taken to be its last line of
+    /// ink, and the others counted back from it. `None` when the part has fewer than two lines
+    /// of ink or the quote is not in the transcription.
+    pub fn line_of(
+        &self,
+        part_id: &str,
+        quote: &str,
+        part_quotes: &[&str],
+        ink_lines: usize,
+    ) -> Option<usize> {
+        if ink_lines < 2 {
+            return None;
+        }
+        let labelled = self.lines.iter().any(|(label, _)| label.is_some());
+        if labelled {
+            let start = self
+                .lines
+                .iter()
+                .position(|(label, _)| label.as_deref() == Some(part_id))?;
+            let end = self.lines[start + 1..]
+                .iter()
+                .position(|(label, _)| label.is_some())
+                .map_or(self.lines.len(), |n| start + 1 + n);
+            let own: Vec<_> = self.lines[start..end].iter().collect();
+            let k = Self::find(&own, quote)?;
+            let m = own.len();
+            return Some(if m == ink_lines {
+                k
+            } else if m == 1 {
+                ink_lines - 1
+            } else {
+                ((k as f64) * (ink_lines - 1) as f64 / (m - 1) as f64).round() as usize
+            });
+        }
+        let all: Vec<_> = self.lines.iter().collect();
+        let k = Self::find(&all, quote)?;
+        let last = part_quotes
+            .iter()
+            .filter_map(|q| Self::find(&all, q))
+            .max()
+            .unwrap_or(k)
+            .max(k);
+        Some((ink_lines - 1).saturating_sub(last - k))
+    }
+}
+
+/// The lines of writing added in part `part_id`'s answer space on `page`, in the order the
+/// page reads.
+pub fn part_lines(page: &WorkPage, part_id: &str) -> Vec<Rect> {
+    page.ink_lines
+        .iter()
+        .filter(|line| region_holding(page, part_id, line).is_some())
+        .copied()
+        .collect()
+}
+
 /// Whether `rect` touches ink that indexing found added to the clean page.
 fn on_added_ink(ink: &[Rect], rect: &Rect) -> bool {
     ink.iter().any(|r| grown(r, 0.002).overlap(rect) > 0.0)
@@ -468,7 +595,14 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
             };
         }
     }
-    // 2. Ink added in the part's answer space, nearest the hint: the regions the hint touches,
+    // 2. The line of the part's writing the model's transcription puts the quote on, on a page
+    // lined up with its clean page: working and answer marks on their own lines.
+    if let (Basis::Added(_), Some(k)) = (&basis, claim.line)
+        && let Some(line) = part_lines(page, claim.part_id).get(k)
+    {
+        return placed(*line, Placement::Line, true);
+    }
+    // 3. Ink added in the part's answer space, nearest the hint: the regions the hint touches,
     // else the nearest region and those on its line. Only a page lined up with its clean page
     // has added ink.
     if let Basis::Added(ink) = &basis {
@@ -504,7 +638,7 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
             }
         }
     }
-    // 3. The hint: inside the part's answer space, or on a foreign page where it covers ink,
+    // 4. The hint: inside the part's answer space, or on a foreign page where it covers ink,
     // shrunk to that ink.
     if let Some(hint) = claim.hint {
         if let Some(region) = region_holding(page, claim.part_id, &hint)
@@ -519,7 +653,7 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
             return placed(ink, Placement::Hint, true);
         }
     }
-    // 4. Not located.
+    // 5. Not located.
     placed(fallback, Placement::AnswerSpace, false)
 }
 
@@ -749,6 +883,7 @@ fn guard_cited(
         quote: evidence["quote"].as_str().unwrap_or(""),
         hint: None,
         awarded: true,
+        line: None,
     };
     // Where the marker put it: located, by the marker's own box (which rule placed it is not
     // the guards' concern).
@@ -855,6 +990,7 @@ mod tests {
                 word("3", r(0.25, 0.5, 0.02, 0.03)),
             ],
             ink: Some(vec![r(0.19, 0.49, 0.09, 0.05), r(0.6, 0.7, 0.1, 0.04)]),
+            ink_lines: Vec::new(),
             unaligned: None,
             laid_out: true,
             answer_regions: vec![AnswerRegion {
@@ -875,6 +1011,7 @@ mod tests {
             quote,
             hint,
             awarded: true,
+            line: None,
         }
     }
 
@@ -964,6 +1101,98 @@ mod tests {
             "{:?}",
             placed.rect
         );
+    }
+
+    #[test]
+    fn a_quote_is_found_on_its_line_of_the_transcription() {
+        // Unlabelled: the part's last quoted line is its last line of ink.
+        let t = Transcript::new("3t^2 - 12t + 9 = 0\n\n3(t - 1)(t - 3) = 0\nt = 1 and t = 3\n");
+        let quotes = ["3(t - 1)(t - 3) = 0", "t = 1 and t = 3"];
+        assert_eq!(t.line_of("a", quotes[0], &quotes, 3), Some(1));
+        assert_eq!(t.line_of("a", quotes[1], &quotes, 3), Some(2));
+        // Two lines of ink: the answer on the last, the working on the one before.
+        assert_eq!(t.line_of("a", quotes[0], &quotes, 2), Some(0));
+        assert_eq!(t.line_of("a", quotes[1], &quotes, 2), Some(1));
+        // One line of ink, or a quote the transcription does not hold: nothing to choose.
+        assert_eq!(t.line_of("a", quotes[0], &quotes, 1), None);
+        assert_eq!(t.line_of("a", "x = 9", &quotes, 3), None);
+        // Maths typed differently still matches.
+        assert_eq!(t.line_of("a", "3(t-1)(t-3)=0", &quotes, 3), Some(1));
+        // Labelled: the part's own lines, matched in order or in proportion.
+        let t = Transcript::new(
+            "(a) g(3) = 2\nfg(3) = 7\n(b) x = 4\n2x = 8\nx = 4 or 5\nx = 4\n(c) k = 2",
+        );
+        assert_eq!(t.line_of("a", "fg(3) = 7", &[], 2), Some(1));
+        assert_eq!(t.line_of("a", "g(3) = 2", &[], 2), Some(0));
+        assert_eq!(t.line_of("b", "2x = 8", &[], 4), Some(1));
+        assert_eq!(t.line_of("b", "x = 4 or 5", &[], 4), Some(2));
+        // Four transcribed lines over two lines of ink: in proportion.
+        assert_eq!(t.line_of("b", "x = 4 or 5", &[], 2), Some(1));
+        assert_eq!(t.line_of("b", "2x = 8", &[], 2), Some(0));
+        // A part the labelled transcription does not name, or a quote only another part holds.
+        assert_eq!(t.line_of("d", "k = 2", &[], 2), None);
+        assert_eq!(t.line_of("a", "k = 2", &[], 2), None);
+        // Labels: brackets, a closing bracket, a full stop, roman numerals; not words.
+        assert_eq!(part_label("(a) x"), Some(("a".into(), " x")));
+        assert_eq!(part_label("b) x"), Some(("b".into(), " x")));
+        assert_eq!(part_label("c."), Some(("c".into(), "")));
+        assert_eq!(part_label("(ii) x"), Some(("ii".into(), " x")));
+        assert_eq!(part_label("so. x"), None);
+        assert_eq!(part_label("f(x) = 2"), None);
+        assert_eq!(part_label("x)y"), None);
+    }
+
+    /// A page whose part `a` holds `n` lines of writing, each its own line of ink, no words read.
+    fn lined(n: usize) -> (WorkPage, Vec<Rect>) {
+        let mut page = page();
+        page.words.truncate(5);
+        let lines: Vec<Rect> = (0..n)
+            .map(|i| r(0.1, 0.42 + 0.06 * i as f64, 0.3 + 0.05 * i as f64, 0.04))
+            .collect();
+        page.ink = Rect::union(lines.clone()).map(|all| vec![all]);
+        page.ink_lines = lines.clone();
+        (page, lines)
+    }
+
+    #[test]
+    fn each_mark_lands_on_its_own_line_of_writing() {
+        for n in 2..=5 {
+            let (page, lines) = lined(n);
+            let written: Vec<String> = (0..n)
+                .map(|i| format!("step {i}: y = {}", i + 10))
+                .collect();
+            let transcription = written.join("\n");
+            let transcript = Transcript::new(&transcription);
+            let quotes: Vec<&str> = written.iter().map(String::as_str).collect();
+            for (i, quote) in quotes.iter().enumerate() {
+                // The model's box on the last line, as careless models put every box.
+                let hint = hint_rect([100, 700, 400, 800]);
+                let line = transcript.line_of("a", quote, &quotes, part_lines(&page, "a").len());
+                assert_eq!(line, Some(i), "{n} lines, quote {i}");
+                let claim = Claim {
+                    line,
+                    ..claim(quote, hint)
+                };
+                let (placed, verdict) = placed_and_guarded(&page, &claim);
+                assert_eq!(placed.placement, Placement::Line, "{n} lines, quote {i}");
+                assert!(
+                    close(placed.rect, lines[i]),
+                    "{n} lines, quote {i}: {placed:?}"
+                );
+                assert_eq!(verdict, Guard::Stands, "{n} lines, quote {i}");
+            }
+        }
+        // A line another part's space holds is not this part's; without lines, the ink nearest
+        // the box is taken as before.
+        let (mut page, _) = lined(3);
+        page.answer_regions[0].rect = r(0.05, 0.4, 0.9, 0.085);
+        assert_eq!(part_lines(&page, "a").len(), 1);
+        page.ink_lines.clear();
+        let claim = Claim {
+            line: Some(1),
+            ..claim("x = 3", hint_rect([100, 420, 400, 460]))
+        };
+        assert_eq!(place(&page, &claim, &Ink(None)).placement, Placement::Ink);
     }
 
     #[test]

@@ -51,6 +51,8 @@ struct Found {
     index: PageIndex,
     code: Option<PageCode>,
     comparison: Option<Comparison>,
+    /// The added ink's lines of writing, in the order the clean page reads.
+    lines: Vec<examkit_scan::NormBox>,
     compare_note: Option<String>,
     /// The page renders to exactly the clean page's pixels.
     identical: bool,
@@ -194,6 +196,7 @@ fn index_blocking(
     };
     let code = index.codes.iter().find_map(|c| PageCode::parse(&c.payload));
     let mut comparison = None;
+    let mut lines = Vec::new();
     let mut compare_note = None;
     let mut identical = false;
     if work {
@@ -225,7 +228,9 @@ fn index_blocking(
                 // with too little ink to align, say).
                 identical = scanned.dimensions() == clean.dimensions()
                     && scanned.as_raw() == clean.as_raw();
-                comparison = Some(examkit_scan::compare(scanned, &clean));
+                let (compared, ink) = examkit_scan::compare_with_ink(scanned, &clean);
+                lines = ink.map(|ink| ink.lines_of(&compared)).unwrap_or_default();
+                comparison = Some(compared);
             }
             (Some(_), Some(_)) => {
                 compare_note = Some(
@@ -239,6 +244,7 @@ fn index_blocking(
         index,
         code,
         comparison,
+        lines,
         compare_note,
         identical,
         image,
@@ -330,6 +336,9 @@ fn record(
             "aligned": c.aligned,
             "addedFraction": c.added_fraction,
             "addedRegions": c.added_regions,
+            // The added ink split into lines of writing, in the order the clean page reads, so
+            // that each mark's evidence can be put on its own line.
+            "addedLines": found.lines,
             "note": c.note,
             // How the scan was lined up, so that answer spaces are carried onto it (marking)
             // and a person can see which fit was used and how well it held.

@@ -143,6 +143,9 @@ pub struct WorkPage {
     /// writing, in displayed coordinates), when the page could be compared with it; `None` when
     /// it could not, so that an answer space without words cannot be told blank.
     pub ink: Option<Vec<Rect>>,
+    /// The added ink split into lines of writing, in the order the clean page reads (empty when
+    /// the page was not lined up, or its lines were not recorded).
+    pub ink_lines: Vec<Rect>,
     /// Why the page could not be lined up with its clean page, when it has one (a page of the
     /// session's paper) and alignment failed or found a fit that cannot be right; `ink` is then
     /// `None`, and nothing on the page is verified as the student's writing. `None` when it was

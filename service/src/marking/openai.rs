@@ -654,16 +654,17 @@ fn question_from(
                 .collect()
         })
         .unwrap_or_default();
+    // Each part's quotes, for finding which of its lines of writing a quote is on.
+    let transcript = evidence::Transcript::new(&answer.transcription);
+    let mut quotes_of: HashMap<&str, Vec<&str>> = HashMap::new();
+    for d in &answer.decisions {
+        let part_id = part_of.get(d.criterion_id.as_str()).copied().unwrap_or("");
+        quotes_of.entry(part_id).or_default().push(&d.quote);
+    }
     let mut decisions = Vec::with_capacity(answer.decisions.len());
     let mut records = Vec::with_capacity(answer.decisions.len());
     for (i, d) in answer.decisions.iter().enumerate() {
         let part_id = part_of.get(d.criterion_id.as_str()).copied().unwrap_or("");
-        let claim = Claim {
-            part_id,
-            quote: &d.quote,
-            hint: evidence::hint_rect(d.hint),
-            awarded: d.outcome == "awarded",
-        };
         let named = request.work_pages.iter().find(|p| p.page_id == d.page_id);
         let Some(named) = named.filter(|p| p.evidence || p.blank) else {
             return Err(vec![Problem {
@@ -671,6 +672,18 @@ fn question_from(
                 path: format!("/decisions/{i}/pageId"),
                 message: format!("{} is not one of the work pages shown", d.page_id),
             }]);
+        };
+        let claim = Claim {
+            part_id,
+            quote: &d.quote,
+            hint: evidence::hint_rect(d.hint),
+            awarded: d.outcome == "awarded",
+            line: transcript.line_of(
+                part_id,
+                &d.quote,
+                quotes_of.get(part_id).map_or(&[][..], Vec::as_slice),
+                evidence::part_lines(named, part_id).len(),
+            ),
         };
         let placed = evidence::place(named, &claim, ink);
         let mut outcome = d.outcome.clone();

@@ -358,6 +358,9 @@ struct Compared {
     unaligned: Option<String>,
     /// The map from the clean page to the scan that lined them up, when one was recorded.
     fit: Option<PageTransform>,
+    /// The added ink's lines of writing, in the order the clean page reads (none recorded
+    /// before lines were).
+    lines: Vec<Rect>,
 }
 
 /// What the stored comparison says of a page. A comparison reported as aligned whose added ink
@@ -386,17 +389,23 @@ fn comparison_of(record: &PageRecord) -> Result<Compared, JobFailure> {
     let Some(regions) = compared["addedRegions"].as_array() else {
         return Ok(Compared::default());
     };
-    let added: Vec<Rect> = regions
-        .iter()
-        .filter_map(|r| {
-            Some(Rect {
-                x: r["x"].as_f64()?,
-                y: r["y"].as_f64()?,
-                width: r["width"].as_f64()?,
-                height: r["height"].as_f64()?,
+    let boxes = |list: &[Value]| -> Vec<Rect> {
+        list.iter()
+            .filter_map(|r| {
+                Some(Rect {
+                    x: r["x"].as_f64()?,
+                    y: r["y"].as_f64()?,
+                    width: r["width"].as_f64()?,
+                    height: r["height"].as_f64()?,
+                })
             })
-        })
-        .collect();
+            .collect()
+    };
+    let added = boxes(regions);
+    let lines = compared["addedLines"]
+        .as_array()
+        .map(|l| boxes(l))
+        .unwrap_or_default();
     if let Some(why) = evidence::implausible_fit(compared["addedFraction"].as_f64(), &added) {
         return Ok(Compared {
             unaligned: Some(why),
@@ -420,6 +429,7 @@ fn comparison_of(record: &PageRecord) -> Result<Compared, JobFailure> {
         ),
         unaligned: None,
         fit,
+        lines,
     })
 }
 
@@ -676,6 +686,7 @@ async fn assemble(
                     flagged: (!evidence).then(|| record.role_reason.clone()),
                     words: words_of(&record)?,
                     ink: compared.ink,
+                    ink_lines: compared.lines,
                     unaligned: compared.unaligned,
                     laid_out,
                     answer_regions: regions,

@@ -74,6 +74,7 @@ fn page(n: u32, words: Vec<PageWord>, ink: Option<Vec<Rect>>) -> WorkPage {
         flagged: None,
         words,
         ink,
+        ink_lines: Vec::new(),
         unaligned: None,
         laid_out: true,
         answer_regions: vec![

@@ -38,6 +38,7 @@ fn work_pages() -> Vec<WorkPage> {
         flagged: flagged.map(str::to_owned),
         words: Vec::new(),
         ink: Some(Vec::new()),
+        ink_lines: Vec::new(),
         unaligned: None,
         laid_out: false,
         answer_regions: Vec::new(),
