@@ -168,6 +168,8 @@ pub struct Report {
     pub overall: Option<Figures>,
     /// By code family: `M`, `A`, `B` (and `other` if a code is none of them).
     pub families: BTreeMap<String, Figures>,
+    /// By script: how the marker fared on each kind of scan (its box misses above all).
+    pub by_script: BTreeMap<String, Figures>,
     /// By criterion of each paper, across the scripts answering it: key `<paper>/<label>/<id>`.
     pub criteria: BTreeMap<String, Figures>,
     /// Questions compared.
@@ -189,9 +191,11 @@ impl Report {
     /// The report over `pairs` and the questions' marks.
     pub fn new(pairs: &[Pair], question_marks: Vec<QuestionMarks>) -> Report {
         let mut families: BTreeMap<&str, Vec<&Pair>> = BTreeMap::new();
+        let mut scripts: BTreeMap<String, Vec<&Pair>> = BTreeMap::new();
         let mut criteria: BTreeMap<String, Vec<&Pair>> = BTreeMap::new();
         for pair in pairs {
             families.entry(family(&pair.code)).or_default().push(pair);
+            scripts.entry(pair.script.clone()).or_default().push(pair);
             criteria
                 .entry(format!(
                     "{}/{}/{}",
@@ -219,6 +223,7 @@ impl Report {
                     .map(|(k, v)| (k.to_owned(), v))
                     .collect(),
             ),
+            by_script: grouped(scripts),
             criteria: grouped(criteria),
             questions: question_marks.len(),
             failed_questions: question_marks.iter().filter(|q| q.failed).count(),

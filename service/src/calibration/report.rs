@@ -116,6 +116,13 @@ pub fn table(header: &Header<'_>, report: &Report, failures: &[String]) -> Strin
     for (family, figures) in &report.families {
         row(&mut out, family, figures);
     }
+    if report.by_script.len() > 1 {
+        let _ = writeln!(out);
+        heading(&mut out, "by script");
+        for (script, figures) in &report.by_script {
+            row(&mut out, script, figures);
+        }
+    }
     let mad = report
         .mean_absolute_mark_difference
         .map_or_else(|| "–".to_owned(), |d| format!("{d:.2}"));
@@ -205,6 +212,44 @@ mod tests {
     }
 
     #[test]
+    fn with_several_scripts_the_table_shows_each() {
+        let pair = |script: &str, criterion: &str, hits: bool| Pair {
+            script: script.into(),
+            question: "1".into(),
+            criterion: criterion.into(),
+            code: "M1".into(),
+            paper: "pure".into(),
+            trusted_awarded: true,
+            marked: Some(Marked {
+                awarded: true,
+                uncertain: false,
+                box_hits: Some(hits),
+                on_non_work_page: false,
+            }),
+        };
+        let report = Report::new(
+            &[
+                pair("flatbed", "a1", true),
+                pair("flatbed", "a2", true),
+                pair("photo", "a1", true),
+                pair("photo", "a2", false),
+            ],
+            Vec::new(),
+        );
+        let table = table(
+            &Header {
+                scripts: 2,
+                ..header()
+            },
+            &report,
+            &[],
+        );
+        insta::assert_snapshot!(table);
+        assert_eq!(report.by_script["photo"].box_misses, Some(0.5));
+        assert_eq!(report.by_script["flatbed"].box_misses, Some(0.0));
+    }
+
+    #[test]
     fn the_json_holds_the_figures_and_the_verdict() {
         let report = report();
         let failures = report.failures(0.9);
@@ -214,6 +259,8 @@ mod tests {
         assert_eq!(value["overall"]["criteria"], 2);
         assert_eq!(value["overall"]["falseAwards"], 1);
         assert_eq!(value["families"]["A"]["agreement"], 0.0);
+        assert_eq!(value["byScript"]["pure-a"]["criteria"], 2);
+        assert_eq!(value["byScript"]["pure-a"]["boxMisses"], 0.0);
         assert_eq!(value["falseAwards"][0]["criterion"], "a2");
         assert_eq!(value["meanAbsoluteMarkDifference"], 1.0);
         assert_eq!(value["failures"].as_array().map(Vec::len), Some(1));
