@@ -4,17 +4,20 @@
 //!
 //! The provider answers each question from the trusted decisions, citing the page the prompt
 //! gives each part's answer space on, with a box hint in the wrong corner, and departs from them
-//! four times on purpose:
-//! - pure-1 question 1 c3 (the student's wrong final answer `x = -1`): awarded, a false award that
+//! on purpose, in every script of the paper (it tells scripts apart by their questions only):
+//! - pure question 1 c3 (the student's wrong final answer `x = -1`): awarded, a false award that
 //!   stands, since the student wrote there;
-//! - statistics-1 question 2 c1 (left blank): awarded, which the guards turn `uncertain`;
-//! - international-1 question 3 b2 (a wrong statement): `uncertain`;
-//! - pure-1 question 3 b4 (right): withheld, a missed award.
+//! - statistics question 2 c1 (left blank): awarded, which the guards turn `uncertain`;
+//! - international question 3 b2 (a wrong statement): `uncertain`;
+//! - pure question 3 b4 (right): withheld, a missed award.
 //!
-//! So the report's figures are known exactly: 53 criteria, agreement 51/53, one false award,
-//! one missed award, two left uncertain, every award's box on the trusted answer space, and no
-//! award on a clean, blank or scheme page. This proves calibration's plumbing and arithmetic on
-//! realistic scans, not any model's quality.
+//! The set has five scripts: the first of each paper, and the same answers again on the pure
+//! paper as a document feeder scans them (skewed, shrunk on a grey bed, blurred, noisy) and on the
+//! statistics paper as a phone photographs them. So the report's figures are known exactly: 91
+//! criteria, agreement 87/91, two false awards, two missed awards, three left uncertain, every
+//! award's box on the trusted answer space, no award on a clean, blank or scheme page, and the
+//! feeder's and the phone's scripts faring exactly as the flatbed scans of the same answers. This
+//! proves calibration's plumbing and arithmetic on realistic scans, not any model's quality.
 
 mod common;
 
@@ -158,6 +161,44 @@ fn answer(seen: &Seen, trusted: &[TrustedQuestion]) -> Reply {
     Reply::Answer(json!({ "transcription": "", "rubric": null, "decisions": decisions }))
 }
 
+/// The reference set's README shows each script's figures as this run found them, between its
+/// `<!-- figures -->` markers; `EXAMKIT_UPDATE_README=1` writes them there instead of checking.
+fn figures_in_the_sets_readme(report: &Value) {
+    let share = |v: &Value| {
+        v.as_f64()
+            .map_or_else(|| "–".to_owned(), |f| format!("{:.1} %", f * 100.0))
+    };
+    let mut table = String::from(
+        "| script | criteria | agreement | false awards | missed | uncertain | box misses |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for (script, f) in report["byScript"].as_object().expect("byScript") {
+        table.push_str(&format!(
+            "| `{script}` | {} | {:.3} | {} | {} | {} | {} |\n",
+            f["criteria"],
+            f["agreement"].as_f64().expect("agreement"),
+            f["falseAwards"],
+            f["missedAwards"],
+            share(&f["uncertain"]),
+            share(&f["boxMisses"]),
+        ));
+    }
+    let path = reference_dir().join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README");
+    let (open, close) = ("<!-- figures -->\n", "<!-- /figures -->");
+    let start = readme.find(open).expect("the README has figures markers") + open.len();
+    let end = readme[start..].find(close).expect("closing marker") + start;
+    if std::env::var("EXAMKIT_UPDATE_README").as_deref() == Ok("1") {
+        let updated = format!("{}{table}{}", &readme[..start], &readme[end..]);
+        std::fs::write(&path, updated).expect("README written");
+    } else {
+        assert_eq!(
+            &readme[start..end],
+            table,
+            "examples/calibration/README.md shows these figures (EXAMKIT_UPDATE_README=1 writes them)"
+        );
+    }
+}
+
 fn calibrate(provider: &provider::Provider, extra: &[&str]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_examkit"))
         .args(["marker", "calibrate", "--reference"])
@@ -190,7 +231,7 @@ fn calibrate(provider: &provider::Provider, extra: &[&str]) -> (i32, String, Str
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shipped_reference_set_is_calibrated_against_the_test_provider() {
     let trusted = std::sync::Arc::new(trusted_questions());
-    assert_eq!(trusted.len(), 9, "three papers of three questions");
+    assert_eq!(trusted.len(), 15, "five scripts of three questions");
     let script = trusted.clone();
     let provider =
         provider::start(MODEL, Some(TOKEN), true, move |seen| answer(seen, &script)).await;
@@ -198,54 +239,70 @@ async fn the_shipped_reference_set_is_calibrated_against_the_test_provider() {
     let (code, stdout, stderr) = calibrate(&provider, &["--json", "--min-agreement", "0.95"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     provider.assert_clean();
-    assert_eq!(provider.log().len(), 9, "one call per question: {stderr}");
+    assert_eq!(provider.log().len(), 15, "one call per question: {stderr}");
     let report: Value = serde_json::from_str(&stdout).expect("JSON report");
     assert_eq!(report["marker"], "openai");
     assert_eq!(report["model"], MODEL);
-    assert_eq!(report["scripts"], 3);
+    assert_eq!(report["scripts"], 5);
     assert_eq!(report["passed"], true);
-    assert_eq!(report["questions"], 9);
+    assert_eq!(report["questions"], 15);
     assert_eq!(report["failedQuestions"], 0);
     let overall = &report["overall"];
-    assert_eq!(overall["criteria"], 53, "{overall}");
+    assert_eq!(overall["criteria"], 91, "{overall}");
     let close = |v: &Value, expected: f64| (v.as_f64().expect("number") - expected).abs() < 1e-9;
-    assert!(close(&overall["agreement"], 51.0 / 53.0), "{overall}");
-    assert_eq!(overall["falseAwards"], 1, "{overall}");
-    assert_eq!(overall["missedAwards"], 1, "{overall}");
-    assert!(close(&overall["uncertain"], 2.0 / 53.0), "{overall}");
+    assert!(close(&overall["agreement"], 87.0 / 91.0), "{overall}");
+    assert_eq!(overall["falseAwards"], 2, "{overall}");
+    assert_eq!(overall["missedAwards"], 2, "{overall}");
+    assert!(close(&overall["uncertain"], 3.0 / 91.0), "{overall}");
     assert!(
         close(&overall["boxMisses"], 0.0),
         "every award is on its answer space: {report}"
     );
     assert_eq!(
         report["falseAwards"],
-        json!([{ "script": "pure-1", "question": "1", "criterion": "c3", "code": "A1" }])
+        json!([
+            { "script": "pure-1", "question": "1", "criterion": "c3", "code": "A1" },
+            { "script": "pure-2", "question": "1", "criterion": "c3", "code": "A1" },
+        ])
     );
     assert_eq!(report["nonWorkPageAwards"], json!([]));
-    // The false award moves question 1 of pure-1 by one mark and the missed one question 3:
-    // 2 of 9 questions differ by 1.
+    // The false award moves question 1 of each pure script by one mark and the missed one
+    // question 3: 4 of 15 questions differ by 1.
     assert!(
-        close(&report["meanAbsoluteMarkDifference"], 2.0 / 9.0),
+        close(&report["meanAbsoluteMarkDifference"], 4.0 / 15.0),
         "{report}"
     );
+    // The same answers and the same model's decisions: the feeder's skewed scan and the phone's
+    // photos fare exactly as the flatbed scans of the same scripts, every award on its answer
+    // space.
+    for (scan, like) in [("pure-2", "pure-1"), ("statistics-2", "statistics-1")] {
+        assert_eq!(
+            report["byScript"][scan], report["byScript"][like],
+            "{report}"
+        );
+    }
+    for (script, figures) in report["byScript"].as_object().expect("byScript") {
+        assert!(close(&figures["boxMisses"], 0.0), "{script}: {figures}");
+    }
+    figures_in_the_sets_readme(&report);
     for family in ["M", "A", "B"] {
         assert!(
             report["families"][family]["criteria"].as_u64() > Some(5),
             "{report}"
         );
     }
-    assert_eq!(report["families"]["A"]["falseAwards"], 1);
+    assert_eq!(report["families"]["A"]["falseAwards"], 2);
     assert_eq!(report["criteria"].as_object().map(|c| c.len()), Some(53));
 
     // Below the bar: a table for people, exit status 1.
     let (code, table, stderr) = calibrate(&provider, &["--min-agreement", "0.99"]);
     assert_eq!(code, 1, "{table}\n{stderr}");
     assert!(
-        table.contains("Failed: agreement 0.962 is below the required 0.990."),
+        table.contains("Failed: agreement 0.956 is below the required 0.990."),
         "{table}"
     );
     assert!(
-        table.contains("False awards: pure-1 question 1 c3 (A1)"),
+        table.contains("False awards: pure-1 question 1 c3 (A1); pure-2 question 1 c3 (A1)"),
         "{table}"
     );
     let summary: String = table

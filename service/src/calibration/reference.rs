@@ -422,7 +422,7 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         let set = load(&dir).expect("the shipped set loads");
         assert!(set.manifest.papers.len() >= 3);
-        assert_eq!(set.scripts.len(), 3);
+        assert_eq!(set.scripts.len(), 5);
         // The schema refuses what the loader refuses.
         let mut bad = manifest.clone();
         bad["scripts"][0]["extra"] = serde_json::json!(true);
