@@ -101,6 +101,7 @@ fn work_pages() -> Vec<WorkPage> {
         words: Vec::new(),
         ink: Some(Vec::new()),
         ink_lines: Vec::new(),
+        fit: None,
         unaligned: None,
         laid_out: true,
         answer_regions: Vec::new(),
@@ -1222,12 +1223,23 @@ async fn skewed_and_photographed_pages_are_marked_as_clean_ones(db: Db) {
                         "{kind}: {label}{part} {id}'s box {placed:?} is on line {other} {l:?}, not line {quoted}"
                     );
                 }
-                let how = run["placements"]
+                let placement = run["placements"]
                     .as_array()
                     .and_then(|p| p.iter().find(|p| p["criterionId"] == id))
-                    .and_then(|p| p["placement"].as_str())
-                    .unwrap_or("")
-                    .to_owned();
+                    .cloned()
+                    .unwrap_or_default();
+                let how = placement["placement"].as_str().unwrap_or("").to_owned();
+                // The placement records how its page was lined up, and how well.
+                let fit = &placement["fit"];
+                assert!(
+                    matches!(
+                        fit["kind"].as_str(),
+                        Some("similarity" | "affine" | "homography")
+                    ) && fit["residualPx"]
+                        .as_f64()
+                        .is_some_and(|r| (0.0..3.0).contains(&r)),
+                    "{kind}: {placement}"
+                );
                 assert!(
                     shared >= smaller / 2.0,
                     "{kind}: {label}{part} {id}'s box {placed:?} ({how}) shares {shared:.5} of its line {line:?}"

@@ -991,6 +991,7 @@ mod tests {
             ],
             ink: Some(vec![r(0.19, 0.49, 0.09, 0.05), r(0.6, 0.7, 0.1, 0.04)]),
             ink_lines: Vec::new(),
+            fit: None,
             unaligned: None,
             laid_out: true,
             answer_regions: vec![AnswerRegion {

@@ -114,6 +114,17 @@ pub struct AnswerRegion {
     pub rect: Rect,
 }
 
+/// How a work page was lined up with its clean page: the kind of fit (`similarity`, `affine`,
+/// `homography`, `frame`) and its root-mean-square residual in pixels at 150 dpi.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fit {
+    /// The kind of fit.
+    pub kind: String,
+    /// Its residual, in pixels at 150 dpi.
+    pub residual_px: f64,
+}
+
 /// A selected work page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkPage {
@@ -146,6 +157,8 @@ pub struct WorkPage {
     /// The added ink split into lines of writing, in the order the clean page reads (empty when
     /// the page was not lined up, or its lines were not recorded).
     pub ink_lines: Vec<Rect>,
+    /// How the page was lined up with its clean page, when it was.
+    pub fit: Option<Fit>,
     /// Why the page could not be lined up with its clean page, when it has one (a page of the
     /// session's paper) and alignment failed or found a fit that cannot be right; `ink` is then
     /// `None`, and nothing on the page is verified as the student's writing. `None` when it was

@@ -33,7 +33,7 @@ use super::builtin::{BLANK_QUOTE, strings};
 use super::evidence::{self, Claim, Guard, GuardCode, PageInk, Placement};
 use super::failure::FailureCode;
 use super::marker::{
-    AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, Problem, Rect, Scheme,
+    AnswerCheck, Fit, MarkFuture, MarkRequest, Marked, Marker, MarkerError, Problem, Rect, Scheme,
     WorkPage, structured_rubric,
 };
 use super::model_answer::{self, ModelAnswer, Narrowing, SCHEMA_NAME};
@@ -609,6 +609,8 @@ struct PlacementRecord {
     located: bool,
     guard: Option<String>,
     guard_code: Option<GuardCode>,
+    /// How the evidence's page was lined up with its clean page, when it was.
+    fit: Option<Fit>,
 }
 
 /// Turns a model's answer into an import question: the rubric (the scheme's, or the one read
@@ -724,6 +726,7 @@ fn question_from(
             located: placed.located,
             guard: guard_note,
             guard_code,
+            fit: named.fit.clone(),
         });
     }
     Ok((

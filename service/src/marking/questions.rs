@@ -22,7 +22,7 @@ use examkit_scan::PageTransform;
 use super::evidence;
 use super::jobs::{JobContext, JobFailure, MARK_QUESTION};
 use super::marker::{
-    AnswerRegion, MarkRequest, PageWord, Problem, Rect, Scheme, SchemePage, WorkPage,
+    AnswerRegion, Fit, MarkRequest, PageWord, Problem, Rect, Scheme, SchemePage, WorkPage,
 };
 use crate::store::automated::PageRecord;
 use crate::store::automated_questions::{NewQuestion, QueueOutcome, error_json};
@@ -361,6 +361,8 @@ struct Compared {
     /// The added ink's lines of writing, in the order the clean page reads (none recorded
     /// before lines were).
     lines: Vec<Rect>,
+    /// The kind of fit and its residual, when the page was lined up and they were recorded.
+    kind: Option<Fit>,
 }
 
 /// What the stored comparison says of a page. A comparison reported as aligned whose added ink
@@ -430,6 +432,13 @@ fn comparison_of(record: &PageRecord) -> Result<Compared, JobFailure> {
         unaligned: None,
         fit,
         lines,
+        kind: compared["fit"]
+            .as_str()
+            .zip(compared["residualPx"].as_f64())
+            .map(|(kind, residual_px)| Fit {
+                kind: kind.to_owned(),
+                residual_px,
+            }),
     })
 }
 
@@ -687,6 +696,7 @@ async fn assemble(
                     words: words_of(&record)?,
                     ink: compared.ink,
                     ink_lines: compared.lines,
+                    fit: compared.kind,
                     unaligned: compared.unaligned,
                     laid_out,
                     answer_regions: regions,

@@ -75,6 +75,7 @@ fn page(n: u32, words: Vec<PageWord>, ink: Option<Vec<Rect>>) -> WorkPage {
         words,
         ink,
         ink_lines: Vec::new(),
+        fit: None,
         unaligned: None,
         laid_out: true,
         answer_regions: vec![

@@ -39,6 +39,7 @@ fn work_pages() -> Vec<WorkPage> {
         words: Vec::new(),
         ink: Some(Vec::new()),
         ink_lines: Vec::new(),
+        fit: None,
         unaligned: None,
         laid_out: false,
         answer_regions: Vec::new(),
