@@ -11,6 +11,11 @@
 //! quarter; photographed (perspective, a dark table, light falling off, JPEG at 75), also
 //! upside down. The figure is the time of `compare` alone (decoding excluded): the least and
 //! the median of the rounds.
+//!
+//! Then indexing throughput with and without the comparison, in one run: each page as uploaded
+//! (JPEG) indexed as the service indexes it (OCR on, one thread: run with `OMP_THREAD_LIMIT=1`),
+//! alone, and with the clean page rendered from the PDF, the comparison and the split into
+//! lines that indexing adds; the ratio of the two throughputs.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 #[path = "../tests/common/mod.rs"]
@@ -19,7 +24,7 @@ mod common;
 use std::time::Instant;
 
 use common::*;
-use examkit_scan::{Format, compare, render_page};
+use examkit_scan::{Format, IndexOptions, Indexer, compare, compare_with_ink, render_page};
 use image::GrayImage;
 
 fn main() {
@@ -90,4 +95,56 @@ fn main() {
             c.note
         );
     }
+
+    let mut indexer = Indexer::new(&IndexOptions {
+        ocr: true,
+        ..IndexOptions::default()
+    })
+    .unwrap();
+    println!("\nindexing with OCR, one thread, {rounds} rounds per page (JPEG as uploaded)");
+    let (mut alone, mut with) = (0.0f64, 0.0f64);
+    for (name, page) in &pages {
+        let bytes = jpeg_bytes(page, 85);
+        indexer.index_page(&bytes, Format::Jpeg, 1).unwrap();
+        let t = Instant::now();
+        for _ in 0..rounds {
+            indexer.index_page(&bytes, Format::Jpeg, 1).unwrap();
+        }
+        let a = t.elapsed().as_secs_f64() / rounds as f64;
+        let t = Instant::now();
+        for _ in 0..rounds {
+            let (_, raster) = indexer
+                .index_page_with_raster(&bytes, Format::Jpeg, 1)
+                .unwrap();
+            let reference = render_page(&pdf, Format::Pdf, 2, 150).unwrap();
+            let (c, ink) = compare_with_ink(&raster, &reference);
+            if let Some(ink) = ink {
+                std::hint::black_box(ink.lines_of(&c));
+            }
+        }
+        let w = t.elapsed().as_secs_f64() / rounds as f64;
+        alone += a;
+        with += w;
+        println!(
+            "{name:38} alone {:6.1} ms, with comparison {:6.1} ms: {:.2}x the throughput",
+            a * 1000.0,
+            w * 1000.0,
+            a / w
+        );
+    }
+    println!(
+        "{:38} alone {:6.2} pages/s, with comparison {:6.2} pages/s: {:.2}x the throughput",
+        "every page",
+        pages.len() as f64 / alone,
+        pages.len() as f64 / with,
+        alone / with
+    );
+}
+
+fn jpeg_bytes(page: &GrayImage, quality: u8) -> Vec<u8> {
+    let mut out = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
+        .encode_image(page)
+        .unwrap();
+    out
 }
