@@ -107,14 +107,20 @@ async fn written_word_is_located(
     );
     let page = spaces[0]["page"].as_u64().expect("page");
     let read = words(s, key, &assets[&page]).await;
-    // Letters and digits only: OCR of handwriting drops a decimal point now and then.
+    // Letters and digits only: OCR of handwriting drops a decimal point now and then, and may
+    // read `x = 9` as one word, `X=9`: what follows its last `=` is then the number.
     let plain = |t: &str| -> String { t.chars().filter(|c| c.is_alphanumeric()).collect() };
+    let reads = |t: &str, x: &str| {
+        plain(t) == plain(x)
+            || t.rsplit_once('=')
+                .is_some_and(|(_, after)| plain(after) == plain(x))
+    };
     let found: Vec<&Value> = read
         .iter()
         .filter(|w| {
             w["text"]
                 .as_str()
-                .is_some_and(|t| written.iter().any(|x| plain(t) == plain(x)))
+                .is_some_and(|t| written.iter().any(|x| reads(t, x)))
         })
         .collect();
     let all: Vec<&str> = read.iter().filter_map(|w| w["text"].as_str()).collect();
