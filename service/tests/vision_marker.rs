@@ -808,6 +808,16 @@ fn openai_choice(provider: &provider::Provider) -> MarkerChoice {
     })
 }
 
+/// Marks `session` (a paper of three questions) with workers running `choice`: started, then
+/// polled until every question is terminal; the session's view.
+async fn marked_by(s: &common::Server, key: &str, session: &str, choice: &MarkerChoice) -> Value {
+    let marking = workers(s, |config| config.marker = choice.clone());
+    start(s, key, session).await;
+    let view = poll_until(s, key, session, 600, |v| all_terminal(v, 3)).await;
+    marking.shutdown().await;
+    view
+}
+
 async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
     let provider = provider::start(MODEL, Some(TOKEN), true, paper_model).await;
     let choice = openai_choice(&provider);
@@ -842,10 +852,7 @@ async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
     let session = session_from_paper(&s, &key, &exported.id).await;
     let (name, bytes) = files.into_iter().next().expect("the scan");
     let work = upload(&s, &key, &session, "work", &name, bytes).await;
-    let marking = workers(&s, |config| config.marker = choice.clone());
-    start(&s, &key, &session).await;
-    let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
-    marking.shutdown().await;
+    let view = marked_by(&s, &key, &session, &choice).await;
     provider.assert_clean();
     assert_eq!(provider.log().len(), 3, "one call per question");
     // Indexing kept each page's image for the model (JPEG, within the configured size), and the
@@ -1161,10 +1168,7 @@ async fn skewed_and_photographed_pages_are_marked_as_clean_ones(db: Db) {
         let (name, bytes) = files.into_iter().next().expect("the scan");
         let work = upload(&s, &key, &session, "work", &name, bytes).await;
         *seen_truth.lock().expect("truth") = (work.clone(), truth.clone());
-        let marking = workers(&s, |config| config.marker = choice.clone());
-        start(&s, &key, &session).await;
-        let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
-        marking.shutdown().await;
+        let view = marked_by(&s, &key, &session, &choice).await;
         provider.assert_clean();
         let mut awarded = std::collections::BTreeSet::new();
         let mut blank = 0;

@@ -171,6 +171,18 @@ fn fiducials(
 /// Sums of `v` (a `w` × `h` image) over the `(2 r + 1)²` square round each pixel, counting
 /// nothing outside the image: running sums of whole rows down the image, then prefix sums along
 /// each row.
+/// The same places one pyramid level down (twice the size): the centre of each pixel's 2 x 2
+/// block.
+fn one_level_up(places: &[Fiducial]) -> Vec<Fiducial> {
+    places
+        .iter()
+        .map(|f| Fiducial {
+            x: f.x * 2 + 1,
+            y: f.y * 2 + 1,
+        })
+        .collect()
+}
+
 fn box_sums(v: &[f32], w: usize, h: usize, r: usize) -> Vec<f32> {
     let mut vertical = vec![0f32; w * h];
     let mut acc = vec![0f32; w];
@@ -758,13 +770,7 @@ pub(crate) fn align(clean: &[GrayImage], work: &[GrayImage]) -> Result<Alignment
     // Fine: half size, then full size, smaller patches, more of them.
     // Chosen on the quarter-size page (cheaper; any place with structure will do), matched at
     // half and at full size round the same places.
-    let fine: Vec<Fiducial> = fiducials(&clean[2], 5, 2, 6, 8, 2)
-        .iter()
-        .map(|f| Fiducial {
-            x: f.x * 2 + 1,
-            y: f.y * 2 + 1,
-        })
-        .collect();
+    let fine = one_level_up(&fiducials(&clean[2], 5, 2, 6, 8, 2));
     let half_size = Search {
         half: 10,
         radius: 4,
@@ -774,13 +780,7 @@ pub(crate) fn align(clean: &[GrayImage], work: &[GrayImage]) -> Result<Alignment
     if let Some(c) = consensus(Model::Homography, &pairs, 4.0, size) {
         map = c.map;
     }
-    let full: Vec<Fiducial> = fine
-        .iter()
-        .map(|f| Fiducial {
-            x: f.x * 2 + 1,
-            y: f.y * 2 + 1,
-        })
-        .collect();
+    let full = one_level_up(&fine);
     let full_size = Search {
         half: 16,
         radius: 2,
