@@ -23,20 +23,26 @@ passed=0
 failed=0
 failures=()
 
+# Each suite's output is also kept, so a failed suite's last lines are printed again at the end,
+# where a reader of only the run's tail (a CI summary) still sees why it failed.
+logs="$(mktemp -d)"
 run() {
   local name="$1"
   shift
   printf '\n==> %s\n' "$name"
-  local started=$SECONDS
-  if "$@"; then
+  local started=$SECONDS log="$logs/$((passed + failed)).log"
+  "$@" 2>&1 | tee "$log"
+  if [ "${PIPESTATUS[0]}" -eq 0 ]; then
     passed=$((passed + 1))
     printf '==> %s: ok (%ss)\n' "$name" $((SECONDS - started))
   else
     failed=$((failed + 1))
     failures+=("$name")
+    failure_logs+=("$log")
     printf '==> %s: FAILED (%ss)\n' "$name" $((SECONDS - started))
   fi
 }
+failure_logs=()
 
 wants() {
   local s
@@ -96,6 +102,12 @@ wants api && install_native && run "api: every route under schemathesis, all che
   env CARGO_TARGET_DIR="$native_target" tests/schemathesis.sh
 wants fuzz && run "fuzz: 60-second smoke run" fuzz_suite
 
+echo
+for i in "${!failures[@]}"; do
+  printf '\n==> the last lines of the failed suite "%s":\n' "${failures[$i]}"
+  grep -v '^[[:space:]]*$' "${failure_logs[$i]}" | tail -n "${EXAMKIT_FAILURE_LINES:-60}"
+done
+rm -rf "$logs"
 echo
 for name in "${failures[@]}"; do echo "failed: $name"; done
 echo "suites: $passed passed, $failed failed"

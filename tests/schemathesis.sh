@@ -57,9 +57,12 @@ cd "$data" # schemathesis keeps its state in ./.schemathesis
   --suppress-health-check all \
   --request-timeout 30 \
   --warnings off \
-  --seed 1 || status=$?
+  --seed 1 2>&1 | tee "$data/schemathesis.log" || status=$?
 if [ "$status" -ne 0 ]; then
-  echo "schemathesis found failures; the server's log:" >&2
-  tail -n 50 "$data/serve.log" >&2
+  # The server's log, then schemathesis' failures again, so the run's last lines say what failed.
+  echo "schemathesis found failures; the server's log ends:" >&2
+  tail -n 20 "$data/serve.log" >&2
+  echo "schemathesis' failures:" >&2
+  sed -n '/FAILURES/,/SUMMARY/p' "$data/schemathesis.log" | grep -v '^[[:space:]]*$' | head -n 60 >&2
 fi
 exit "$status"
