@@ -1,5 +1,7 @@
 //! Page codes: the QR code printed on every page of both documents, naming the document, the
-//! paper revision and the page, so that a scanned page can be matched to its clean page exactly.
+//! paper revision and the page, so that a scanned page can be matched to its clean page exactly;
+//! and copy codes, printed instead on every page of a class set's copies, naming the print run,
+//! the copy and the page, so that a scanned stack can be split into one script per copy.
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -11,6 +13,9 @@ use uuid::Uuid;
 /// The highest page number that carries a page code (the service's page limit for one
 /// document). Pages after it, which the service never exports, are printed without a code.
 pub const MAX_CODED_PAGES: u32 = 80;
+
+/// The most copies one print run (class set) holds: a year group.
+pub const MAX_COPIES: u32 = 300;
 
 /// The prefix of every page code payload (format version 1).
 pub const PAGE_CODE_PREFIX: &str = "EXK1";
@@ -128,9 +133,101 @@ impl PageCode {
     /// The QR code as an SVG image: black modules on white, with the quiet zone, one user unit
     /// per module.
     pub(crate) fn svg(&self) -> Option<String> {
-        let qr = QrCode::with_version(self.to_payload(), QR_VERSION, EcLevel::M).ok()?;
-        Some(qr_svg(&qr))
+        payload_svg(&self.to_payload())
     }
+}
+
+/// What the QR code of one page of a class-set copy says: `EXK1:cs:<print run>:<copy>:<page>`,
+/// for example `EXK1:cs:9b1c0d2e-3f4a-4b5c-8d6e-7f8091a2b3c4:17:3`. The print run (the class
+/// set) names the paper revision; the page is the paper's page, or the one after its last for the
+/// blank back a copy with an odd number of pages ends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CopyCode {
+    /// The print run's id (the class set's id).
+    pub run_id: Uuid,
+    /// The copy, 1 to [`MAX_COPIES`].
+    pub copy: u32,
+    /// The page of the copy, 1-based (1 to [`MAX_CODED_PAGES`]).
+    pub page: u32,
+}
+
+/// The kind spelling of a copy code.
+const COPY_KIND: &str = "cs";
+
+impl CopyCode {
+    /// The payload encoded in the QR code: `EXK1:cs:<lowercase hyphenated uuid>:<copy>:<page>`.
+    pub fn to_payload(&self) -> String {
+        format!(
+            "{PAGE_CODE_PREFIX}:{COPY_KIND}:{}:{}:{}",
+            self.run_id.as_hyphenated(),
+            self.copy,
+            self.page
+        )
+    }
+
+    /// Reads a payload as strictly as [`PageCode::parse`]: the kind `cs`, a canonical uuid, a
+    /// copy from 1 to [`MAX_COPIES`] and a page from 1 to [`MAX_CODED_PAGES`].
+    pub fn parse(payload: &str) -> Option<CopyCode> {
+        let mut fields = payload.split(':');
+        let (prefix, kind, id, copy, page) = (
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+        );
+        if fields.next().is_some() || prefix != PAGE_CODE_PREFIX || kind != COPY_KIND {
+            return None;
+        }
+        let run_id = Uuid::try_parse(id).ok()?;
+        if run_id.as_hyphenated().to_string() != id {
+            return None;
+        }
+        let copy = canonical_number(copy)?;
+        let page = canonical_number(page)?;
+        if !(1..=MAX_COPIES).contains(&copy) || !(1..=MAX_CODED_PAGES).contains(&page) {
+            return None;
+        }
+        Some(CopyCode { run_id, copy, page })
+    }
+
+    /// The print run's short id printed for people: the first 8 characters of its id.
+    pub fn short_run(run_id: Uuid) -> String {
+        let id = run_id.as_hyphenated().to_string();
+        id.get(..8).unwrap_or(&id).to_owned()
+    }
+
+    /// The line printed beside the QR code, for a person to type when the code will not scan:
+    /// `Copy 017 · page 3 of 12 · 9b1c0d2e`, or `Copy 017 · blank page · 9b1c0d2e` for the blank
+    /// back after a copy's last page.
+    pub fn caption(&self, pages: u32) -> String {
+        let short = Self::short_run(self.run_id);
+        if self.page > pages {
+            format!("Copy {:03} · blank page · {short}", self.copy)
+        } else {
+            format!(
+                "Copy {:03} · page {} of {pages} · {short}",
+                self.copy, self.page
+            )
+        }
+    }
+
+    /// The QR code as an SVG image, like [`PageCode`]'s.
+    pub(crate) fn svg(&self) -> Option<String> {
+        payload_svg(&self.to_payload())
+    }
+}
+
+impl fmt::Display for CopyCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_payload())
+    }
+}
+
+/// The QR code of a payload as an SVG image, at the fixed symbol version.
+fn payload_svg(payload: &str) -> Option<String> {
+    let qr = QrCode::with_version(payload, QR_VERSION, EcLevel::M).ok()?;
+    Some(qr_svg(&qr))
 }
 
 impl fmt::Display for PageCode {
@@ -194,7 +291,23 @@ fn qr_svg(qr: &QrCode) -> String {
 /// once per compilation.
 #[derive(Default)]
 pub(crate) struct CodeCache {
-    images: Mutex<HashMap<PageCode, typst::foundations::Bytes>>,
+    images: Mutex<HashMap<AnyCode, typst::foundations::Bytes>>,
+}
+
+/// A page code or a copy code: what the cache holds images of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum AnyCode {
+    Page(PageCode),
+    Copy(CopyCode),
+}
+
+impl AnyCode {
+    fn svg(&self) -> Option<String> {
+        match self {
+            AnyCode::Page(code) => code.svg(),
+            AnyCode::Copy(code) => code.svg(),
+        }
+    }
 }
 
 /// The most page code images kept: the pages of both documents of several papers.
@@ -202,7 +315,7 @@ const CODE_CACHE_LIMIT: usize = 2048;
 
 impl CodeCache {
     /// The SVG image of `code`, made once and then kept.
-    pub(crate) fn image(&self, code: PageCode) -> Option<typst::foundations::Bytes> {
+    pub(crate) fn image(&self, code: AnyCode) -> Option<typst::foundations::Bytes> {
         if let Ok(images) = self.images.lock()
             && let Some(bytes) = images.get(&code)
         {
@@ -291,6 +404,52 @@ mod tests {
             format!("EXK1:qp:{id}:2:٧"),
         ] {
             assert_eq!(PageCode::parse(&bad), None, "{bad:?} must be refused");
+        }
+    }
+
+    #[test]
+    fn copy_codes_round_trip_and_bad_ones_are_refused() {
+        let run = Uuid::parse_str("9b1c0d2e-3f4a-4b5c-8d6e-7f8091a2b3c4").expect("uuid");
+        let code = CopyCode {
+            run_id: run,
+            copy: 17,
+            page: 3,
+        };
+        let payload = code.to_payload();
+        assert_eq!(payload, "EXK1:cs:9b1c0d2e-3f4a-4b5c-8d6e-7f8091a2b3c4:17:3");
+        assert_eq!(CopyCode::parse(&payload), Some(code));
+        assert_eq!(
+            PageCode::parse(&payload),
+            None,
+            "a copy code is not a page code"
+        );
+        assert_eq!(CopyCode::parse(&sample().to_payload()), None);
+        assert_eq!(code.caption(12), "Copy 017 · page 3 of 12 · 9b1c0d2e");
+        assert_eq!(code.caption(2), "Copy 017 · blank page · 9b1c0d2e");
+        let last = CopyCode {
+            copy: MAX_COPIES,
+            page: MAX_CODED_PAGES,
+            ..code
+        };
+        assert_eq!(CopyCode::parse(&last.to_payload()), Some(last));
+        assert!(
+            last.svg().is_some(),
+            "the longest copy code fits version 4-M"
+        );
+        let id = run.to_string();
+        for bad in [
+            format!("EXK1:cs:{id}:0:3"),
+            format!("EXK1:cs:{id}:301:3"),
+            format!("EXK1:cs:{id}:017:3"),
+            format!("EXK1:cs:{id}:17:0"),
+            format!("EXK1:cs:{id}:17:81"),
+            format!("EXK1:cs:{id}:17"),
+            format!("EXK1:cs:{id}:17:3:1"),
+            format!("EXK1:CS:{id}:17:3"),
+            format!("EXK1:cs:{}:17:3", id.to_uppercase()),
+            format!("EXK1:qp:{id}:17:3"),
+        ] {
+            assert_eq!(CopyCode::parse(&bad), None, "{bad:?} must be refused");
         }
     }
 

@@ -20,6 +20,7 @@
 //! - [`WritingSpace::Smart`] prints [`LINES_PER_MARK`] ruled answer lines per mark of each part;
 //! - the estimated grade guide uses the percentages of [`GRADE_GUIDE`].
 
+mod class_set;
 mod code;
 mod fonts;
 mod layout;
@@ -39,7 +40,11 @@ use typst::{Library, LibraryExt};
 use typst_layout::PagedDocument;
 use uuid::Uuid;
 
-pub use code::{DocumentKind, MAX_CODED_PAGES, PAGE_CODE_PREFIX, PAGE_CODE_SIZE_MM, PageCode};
+pub use class_set::{ClassSetDocument, CopyLabel, RenderedSet, pages_per_copy};
+pub use code::{
+    CopyCode, DocumentKind, MAX_CODED_PAGES, MAX_COPIES, PAGE_CODE_PREFIX, PAGE_CODE_SIZE_MM,
+    PageCode,
+};
 pub use layout::{Layout, PageGeometry, PartLayout, QuestionLayout, Region};
 pub use source::{
     GRADE_GUIDE, LINES_PER_MARK, MINUTES_PER_MARK_TENTHS, grade_marks, time_guide_minutes,
@@ -188,6 +193,10 @@ pub enum RenderError {
     /// The PDF export failed.
     #[error("PDF export failed: {0}")]
     Export(String),
+    /// A class set that cannot be printed (no copies, a repeated copy number, a paper too long
+    /// for its copy codes…).
+    #[error("class set: {0}")]
+    InvalidClassSet(String),
 }
 
 /// The name of a document in the PDF identifier and in warnings.
@@ -337,7 +346,12 @@ impl Renderer {
             revision: paper.revision,
             page: 1,
         };
-        let world = world::PaperWorld::new(&self.shared, generated.text, generated.files, code);
+        let world = world::PaperWorld::new(
+            &self.shared,
+            generated.text,
+            generated.files,
+            world::Codes::Paper(code),
+        );
         let Warned { output, warnings } = typst::compile::<PagedDocument>(&world);
         // Keep typst's memoisation caches bounded in a long-running service.
         typst::comemo::evict(10);

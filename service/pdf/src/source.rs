@@ -325,13 +325,13 @@ fn asset_path(asset: &uuid::Uuid) -> String {
 /// left and right.
 pub(crate) const MARGIN_TOP_MM: f64 = 28.0;
 pub(crate) const MARGIN_BOTTOM_MM: f64 = 24.0;
-const MARGIN_X_MM: f64 = 20.0;
+pub(crate) const MARGIN_X_MM: f64 = 20.0;
 /// Where the page code's dark modules start: this far below the top edge of the page, and
 /// ending this far from its right edge (aligned with the text).
-const CODE_TOP_MM: f64 = 6.0;
-const CODE_RIGHT_MM: f64 = 20.0;
+pub(crate) const CODE_TOP_MM: f64 = 6.0;
+pub(crate) const CODE_RIGHT_MM: f64 = 20.0;
 /// The gap between the page code's caption and its quiet zone.
-const CAPTION_GAP_MM: f64 = 1.5;
+pub(crate) const CAPTION_GAP_MM: f64 = 1.5;
 
 /// The text area's top edge and the bottom margin, in points, for the layout reader.
 pub(crate) fn content_area() -> ContentArea {
@@ -348,6 +348,7 @@ fn preamble(
     document: DocumentKind,
     total: u32,
     extra: &[(String, String)],
+    coded: bool,
 ) -> String {
     let kind = match document {
         DocumentKind::QuestionPaper => "Question paper",
@@ -390,7 +391,8 @@ fn preamble(
 #set par(leading: 0.7em, spacing: 1.1em)
 #set list(indent: 0.6em, body-indent: 0.6em)
 #set table(stroke: 0.5pt + luma(110))"#,
-        max_pages = code::MAX_CODED_PAGES,
+        // Uncoded pages (the base of a class set's copies) print no code and no caption.
+        max_pages = if coded { code::MAX_CODED_PAGES } else { 0 },
         image_dx = -(CODE_RIGHT_MM - quiet_mm),
         image_dy = CODE_TOP_MM - quiet_mm,
         image_mm = image_mm,
@@ -451,6 +453,16 @@ fn asset_files(paper: &PaperDocument) -> Vec<(String, Vec<u8>)> {
 
 /// The typst source of the question paper.
 pub(crate) fn question_paper(paper: &PaperDocument) -> Result<Generated, RenderError> {
+    question_paper_with(paper, true)
+}
+
+/// The question paper with no page codes: the base every copy of a class set prints on, with
+/// its copy's code in the corner where the page code would be.
+pub(crate) fn question_paper_uncoded(paper: &PaperDocument) -> Result<Generated, RenderError> {
+    question_paper_with(paper, false)
+}
+
+fn question_paper_with(paper: &PaperDocument, coded: bool) -> Result<Generated, RenderError> {
     let total = total_marks(paper);
     let minutes = time_guide_minutes(total);
     let extra = vec![(
@@ -460,7 +472,7 @@ pub(crate) fn question_paper(paper: &PaperDocument) -> Result<Generated, RenderE
             format_minutes(minutes)
         ),
     )];
-    let mut out = preamble(paper, DocumentKind::QuestionPaper, total, &extra);
+    let mut out = preamble(paper, DocumentKind::QuestionPaper, total, &extra, coded);
     out.push_str("#cover-head(meta)\n#candidate-box\n");
     let space_instruction = match paper.writing_space {
         WritingSpace::None => {
@@ -616,7 +628,7 @@ fn ordinal_word(n: usize) -> String {
 /// The typst source of the mark scheme.
 pub(crate) fn mark_scheme(paper: &PaperDocument) -> Result<Generated, RenderError> {
     let total = total_marks(paper);
-    let mut out = preamble(paper, DocumentKind::MarkScheme, total, &[]);
+    let mut out = preamble(paper, DocumentKind::MarkScheme, total, &[], true);
     out.push_str("#cover-head(meta)\n");
     out.push_str(
         r#"#boxed("Marking codes", table(columns: (auto, 1fr), stroke: none, inset: (x: 0pt, y: 3pt), column-gutter: 10pt,

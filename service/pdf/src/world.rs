@@ -12,7 +12,7 @@ use typst::utils::LazyHash;
 use typst::{Library, World};
 
 use crate::Shared;
-use crate::code::{MAX_CODED_PAGES, PageCode};
+use crate::code::{AnyCode, CopyCode, MAX_CODED_PAGES, MAX_COPIES, PageCode};
 
 /// The virtual path of the main source.
 const MAIN_PATH: &str = "/main.typ";
@@ -20,13 +20,25 @@ const MAIN_PATH: &str = "/main.typ";
 /// The folder of the page code images: `/codes/<page>.svg`.
 const CODES_DIR: &str = "/codes/";
 
+/// The folder of the copy code images of a print run: `/copies/<copy>/<page>.svg`.
+const COPIES_DIR: &str = "/copies/";
+
+/// Which codes the document's pages carry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Codes {
+    /// The page codes of one document; this is its first page's code, and other pages differ
+    /// only in their number.
+    Paper(PageCode),
+    /// The copy codes of one print run.
+    Run(uuid::Uuid),
+}
+
 /// A world with one main source and in-memory files.
 pub(crate) struct PaperWorld<'a> {
     shared: &'a Shared,
     main: Source,
     files: HashMap<FileId, Bytes>,
-    /// The page code of page 1 of the document; other pages differ only in their number.
-    code: PageCode,
+    codes: Codes,
 }
 
 /// Interns a virtual path of the project root.
@@ -35,14 +47,23 @@ pub(crate) fn file_id(path: &str) -> Option<FileId> {
     Some(RootedPath::new(VirtualRoot::Project, vpath).intern())
 }
 
+/// A number in a path: decimal, no leading zero, within `range`.
+fn path_number(s: &str, range: std::ops::RangeInclusive<u32>) -> Option<u32> {
+    if s.is_empty() || s.starts_with('0') || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = s.parse().ok()?;
+    range.contains(&n).then_some(n)
+}
+
 impl<'a> PaperWorld<'a> {
     /// Builds the world; `files` maps virtual paths (`/assets/<uuid>.svg`) to their bytes, and
-    /// `code` is the page code of the document's first page.
+    /// `codes` says which codes the pages carry.
     pub(crate) fn new(
         shared: &'a Shared,
         text: String,
         files: Vec<(String, Vec<u8>)>,
-        code: PageCode,
+        codes: Codes,
     ) -> Self {
         // MAIN_PATH is a valid constant path, so interning it cannot fail.
         let main_id = file_id(MAIN_PATH).unwrap_or_else(|| unreachable!("valid main path"));
@@ -54,32 +75,39 @@ impl<'a> PaperWorld<'a> {
             shared,
             main: Source::new(main_id, text),
             files,
-            code,
+            codes,
         }
     }
 
-    /// The page of a page code image path `/codes/<page>.svg`, 1 to [`MAX_CODED_PAGES`].
-    fn code_page(id: FileId) -> Option<u32> {
+    /// The code a code image path names: `/codes/<page>.svg` in a paper's document,
+    /// `/copies/<copy>/<page>.svg` in a print run's.
+    fn code_of(&self, id: FileId) -> Option<AnyCode> {
         let rooted = id.get();
         if *rooted.root() != VirtualRoot::Project {
             return None;
         }
-        let name = rooted
-            .vpath()
-            .get_with_slash()
-            .strip_prefix(CODES_DIR)?
-            .strip_suffix(".svg")?;
-        if name.starts_with('0') || !name.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
+        let path = rooted.vpath().get_with_slash();
+        match self.codes {
+            Codes::Paper(code) => {
+                let name = path.strip_prefix(CODES_DIR)?.strip_suffix(".svg")?;
+                let page = path_number(name, 1..=MAX_CODED_PAGES)?;
+                Some(AnyCode::Page(PageCode { page, ..code }))
+            }
+            Codes::Run(run_id) => {
+                let name = path.strip_prefix(COPIES_DIR)?.strip_suffix(".svg")?;
+                let (copy, page) = name.split_once('/')?;
+                Some(AnyCode::Copy(CopyCode {
+                    run_id,
+                    copy: path_number(copy, 1..=MAX_COPIES)?,
+                    page: path_number(page, 1..=MAX_CODED_PAGES)?,
+                }))
+            }
         }
-        let page: u32 = name.parse().ok()?;
-        (1..=MAX_CODED_PAGES).contains(&page).then_some(page)
     }
 
-    /// The QR image of a page code path, made on request.
+    /// The QR image of a code path, made on request.
     fn code_image(&self, id: FileId) -> Option<Bytes> {
-        let page = Self::code_page(id)?;
-        self.shared.codes.image(PageCode { page, ..self.code })
+        self.shared.codes.image(self.code_of(id)?)
     }
 }
 
@@ -99,7 +127,7 @@ impl World for PaperWorld<'_> {
     fn source(&self, id: FileId) -> FileResult<Source> {
         if id == self.main.id() {
             Ok(self.main.clone())
-        } else if self.files.contains_key(&id) || Self::code_page(id).is_some() {
+        } else if self.files.contains_key(&id) || self.code_of(id).is_some() {
             Err(FileError::NotSource)
         } else {
             Err(FileError::AccessDenied)

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Page, gray_pages, paper_of, pdf_text, sample_paper, scratch};
+use common::{Page, decode_codes, gray_pages, paper_of, pdf_text, sample_paper, scratch};
 use examkit_pdf::{
     DocumentKind, LINES_PER_MARK, Layout, MAX_CODED_PAGES, PageCode, PaperDocument, Region,
     Renderer, WritingSpace,
@@ -24,33 +24,6 @@ const SPACES: [WritingSpace; 5] = [
 
 /// The resolution of the page images of these tests.
 const DPI: u32 = 100;
-
-/// A QR code found on a page image: its payload and its centre as fractions of the page.
-struct Found {
-    payload: String,
-    centre: (f64, f64),
-}
-
-fn decode_codes(page: &Page) -> Vec<Found> {
-    let mut image = rqrr::PreparedImage::prepare_from_greyscale(page.width, page.height, |x, y| {
-        page.pixels[y * page.width + x]
-    });
-    image
-        .detect_grids()
-        .into_iter()
-        .filter_map(|grid| {
-            let (_, payload) = grid.decode().ok()?;
-            let (sx, sy) = grid
-                .bounds
-                .iter()
-                .fold((0.0, 0.0), |(sx, sy), p| (sx + p.x as f64, sy + p.y as f64));
-            Some(Found {
-                payload,
-                centre: (sx / 4.0 / page.width as f64, sy / 4.0 / page.height as f64),
-            })
-        })
-        .collect()
-}
 
 #[test]
 fn every_page_of_both_documents_carries_its_decodable_page_code() {

@@ -248,3 +248,30 @@ fn read_pgm(data: &[u8]) -> (usize, usize, Vec<u8>) {
     assert_eq!(pixels.len(), width * height, "PGM size");
     (width, height, pixels)
 }
+
+/// A QR code found on a page image: its payload and its centre as fractions of the page.
+pub struct Found {
+    pub payload: String,
+    pub centre: (f64, f64),
+}
+
+pub fn decode_codes(page: &Page) -> Vec<Found> {
+    let mut image = rqrr::PreparedImage::prepare_from_greyscale(page.width, page.height, |x, y| {
+        page.pixels[y * page.width + x]
+    });
+    image
+        .detect_grids()
+        .into_iter()
+        .filter_map(|grid| {
+            let (_, payload) = grid.decode().ok()?;
+            let (sx, sy) = grid
+                .bounds
+                .iter()
+                .fold((0.0, 0.0), |(sx, sy), p| (sx + p.x as f64, sy + p.y as f64));
+            Some(Found {
+                payload,
+                centre: (sx / 4.0 / page.width as f64, sy / 4.0 / page.height as f64),
+            })
+        })
+        .collect()
+}
