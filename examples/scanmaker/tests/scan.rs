@@ -376,3 +376,78 @@ fn answers_for_questions_not_on_the_paper_are_refused() {
     assert!(message.contains("not on this paper"), "{message}");
     assert!(!dir.join("scan.pdf").exists());
 }
+
+/// A class set scanned as a stack: every page of three named copies, some turned a quarter or
+/// half round, all skewed, blurred and noisy, still reads as its copy and page.
+#[test]
+fn every_page_of_a_scanned_class_set_reads_as_its_copy_and_page() {
+    use examkit_pdf::{ClassSetDocument, CopyCode, CopyLabel};
+    let dir = scratch("class-set");
+    let paper = paper(&QUESTIONS[..2]);
+    let run_id = uuid::Uuid::from_u128(0x5e7c_1a55_0000_4000_8000_0000_0000_0042);
+    let set = ClassSetDocument {
+        run_id,
+        copies: ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| CopyLabel {
+                copy: i as u32 + 1,
+                name: Some((*name).to_owned()),
+                candidate_number: None,
+            })
+            .collect(),
+    };
+    let rendered = examkit_pdf::Renderer::new()
+        .class_set(&paper, &set)
+        .expect("the set renders");
+    let pdf = dir.join("class-set.pdf");
+    std::fs::write(&pdf, &rendered.pdf).expect("write the set");
+    // The set has no answer spaces of its own to write in: a layout with no questions.
+    let layout = dir.join("layout.json");
+    std::fs::write(&layout, r#"{"pages": [], "questions": []}"#).expect("write layout");
+    let scan = dir.join("stack.pdf");
+    scanmaker(&[
+        "--paper",
+        pdf.to_str().expect("path"),
+        "--layout",
+        layout.to_str().expect("path"),
+        "--out",
+        scan.to_str().expect("path"),
+        "--rotate",
+        "2:180,5:90,7:270",
+        "--skew",
+        "0.5:2.5",
+        "--blur",
+        "0.6:0.9",
+        "--noise",
+        "0.03",
+        "--dpi",
+        "150",
+        "--seed",
+        "11",
+    ]);
+    let bytes = std::fs::read(&scan).expect("the scan");
+    let mut indexer = examkit_scan::Indexer::new(&examkit_scan::IndexOptions {
+        dpi: 150,
+        ocr: false,
+        ..examkit_scan::IndexOptions::default()
+    })
+    .expect("an indexer");
+    assert_eq!(rendered.pages, 3 * rendered.pages_per_copy as usize);
+    for at in 1..=rendered.pages as u32 {
+        let index = indexer
+            .index_page(&bytes, examkit_scan::Format::Pdf, at)
+            .expect("the page indexes");
+        let read: Vec<CopyCode> = index
+            .codes
+            .iter()
+            .filter_map(|c| CopyCode::parse(&c.payload))
+            .collect();
+        let expected = CopyCode {
+            run_id,
+            copy: (at - 1) / rendered.pages_per_copy + 1,
+            page: (at - 1) % rendered.pages_per_copy + 1,
+        };
+        assert_eq!(read, [expected], "stack page {at}");
+    }
+}

@@ -35,14 +35,16 @@ pub fn decode_codes(page: &GrayImage) -> Vec<Code> {
     // into speckles under its local threshold and breaks up the finder patterns. A blurred scan
     // of a small code (3 pixels per module) can merge or split one-module features when cut at
     // its own resolution; enlarged twice with interpolation first, it cuts cleanly. So when
-    // nothing is found at the page's resolution, a page of ordinary size is tried enlarged.
+    // nothing is found at the page's resolution, a page of ordinary size is tried enlarged. A
+    // blurred, noisy scan can still lose a finder pattern at one level and keep it at the next,
+    // so two more levels are tried before the page is said to carry no code.
     let enlarge = if page.width().max(page.height()) <= 2600 {
         2
     } else {
         1
     };
     let mut found = Vec::new();
-    for (scale, cut) in [(1, 0.55), (enlarge, 0.6)] {
+    for (scale, cut) in [(1, 0.55), (enlarge, 0.6), (enlarge, 0.5), (enlarge, 0.7)] {
         found = find_codes(page, scale, cut);
         if !found.is_empty() {
             break;
