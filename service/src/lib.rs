@@ -11,6 +11,7 @@ pub mod auth;
 pub mod backup;
 pub mod bank_admin;
 pub mod calibration;
+pub mod class_sets;
 pub mod cli;
 pub mod config;
 pub mod http;

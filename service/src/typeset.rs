@@ -106,6 +106,21 @@ impl Typesetter {
         .await
     }
 
+    /// Typesets every copy of a class set in one PDF.
+    pub async fn render_class_set(
+        &self,
+        paper: PaperDocument,
+        set: examkit_pdf::ClassSetDocument,
+    ) -> Result<examkit_pdf::RenderedSet, TypesetError> {
+        self.run(move |renderer| {
+            let started = std::time::Instant::now();
+            let rendered = renderer.class_set(&paper, &set);
+            crate::telemetry::typeset("class_set", started.elapsed());
+            rendered
+        })
+        .await
+    }
+
     async fn run<T, F>(&self, work: F) -> Result<T, TypesetError>
     where
         T: Send + 'static,

@@ -232,6 +232,43 @@ async fn exports_and_uploads_are_objects_read_whole_and_in_ranges(db: Db) {
     assert!(listed.iter().any(|o| o.sha256 == hex_sha256(&png)));
     assert_eq!(every_asset_reads_back(&s.store).await, 2);
 
+    // A class set's PDF is an object too, served whole and in ranges.
+    let made = s
+        .post_json(
+            "/v1/class-sets",
+            &key,
+            Some("objects-class-set"),
+            serde_json::json!({"paperId": exported.id, "revision": 1, "copies": 2})
+                .to_string()
+                .as_bytes(),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
+    let set = made.json()["classSet"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    assert_eq!(
+        places(&s.store, "class_sets", "pdf", "pdf_object").await,
+        (0, 1)
+    );
+    let (object,): (String,) = sqlx::query_as("SELECT pdf_object FROM class_sets")
+        .fetch_one(s.store.pool())
+        .await
+        .expect("the name");
+    let whole = s.get(&format!("/v1/class-sets/{set}/export"), &key).await;
+    assert_eq!(whole.status, 200);
+    assert_eq!(objects.get(&object).await.expect("the object"), whole.body);
+    let part = range(
+        &s,
+        &key,
+        &format!("/v1/class-sets/{set}/export"),
+        "bytes=-100",
+    )
+    .await;
+    assert_eq!(part.status, 206);
+    assert_eq!(part.body, whole.body[whole.body.len() - 100..]);
+
     // An object changed behind the service's back is refused, not served.
     objects
         .put(

@@ -1,6 +1,7 @@
 //! The paper routes end to end on the sample bank, SQLite and PostgreSQL: creation and its
 //! retries, every bad body, frozen revisions and stale changes, pins checked against the bank,
-//! the page and paper limits, scopes, and both PDFs of each revision (read back with poppler).
+//! the page and paper limits, scopes, and both PDFs of each revision (read back with poppler);
+//! and class sets printed from a revision (every copy's codes, lines and names read back).
 
 mod common;
 
@@ -201,6 +202,8 @@ fn page_count(pdf: &[u8], name: &str) -> usize {
 }
 
 on_both!(
+    class_sets_print_named_and_numbered_copies,
+    class_set_bodies_scopes_and_other_accounts,
     create_read_list_and_retry,
     bad_bodies_are_each_reported,
     changes_make_frozen_revisions,
@@ -1156,4 +1159,389 @@ async fn scopes_are_required(db: Db) {
         s.get(&format!("/v1/papers/{PAPER}"), &reader).await.json()["paper"]["revision"],
         1
     );
+}
+
+/// A saved two-question paper of the account, and its id.
+async fn saved_paper(s: &Server, key: &str, id: &str) -> Value {
+    let pins = pins(s, key, 2).await;
+    let resp = create(
+        s,
+        key,
+        &create_body(id, "Year 12 mock", &pins, "smart", false),
+    )
+    .await;
+    assert_eq!(resp.status, 201, "{}", String::from_utf8_lossy(&resp.body));
+    resp.json()["paper"].clone()
+}
+
+async fn class_set(s: &Server, key: &str, idem: &str, body: &Value) -> Resp {
+    s.post_json(
+        "/v1/class-sets",
+        key,
+        Some(idem),
+        &serde_json::to_vec(body).expect("json"),
+    )
+    .await
+}
+
+/// The copy code on page `page` (1-based) of a PDF, read as a scan would be.
+fn copy_code_on(pdf: &[u8], page: u32) -> examkit_pdf::CopyCode {
+    let image = examkit_scan::render_page(pdf, examkit_scan::Format::Pdf, page, 150)
+        .expect("the page renders");
+    let codes = examkit_scan::decode_codes(&image);
+    codes
+        .iter()
+        .find_map(|c| examkit_pdf::CopyCode::parse(&c.payload))
+        .unwrap_or_else(|| panic!("page {page} carries a copy code: {codes:?}"))
+}
+
+async fn class_sets_print_named_and_numbered_copies(db: Db) {
+    let Some((s, _, key)) = setup(db).await else {
+        return;
+    };
+    let paper = saved_paper(&s, &key, PAPER).await;
+    let roster = json!({
+        "paperId": PAPER.to_uppercase(),
+        "revision": 1,
+        "title": " 12B mock ",
+        "roster": [
+            {"name": "Ada Lovelace", "candidateNumber": "0417"},
+            {"name": "=HYPERLINK(\"http://x\")"},
+            {"name": "  Zoë O'Brien  ", "candidateNumber": null}
+        ]
+    });
+    let missing_key = s
+        .post_json(
+            "/v1/class-sets",
+            &key,
+            None,
+            &serde_json::to_vec(&roster).expect("json"),
+        )
+        .await;
+    missing_key.assert_error(400, "idempotency_key_required");
+    let made = class_set(&s, &key, "class-set-roster-1", &roster).await;
+    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
+    let view = made.json()["classSet"].clone();
+    let id = view["id"].as_str().expect("id").to_owned();
+    let paper_pages = view["paperPages"].as_i64().expect("paperPages");
+    let per_copy = view["pagesPerCopy"].as_i64().expect("pagesPerCopy");
+    assert_eq!(Some(paper_pages), paper["pages"]["questionPaper"].as_i64());
+    assert_eq!(per_copy, paper_pages + paper_pages % 2);
+    assert_eq!(view["paperId"], PAPER);
+    assert_eq!(view["revision"], 1);
+    assert_eq!(view["title"], "12B mock");
+    assert_eq!(view["copies"], 3);
+    assert_eq!(view["named"], true);
+    assert_eq!(view["pdfPages"], 3 * per_copy);
+    assert_eq!(
+        view["copyList"],
+        json!([
+            {"copy": 1, "name": "Ada Lovelace", "candidateNumber": "0417"},
+            {"copy": 2, "name": "=HYPERLINK(\"http://x\")", "candidateNumber": null},
+            {"copy": 3, "name": "Zoë O'Brien", "candidateNumber": null}
+        ])
+    );
+
+    // A retry with the same key is the same set, not a second one.
+    let again = class_set(&s, &key, "class-set-roster-1", &roster).await;
+    assert_eq!(again.status, 201);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.json(), made.json());
+
+    let read = s
+        .get(&format!("/v1/class-sets/{}", id.to_uppercase()), &key)
+        .await;
+    assert_eq!(read.status, 200);
+    assert_eq!(read.json(), made.json());
+
+    let pdf = s.get(&format!("/v1/class-sets/{id}/export"), &key).await;
+    assert_eq!(pdf.status, 200);
+    assert_eq!(pdf.header("content-type"), Some("application/pdf"));
+    assert_eq!(pdf.header("accept-ranges"), Some("bytes"));
+    assert_eq!(
+        pdf.header("content-disposition").map(str::to_owned),
+        Some(format!("attachment; filename=\"class-set-{id}.pdf\""))
+    );
+    assert_eq!(
+        pdf.body.len() as i64,
+        view["pdfBytes"].as_i64().expect("pdfBytes")
+    );
+    let name = format!("class-set-{}.pdf", db_name(db));
+    assert_eq!(page_count(&pdf.body, &name) as i64, 3 * per_copy);
+    let text = pdf_text(&pdf.body, &name);
+    let pages: Vec<&str> = text.split('\u{c}').collect();
+    let short = &id[..8];
+    let run = uuid::Uuid::parse_str(&id).expect("uuid");
+    for (index, student) in [
+        "Ada Lovelace · Candidate 0417",
+        "=HYPERLINK(\"http://x\")",
+        "Zoë O'Brien",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let copy = index as i64 + 1;
+        let first = index as i64 * per_copy + 1;
+        assert_eq!(first % 2, 1, "copy {copy} starts on an odd page");
+        for page in 1..=per_copy {
+            let at = (first + page - 1) as usize;
+            let page_text = pages[at - 1];
+            assert!(page_text.contains(student), "page {at} names {student}");
+            let line = if page > paper_pages {
+                format!("Copy {copy:03} · blank page · {short}")
+            } else {
+                format!("Copy {copy:03} · page {page} of {paper_pages} · {short}")
+            };
+            assert!(page_text.contains(&line), "page {at} prints {line:?}");
+        }
+        // The code is read back from the page as a scan is.
+        assert_eq!(
+            copy_code_on(&pdf.body, first as u32 + 1),
+            examkit_pdf::CopyCode {
+                run_id: run,
+                copy: copy as u32,
+                page: 2
+            }
+        );
+    }
+
+    let part = s
+        .send(
+            Method::GET,
+            &format!("/v1/class-sets/{id}/export"),
+            Some(&key),
+            &[("range", "bytes=0-99")],
+            None,
+        )
+        .await;
+    assert_eq!(part.status, 206);
+    assert_eq!(part.body, pdf.body[..100]);
+    assert_eq!(
+        part.header("content-range").map(str::to_owned),
+        Some(format!("bytes 0-99/{}", pdf.body.len()))
+    );
+    let past = s
+        .send(
+            Method::GET,
+            &format!("/v1/class-sets/{id}/export"),
+            Some(&key),
+            &[("range", &format!("bytes={}-", pdf.body.len()))],
+            None,
+        )
+        .await;
+    past.assert_error(416, "range_not_satisfiable");
+
+    let numbered = class_set(
+        &s,
+        &key,
+        "class-set-numbered-1",
+        &json!({"paperId": PAPER, "revision": 1, "copies": 2}),
+    )
+    .await;
+    assert_eq!(numbered.status, 201);
+    let numbered = numbered.json()["classSet"].clone();
+    assert_eq!(numbered["named"], false);
+    assert_eq!(
+        numbered["title"], "Year 12 mock",
+        "the paper's title by default"
+    );
+    assert_eq!(
+        numbered["copyList"],
+        json!([
+            {"copy": 1, "name": null, "candidateNumber": null},
+            {"copy": 2, "name": null, "candidateNumber": null}
+        ])
+    );
+    let list = s.get("/v1/class-sets", &key).await;
+    assert_eq!(list.status, 200);
+    let ids: Vec<&str> = list.json()["classSets"]
+        .as_array()
+        .expect("classSets")
+        .iter()
+        .map(|v| v["id"].as_str().expect("id"))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|s| if s == id { "roster" } else { "numbered" })
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&"roster") && ids.contains(&"numbered"));
+}
+
+fn db_name(db: Db) -> &'static str {
+    match db {
+        Db::Sqlite => "sqlite",
+        Db::Postgres => "postgres",
+    }
+}
+
+async fn class_set_bodies_scopes_and_other_accounts(db: Db) {
+    let Some((s, _, key)) = setup(db).await else {
+        return;
+    };
+    saved_paper(&s, &key, PAPER).await;
+    let cases = [
+        (
+            json!({}),
+            vec![
+                pair("/paperId", "required"),
+                pair("/revision", "required"),
+                pair("/copies", "required"),
+            ],
+        ),
+        (
+            json!({"paperId": PAPER, "revision": 1, "copies": 2, "roster": [{"name": "A"}]}),
+            vec![pair("/roster", "conflict")],
+        ),
+        (
+            json!({"paperId": PAPER, "revision": 1, "copies": 301}),
+            vec![pair("/copies", "maximum")],
+        ),
+        (
+            json!({"paperId": PAPER, "revision": 1, "copies": 0}),
+            vec![pair("/copies", "minimum")],
+        ),
+        (
+            json!({"paperId": "x", "revision": 0, "copies": 1, "seat": 1}),
+            vec![
+                pair("/seat", "unknown_field"),
+                pair("/paperId", "format"),
+                pair("/revision", "minimum"),
+            ],
+        ),
+        (
+            json!({"paperId": PAPER, "revision": 1, "roster": [
+                {"name": "x".repeat(121)},
+                {"name": "Line\nbreak"},
+                {"name": " "},
+                {"name": "A", "candidateNumber": "7"},
+                {"name": "B", "candidateNumber": "7"}
+            ]}),
+            vec![
+                pair("/roster/0/name", "max_length"),
+                pair("/roster/1/name", "control_character"),
+                pair("/roster/2/name", "blank"),
+                pair("/roster/4/candidateNumber", "duplicate_candidate_number"),
+            ],
+        ),
+    ];
+    for (i, (body, expected)) in cases.iter().enumerate() {
+        let resp = class_set(&s, &key, &format!("class-set-bad-{i}"), body).await;
+        let error = resp.assert_error(422, "invalid_fields");
+        assert_eq!(&field_codes(&error), expected, "{body}");
+    }
+    class_set(&s, &key, "class-set-array", &json!([1]))
+        .await
+        .assert_error(400, "invalid_body");
+    s.post_json("/v1/class-sets", &key, Some("class-set-bad-json"), b"{")
+        .await
+        .assert_error(400, "invalid_json");
+    s.send(
+        Method::POST,
+        "/v1/class-sets",
+        Some(&key),
+        &[
+            ("content-type", "text/plain"),
+            ("idempotency-key", "class-set-text"),
+        ],
+        Some(b"{}".to_vec()),
+    )
+    .await
+    .assert_error(415, "unsupported_media_type");
+    let huge = vec![b' '; 256 * 1024 + 1];
+    s.post_json("/v1/class-sets", &key, Some("class-set-huge"), &huge)
+        .await
+        .assert_error(413, "payload_too_large");
+    class_set(
+        &s,
+        &key,
+        "class-set-no-paper",
+        &json!({"paperId": OTHER, "revision": 1, "copies": 1}),
+    )
+    .await
+    .assert_error(404, "not_found");
+    class_set(
+        &s,
+        &key,
+        "class-set-no-revision",
+        &json!({"paperId": PAPER, "revision": 9, "copies": 1}),
+    )
+    .await
+    .assert_error(404, "not_found");
+    // Nothing was made by any refused request.
+    assert_eq!(
+        s.get("/v1/class-sets", &key).await.json()["classSets"],
+        json!([])
+    );
+
+    let made = class_set(
+        &s,
+        &key,
+        "class-set-good",
+        &json!({"paperId": PAPER, "revision": 1, "copies": 1}),
+    )
+    .await;
+    assert_eq!(made.status, 201);
+    let id = made.json()["classSet"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+
+    // Another account's real ids are not found, and its list is its own.
+    let other = s.user("Another teacher").await;
+    let other_key = s.key(&other, Scope::ALL).await;
+    saved_paper(&s, &other_key, OTHER).await;
+    s.get(&format!("/v1/class-sets/{id}"), &other_key)
+        .await
+        .assert_error(404, "not_found");
+    s.get(&format!("/v1/class-sets/{id}/export"), &other_key)
+        .await
+        .assert_error(404, "not_found");
+    assert_eq!(
+        s.get("/v1/class-sets", &other_key).await.json()["classSets"],
+        json!([])
+    );
+    class_set(
+        &s,
+        &other_key,
+        "class-set-theirs",
+        &json!({"paperId": PAPER, "revision": 1, "copies": 1}),
+    )
+    .await
+    .assert_error(404, "not_found");
+    class_set(
+        &s,
+        &key,
+        "class-set-mine",
+        &json!({"paperId": OTHER, "revision": 1, "copies": 1}),
+    )
+    .await
+    .assert_error(404, "not_found");
+    s.get("/v1/class-sets/not-a-uuid", &key)
+        .await
+        .assert_error(404, "not_found");
+
+    // Scopes: making needs marking:submit and papers:read; reading needs marking:read.
+    let owner = s.user("Scoped teacher").await;
+    let reader = s.key(&owner, &[Scope::MarkingRead]).await;
+    let maker = s.key(&owner, &[Scope::MarkingSubmit]).await;
+    class_set(
+        &s,
+        &reader,
+        "class-set-reader",
+        &json!({"paperId": PAPER, "revision": 1, "copies": 1}),
+    )
+    .await
+    .assert_error(403, "insufficient_scope");
+    class_set(
+        &s,
+        &maker,
+        "class-set-maker",
+        &json!({"paperId": PAPER, "revision": 1, "copies": 1}),
+    )
+    .await
+    .assert_error(403, "insufficient_scope");
+    s.get("/v1/class-sets", &maker)
+        .await
+        .assert_error(403, "insufficient_scope");
+    assert_eq!(s.get("/v1/class-sets", &reader).await.status, 200);
 }

@@ -6,6 +6,7 @@
 //! headers, records usage (counts and timings only) and logs one line without keys or bodies.
 
 pub mod allow;
+pub mod class_sets;
 pub mod docs;
 pub mod engine;
 pub mod error;
@@ -672,6 +673,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(questions::routes(state.clone()))
         .unify()
         .or(papers::routes(state.clone()))
+        .unify()
+        .or(class_sets::routes(state.clone()))
         .unify()
         .or(docs::routes())
         .unify()

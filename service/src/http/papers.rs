@@ -309,7 +309,7 @@ async fn saved_revisions(ctx: &Ctx, pins: &[Pin]) -> Result<Vec<BankRevision>, A
 }
 
 /// The typesetter's view of a paper revision: its pinned bank revisions and their diagram files.
-async fn document(
+pub(crate) async fn document(
     ctx: &Ctx,
     id: &str,
     revision: i64,

@@ -370,11 +370,12 @@ pub const BINDING: &str = ".examkit-deployment";
 const CLAIM_WAIT: Duration = Duration::from_secs(30);
 
 /// The columns that name objects: `(table, column)`.
-pub const OBJECT_COLUMNS: [(&str, &str); 4] = [
+pub const OBJECT_COLUMNS: [(&str, &str); 5] = [
     ("asset_blobs", "object"),
     ("asset_pages", "image_object"),
     ("paper_exports", "question_paper_object"),
     ("paper_exports", "mark_scheme_object"),
+    ("class_sets", "pdf_object"),
 ];
 
 /// `NOT EXISTS` for every row that could name the object `s.sha256`.
@@ -719,11 +720,12 @@ impl Store {
 }
 
 /// The columns stored files move between: `(table, object column, bytes column)`.
-const MOVABLE: [(&str, &str, &str); 4] = [
+const MOVABLE: [(&str, &str, &str); 5] = [
     ("asset_blobs", "object", "bytes"),
     ("asset_pages", "image_object", "image"),
     ("paper_exports", "question_paper_object", "question_paper"),
     ("paper_exports", "mark_scheme_object", "mark_scheme"),
+    ("class_sets", "pdf_object", "pdf"),
 ];
 
 /// One kind of stored file that can move between the database and an object store.
@@ -737,15 +739,18 @@ pub enum Movable {
     QuestionPapers,
     /// Mark schemes of prepared exports.
     MarkSchemes,
+    /// The PDFs of class sets.
+    ClassSets,
 }
 
 impl Movable {
     /// Every kind, in the order a migration moves them.
-    pub const ALL: [Movable; 4] = [
+    pub const ALL: [Movable; 5] = [
         Movable::Uploads,
         Movable::PageImages,
         Movable::QuestionPapers,
         Movable::MarkSchemes,
+        Movable::ClassSets,
     ];
 
     /// A name for progress reports.
@@ -755,6 +760,7 @@ impl Movable {
             Movable::PageImages => "page images",
             Movable::QuestionPapers => "question papers",
             Movable::MarkSchemes => "mark schemes",
+            Movable::ClassSets => "class sets",
         }
     }
 
@@ -764,6 +770,7 @@ impl Movable {
             Movable::PageImages => MOVABLE[1],
             Movable::QuestionPapers => MOVABLE[2],
             Movable::MarkSchemes => MOVABLE[3],
+            Movable::ClassSets => MOVABLE[4],
         }
     }
 
@@ -772,6 +779,7 @@ impl Movable {
             Movable::Uploads => &["asset_id"],
             Movable::PageImages => &["asset_id", "page"],
             Movable::QuestionPapers | Movable::MarkSchemes => &["user_id", "paper_id", "revision"],
+            Movable::ClassSets => &["id"],
         }
     }
 

@@ -1,0 +1,26 @@
+//! Class sets: a whole class on one paper revision. A class set is a print run: numbered copies,
+//! or one named copy per student of a roster, every page of every copy carrying a copy code (the
+//! run, the copy, the page) so that a stack scanned together can be split into one script per
+//! copy.
+//!
+//! This room holds the class-set domain: what a request to make a set may say ([`request`]),
+//! how a scanned stack is split into scripts and accounted for ([`stack`]),
+//! and the limits where the specification is silent. Its routes are in `http::class_sets`, its
+//! rows in `store::class_sets`; typesetting is `examkit_pdf::Renderer::class_set`.
+
+pub mod request;
+pub mod stack;
+
+pub use request::{NewClassSet, Problem, parse_new};
+
+/// The most copies one class set prints: a year group.
+pub const MAX_COPIES: u32 = examkit_pdf::MAX_COPIES;
+
+/// The longest student name, in characters.
+pub const MAX_NAME_CHARS: usize = 120;
+
+/// The longest candidate number, in characters.
+pub const MAX_CANDIDATE_NUMBER_CHARS: usize = 20;
+
+/// The longest class-set title, in characters (as for sessions and papers).
+pub const MAX_TITLE_CHARS: usize = 200;

@@ -1,0 +1,278 @@
+//! Class sets (`/v1/class-sets`, an extension of the specification): make one from a paper
+//! revision and a number of copies or a roster (scopes `marking:submit` and `papers:read`, with
+//! an `Idempotency-Key` like the marking routes), list and read them, and download the PDF of
+//! every copy (`marking:read`; byte ranges as for a paper's exports). Requests are parsed here;
+//! `crate::class_sets` holds the rules and the store the rows.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::fields::{FieldError, invalid_fields};
+use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
+use crate::auth::Scope;
+use crate::class_sets::{self, NewClassSet};
+use crate::store::class_sets::{CopyRow, NewSetRow, SetRow};
+use crate::store::{now_ms, rfc3339};
+use crate::typeset::TypesetError;
+
+static CREATE: Op = Op {
+    name: "POST /v1/class-sets",
+    scopes: &[Scope::MarkingSubmit, Scope::PapersRead],
+};
+static LIST: Op = Op {
+    name: "GET /v1/class-sets",
+    scopes: &[Scope::MarkingRead],
+};
+static READ: Op = Op {
+    name: "GET /v1/class-sets/{id}",
+    scopes: &[Scope::MarkingRead],
+};
+static EXPORT: Op = Op {
+    name: "GET /v1/class-sets/{id}/export",
+    scopes: &[Scope::MarkingRead],
+};
+
+/// The largest body of `POST /v1/class-sets`: a roster of 300 students with the longest names
+/// fits in about 150 KiB of JSON.
+pub const MAX_BODY: usize = 256 * 1024;
+
+/// The routes of class sets.
+pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
+    let create = warp::path!("v1" / "class-sets")
+        .and(warp::post())
+        .and(ctx(state.clone()))
+        .and(body())
+        .then(|ctx: Ctx, body: Body| {
+            ctx.run(
+                &CREATE,
+                move |ctx, p| async move { create(ctx, p, body).await },
+            )
+        });
+    let list = warp::path!("v1" / "class-sets")
+        .and(warp::get())
+        .and(ctx(state.clone()))
+        .then(|ctx: Ctx| ctx.run(&LIST, move |ctx, p| async move { list(ctx, p).await }));
+    let read = warp::path!("v1" / "class-sets" / String)
+        .and(warp::get())
+        .and(ctx(state.clone()))
+        .then(|id: String, ctx: Ctx| {
+            ctx.run(&READ, move |ctx, p| async move { read(ctx, p, id).await })
+        });
+    let export = warp::path!("v1" / "class-sets" / String / "export")
+        .and(warp::get())
+        .and(ctx(state))
+        .then(|id: String, ctx: Ctx| {
+            ctx.run(
+                &EXPORT,
+                move |ctx, p| async move { export(ctx, p, id).await },
+            )
+        });
+    create
+        .or(list)
+        .unify()
+        .or(read)
+        .unify()
+        .or(export)
+        .unify()
+        .boxed()
+}
+
+fn too_large(size: usize) -> ApiError {
+    ApiError::PayloadTooLarge {
+        size,
+        limit: MAX_BODY,
+    }
+}
+
+/// A set as the API shows it, with its copies when they are given.
+fn set_view(set: &SetRow, copies: Option<&[CopyRow]>) -> Value {
+    let mut view = json!({
+        "id": set.id,
+        "paperId": set.paper_id,
+        "revision": set.revision,
+        "title": set.title,
+        "copies": set.copies,
+        "named": set.named,
+        "paperPages": set.paper_pages,
+        "pagesPerCopy": set.pages_per_copy,
+        "pdfPages": set.copies * set.pages_per_copy,
+        "pdfBytes": set.pdf_size,
+        "createdAt": rfc3339(set.created_at),
+    });
+    if let (Some(copies), Some(object)) = (copies, view.as_object_mut()) {
+        let roster: Vec<Value> = copies
+            .iter()
+            .map(|c| {
+                json!({
+                    "copy": c.copy,
+                    "name": c.name,
+                    "candidateNumber": c.candidate_number,
+                })
+            })
+            .collect();
+        object.insert("copyList".to_owned(), Value::Array(roster));
+    }
+    view
+}
+
+async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
+    let bytes = read_body(&ctx, body, MAX_BODY, too_large).await?;
+    ctx.idempotent(&p, &CREATE, &bytes, || async {
+        super::require_json(&ctx)?;
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
+        if !value.is_object() {
+            return Err(ApiError::InvalidBody(format!(
+                "the body must be a JSON object, not {}",
+                super::fields::json_kind(&value)
+            )));
+        }
+        let request: NewClassSet = class_sets::parse_new(&value).map_err(|problems| {
+            invalid_fields(
+                problems
+                    .into_iter()
+                    .map(|p| FieldError::new(&p.path, p.code, p.message))
+                    .collect(),
+            )
+        })?;
+        if !ctx.state.typesetter.export_enabled() {
+            return Err(ApiError::PdfExportDisabled);
+        }
+        let (paper, bank) =
+            super::papers::ensure_exports(&ctx, &p, &request.paper_id, request.revision).await?;
+        let document = super::papers::document(
+            &ctx,
+            &request.paper_id,
+            request.revision,
+            &paper.content,
+            &bank,
+        )
+        .await?;
+        let id = uuid::Uuid::new_v4();
+        let set = examkit_pdf::ClassSetDocument {
+            run_id: id,
+            copies: request.copies.clone(),
+        };
+        let rendered = ctx
+            .state
+            .typesetter
+            .render_class_set(document, set)
+            .await
+            .map_err(|e| match e {
+                TypesetError::Render(e) => ApiError::RevisionNotExportable(e.to_string()),
+                TypesetError::Timeout(limit) => ApiError::ServiceUnavailable(format!(
+                    "the class set was not typeset within {} seconds; retry the same request",
+                    limit.as_secs()
+                )),
+                TypesetError::Task(e) => {
+                    tracing::error!(error = %e, "typesetting task failed");
+                    ApiError::Internal
+                }
+            })?;
+        let copies: Vec<CopyRow> = request
+            .copies
+            .iter()
+            .map(|c| CopyRow {
+                copy: i64::from(c.copy),
+                name: c.name.clone(),
+                candidate_number: c.candidate_number.clone(),
+            })
+            .collect();
+        let id = id.hyphenated().to_string();
+        let title = request.title.as_deref().unwrap_or(&paper.content.title);
+        let store = &ctx.state.store;
+        store
+            .create_class_set(
+                &NewSetRow {
+                    id: &id,
+                    user_id: &p.user.id,
+                    paper_id: &request.paper_id,
+                    revision: request.revision,
+                    title,
+                    named: copies.iter().any(|c| c.name.is_some()),
+                    paper_pages: i64::from(rendered.paper_pages),
+                    pages_per_copy: i64::from(rendered.pages_per_copy),
+                    copies: &copies,
+                    created_at: now_ms(),
+                },
+                rendered.pdf,
+            )
+            .await?;
+        let set = store
+            .class_set(&p.user.id, &id)
+            .await?
+            .ok_or(ApiError::Internal)?;
+        Reply::json(
+            StatusCode::CREATED,
+            &json!({ "classSet": set_view(&set, Some(&copies)) }),
+        )
+    })
+    .await
+}
+
+async fn list(ctx: Ctx, p: Principal) -> Result<Reply, ApiError> {
+    let sets = ctx.state.store.class_sets(&p.user.id).await?;
+    let views: Vec<Value> = sets.iter().map(|s| set_view(s, None)).collect();
+    Reply::json(StatusCode::OK, &json!({ "classSets": views }))
+}
+
+/// A class set of this account, or 404 (another account's set is not found either).
+async fn owned(ctx: &Ctx, p: &Principal, raw_id: &str) -> Result<SetRow, ApiError> {
+    let id = parse_id(raw_id, "class set")?;
+    ctx.state
+        .store
+        .class_set(&p.user.id, &id)
+        .await?
+        .ok_or(ApiError::NotFound("class set"))
+}
+
+async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
+    let set = owned(&ctx, &p, &id).await?;
+    let copies = ctx.state.store.class_set_copies(&set.id).await?;
+    Reply::json(
+        StatusCode::OK,
+        &json!({ "classSet": set_view(&set, Some(&copies)) }),
+    )
+}
+
+async fn export(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
+    let set = owned(&ctx, &p, &id).await?;
+    let store = &ctx.state.store;
+    let size = u64::try_from(set.pdf_size).map_err(|_| ApiError::Internal)?;
+    let range = ctx
+        .headers
+        .get(warp::http::header::RANGE)
+        .and_then(|v| v.to_str().ok());
+    let reply = match super::range::wanted(range, size) {
+        super::range::Wanted::Unsatisfiable => return Err(ApiError::RangeNotSatisfiable(size)),
+        super::range::Wanted::Whole => {
+            let pdf = store
+                .class_set_pdf(&p.user.id, &set.id)
+                .await?
+                .ok_or(ApiError::NotFound("class set"))?;
+            Reply::bytes("application/pdf", pdf)
+        }
+        super::range::Wanted::Part(part) => {
+            let bytes = store
+                .class_set_pdf_range(&p.user.id, &set.id, part.clone())
+                .await?
+                .ok_or(ApiError::NotFound("class set"))?;
+            Reply::bytes("application/pdf", bytes)
+                .with_status(StatusCode::PARTIAL_CONTENT)
+                .with_header("content-range", &super::range::content_range(&part, size))
+        }
+    };
+    Ok(reply
+        .with_header("accept-ranges", "bytes")
+        .with_header(
+            "content-disposition",
+            &format!("attachment; filename=\"class-set-{}.pdf\"", set.id),
+        )
+        .with_header("x-content-type-options", "nosniff")
+        .with_header("cache-control", "private, no-store"))
+}

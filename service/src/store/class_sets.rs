@@ -1,0 +1,230 @@
+//! Class sets and their copies (see `crate::class_sets`). A set's PDF is kept like a revision's
+//! exports: in the database, or in the object store with the row naming it.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Store, StoreError};
+
+/// A class set to save.
+#[derive(Debug, Clone)]
+pub struct NewSetRow<'a> {
+    /// The set's id (the print run of its copy codes).
+    pub id: &'a str,
+    /// The account.
+    pub user_id: &'a str,
+    /// The paper and the revision printed.
+    pub paper_id: &'a str,
+    /// The revision.
+    pub revision: i64,
+    /// The set's title.
+    pub title: &'a str,
+    /// Whether the copies were made from a roster.
+    pub named: bool,
+    /// The question paper's pages.
+    pub paper_pages: i64,
+    /// The pages each copy takes in the PDF.
+    pub pages_per_copy: i64,
+    /// The copies in print order.
+    pub copies: &'a [CopyRow],
+    /// When it was made (Unix milliseconds).
+    pub created_at: i64,
+}
+
+/// One copy of a set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyRow {
+    /// The copy number, 1 to 300.
+    pub copy: i64,
+    /// The student it was printed for, on a named copy.
+    pub name: Option<String>,
+    /// That student's candidate number.
+    pub candidate_number: Option<String>,
+}
+
+/// A saved class set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetRow {
+    /// The set's id.
+    pub id: String,
+    /// The paper printed.
+    pub paper_id: String,
+    /// Its revision.
+    pub revision: i64,
+    /// The set's title.
+    pub title: String,
+    /// How many copies.
+    pub copies: i64,
+    /// Whether the copies were made from a roster.
+    pub named: bool,
+    /// The question paper's pages.
+    pub paper_pages: i64,
+    /// The pages each copy takes in the PDF.
+    pub pages_per_copy: i64,
+    /// The PDF's size in bytes.
+    pub pdf_size: i64,
+    /// When it was made (Unix milliseconds).
+    pub created_at: i64,
+}
+
+const SET_COLUMNS: &str = "id, paper_id, revision, title, copies, named, paper_pages, \
+                           pages_per_copy, pdf_size, created_at";
+
+fn set_row(row: &AnyRow) -> Result<SetRow, StoreError> {
+    Ok(SetRow {
+        id: row.try_get(0)?,
+        paper_id: row.try_get(1)?,
+        revision: row.try_get(2)?,
+        title: row.try_get(3)?,
+        copies: row.try_get(4)?,
+        named: row.try_get::<i64, _>(5)? != 0,
+        paper_pages: row.try_get(6)?,
+        pages_per_copy: row.try_get(7)?,
+        pdf_size: row.try_get(8)?,
+        created_at: row.try_get(9)?,
+    })
+}
+
+/// The most class sets one list shows, newest first.
+pub const LIST_LIMIT: i64 = 200;
+
+impl Store {
+    /// Saves a class set, its copies and its PDF in one transaction.
+    pub async fn create_class_set(
+        &self,
+        set: &NewSetRow<'_>,
+        pdf: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let size = i64::try_from(pdf.len()).unwrap_or(i64::MAX);
+        let kept = self.keep(pdf).await?;
+        let mut tx = self.begin_write().await?;
+        Store::hold_object(&mut tx, &kept).await?;
+        sqlx::query(
+            "INSERT INTO class_sets (id, user_id, paper_id, revision, title, copies, named, \
+             paper_pages, pages_per_copy, pdf, pdf_object, pdf_size, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        )
+        .bind(set.id)
+        .bind(set.user_id)
+        .bind(set.paper_id)
+        .bind(set.revision)
+        .bind(set.title)
+        .bind(i64::try_from(set.copies.len()).unwrap_or(i64::MAX))
+        .bind(i64::from(set.named))
+        .bind(set.paper_pages)
+        .bind(set.pages_per_copy)
+        .bind(kept.inline())
+        .bind(kept.object())
+        .bind(size)
+        .bind(set.created_at)
+        .execute(&mut *tx)
+        .await?;
+        for copy in set.copies {
+            sqlx::query(
+                "INSERT INTO class_set_copies (class_set_id, copy, name, candidate_number) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(set.id)
+            .bind(copy.copy)
+            .bind(copy.name.as_deref())
+            .bind(copy.candidate_number.as_deref())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A class set of this account; `None` when it does not exist or is another account's.
+    pub async fn class_set(&self, user_id: &str, id: &str) -> Result<Option<SetRow>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 AND id = $2"
+        )))
+        .bind(user_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref().map(set_row).transpose()
+    }
+
+    /// The account's class sets, newest first, at most [`LIST_LIMIT`].
+    pub async fn class_sets(&self, user_id: &str) -> Result<Vec<SetRow>, StoreError> {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 \
+             ORDER BY created_at DESC, id LIMIT $2"
+        )))
+        .bind(user_id)
+        .bind(LIST_LIMIT)
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(set_row)
+        .collect()
+    }
+
+    /// The copies of a set, in copy order.
+    pub async fn class_set_copies(&self, set_id: &str) -> Result<Vec<CopyRow>, StoreError> {
+        sqlx::query(
+            "SELECT copy, name, candidate_number FROM class_set_copies \
+             WHERE class_set_id = $1 ORDER BY copy",
+        )
+        .bind(set_id)
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(CopyRow {
+                copy: row.try_get(0)?,
+                name: row.try_get(1)?,
+                candidate_number: row.try_get(2)?,
+            })
+        })
+        .collect()
+    }
+
+    /// A set's PDF, whole; `None` when the set is not this account's.
+    pub async fn class_set_pdf(
+        &self,
+        user_id: &str,
+        id: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let row =
+            sqlx::query("SELECT pdf, pdf_object FROM class_sets WHERE user_id = $1 AND id = $2")
+                .bind(user_id)
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?;
+        self.read_kept(row.as_ref(), "pdf", "pdf_object").await
+    }
+
+    /// Bytes `range` of a set's PDF (within its size), read without loading the rest.
+    pub async fn class_set_pdf_range(
+        &self,
+        user_id: &str,
+        id: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let start = i64::try_from(range.start).unwrap_or(i64::MAX);
+        let length = i64::try_from(range.end.saturating_sub(range.start)).unwrap_or(i64::MAX);
+        let row = sqlx::query(
+            "SELECT substr(pdf, CAST($3 AS INTEGER), CAST($4 AS INTEGER)) AS part, pdf_object \
+             FROM class_sets WHERE user_id = $1 AND id = $2",
+        )
+        .bind(user_id)
+        .bind(id)
+        .bind(start.saturating_add(1))
+        .bind(length)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        if let Some(part) = row.try_get::<Option<Vec<u8>>, _>("part")? {
+            return Ok(Some(part));
+        }
+        let object: Option<String> = row.try_get("pdf_object")?;
+        match (object, self.objects()) {
+            (Some(sha256), Some(objects)) => Ok(Some(objects.get_range(&sha256, range).await?)),
+            (Some(_), None) => Err(StoreError::NoObjectStore),
+            (None, _) => Ok(None),
+        }
+    }
+}
