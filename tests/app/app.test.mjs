@@ -452,7 +452,11 @@ async function selectWithKeys(id) {
 async function decideWithKeys(key, reason) {
   const before = await revision();
   await page.keyboard.press(key);
-  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('reason-input')), true, 'the reason field has focus');
+  // The key moves focus in its handler; on a loaded machine the check may run before it has.
+  const focused = await page
+    .waitForFunction(() => document.activeElement?.classList.contains('reason-input'), null, { timeout: 5000 })
+    .then(() => true, () => false);
+  assert.equal(focused, true, 'the reason field has focus');
   await page.keyboard.type(reason);
   await page.keyboard.press('Enter');
   await page.waitForFunction(
@@ -530,6 +534,7 @@ test('reviewing a question with the keyboard alone: every uncertain decision, sa
   await page.click('#show-shortcuts');
   await page.check('#single-keys');
   await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.getElementById('shortcuts').open, null, { timeout: 5000 });
   await page.evaluate(() => document.activeElement?.blur());
 
   // Decide each uncertain criterion: award the first, withhold the next, and so on.
