@@ -121,6 +121,16 @@ impl Typesetter {
         .await
     }
 
+    /// Typesets a class set's extra answer sheet.
+    pub async fn render_extra_sheet(
+        &self,
+        paper_title: String,
+        run_id: uuid::Uuid,
+    ) -> Result<Vec<u8>, TypesetError> {
+        self.run(move |renderer| renderer.extra_sheet(&paper_title, run_id))
+            .await
+    }
+
     async fn run<T, F>(&self, work: F) -> Result<T, TypesetError>
     where
         T: Send + 'static,

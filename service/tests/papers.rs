@@ -1331,6 +1331,25 @@ async fn class_sets_print_named_and_numbered_copies(db: Db) {
         .await;
     past.assert_error(416, "range_not_satisfiable");
 
+    // The set's extra answer sheet carries the run's extra-sheet code.
+    let extra = s
+        .get(&format!("/v1/class-sets/{id}/extra-sheet"), &key)
+        .await;
+    assert_eq!(extra.status, 200);
+    assert_eq!(extra.header("content-type"), Some("application/pdf"));
+    assert_eq!(
+        page_count(&extra.body, &format!("extra-{}.pdf", db_name(db))),
+        1
+    );
+    let image = examkit_scan::render_page(&extra.body, examkit_scan::Format::Pdf, 1, 150)
+        .expect("the sheet renders");
+    let codes: Vec<_> = examkit_scan::decode_codes(&image)
+        .iter()
+        .filter_map(|c| examkit_pdf::ExtraSheetCode::parse(&c.payload))
+        .collect();
+    assert_eq!(codes, [examkit_pdf::ExtraSheetCode { run_id: run }]);
+    assert!(pdf_text(&extra.body, &format!("extra-{}.pdf", db_name(db))).contains("12B mock"));
+
     let numbered = class_set(
         &s,
         &key,
@@ -1494,6 +1513,9 @@ async fn class_set_bodies_scopes_and_other_accounts(db: Db) {
         .await
         .assert_error(404, "not_found");
     s.get(&format!("/v1/class-sets/{id}/export"), &other_key)
+        .await
+        .assert_error(404, "not_found");
+    s.get(&format!("/v1/class-sets/{id}/extra-sheet"), &other_key)
         .await
         .assert_error(404, "not_found");
     assert_eq!(

@@ -253,3 +253,67 @@ fn set_source(paper: &PaperDocument, set: &ClassSetDocument, paper_pages: u32) -
     }
     out
 }
+
+impl Renderer {
+    /// Typesets the extra answer sheet of a print run: one page with the run's extra-sheet code,
+    /// boxes for the copy number and the question, a line for the name, and ruled lines. The
+    /// same sheet serves every student of the run; a person assigns each one scanned.
+    pub fn extra_sheet(&self, paper_title: &str, run_id: Uuid) -> Result<Vec<u8>, RenderError> {
+        let image_mm = code::image_size_mm();
+        let quiet_mm = (image_mm - code::PAGE_CODE_SIZE_MM) / 2.0;
+        let caption = code::ExtraSheetCode { run_id }.caption();
+        let text = format!(
+            r#"#set document(title: "Extra answer sheet", date: none)
+#set page(paper: "a4", margin: (top: 28mm, bottom: 20mm, x: {x:.3}mm), background: {{
+  place(top + right, dx: {image_dx:.3}mm, dy: {image_dy:.3}mm,
+    image("{extra}", width: {image_mm:.3}mm, alt: "extra sheet code"))
+  place(top + right, dx: {caption_dx:.3}mm, dy: {caption_dy:.3}mm,
+    text(font: "DejaVu Sans Mono", size: 7.5pt, fill: luma(20), top-edge: "cap-height",
+      bottom-edge: "baseline", {caption}))
+}})
+#set text(font: "Libertinus Serif", size: 11pt, lang: "en", region: "gb")
+#let box-row(n) = stack(dir: ltr, spacing: 1.5mm, ..range(n).map(_ => rect(width: 8mm, height: 10mm, stroke: 0.8pt)))
+#text(size: 16pt, weight: "bold")[Extra answer sheet]
+#v(-0.4em)
+#text(fill: luma(60), {title})
+#v(0.6em)
+#grid(columns: (auto, auto, 1fr, auto, auto), column-gutter: 4mm, align: horizon,
+  strong[Copy number], box-row(3), [], strong[Question], rect(width: 30mm, height: 10mm, stroke: 0.8pt))
+#v(0.4em)
+#grid(columns: (auto, 1fr), column-gutter: 4mm, align: bottom,
+  strong[Name], line(length: 100%, stroke: 0.6pt))
+#v(0.4em)
+#text(size: 9.5pt, fill: luma(60))[Write the copy number printed at the top of your paper and the question you answer here: one question per sheet. Hand it in with your paper.]
+#v(0.6em)
+#grid(columns: (1fr,), rows: (8mm,) * 20, stroke: (bottom: 0.5pt + luma(150)))
+"#,
+            x = MARGIN_X_MM,
+            image_dx = -(CODE_RIGHT_MM - quiet_mm),
+            image_dy = CODE_TOP_MM - quiet_mm,
+            image_mm = image_mm,
+            caption_dx = -(CODE_RIGHT_MM + code::PAGE_CODE_SIZE_MM + quiet_mm + CAPTION_GAP_MM),
+            caption_dy = CODE_TOP_MM + code::PAGE_CODE_SIZE_MM - 2.0,
+            caption = lit(&caption),
+            title = lit(paper_title),
+            extra = world::EXTRA_PATH,
+        );
+        let world =
+            world::PaperWorld::new(&self.shared, text, Vec::new(), world::Codes::Run(run_id));
+        let Warned { output, .. } = typst::compile::<PagedDocument>(&world);
+        typst::comemo::evict(10);
+        let document = output.map_err(|errors| RenderError::Typeset(describe(&errors)))?;
+        if document.pages().len() != 1 {
+            return Err(RenderError::InvalidClassSet(format!(
+                "the extra answer sheet took {} pages, not one",
+                document.pages().len()
+            )));
+        }
+        let options = typst_pdf::PdfOptions {
+            ident: Smart::Custom(format!("examkit/class-set/{run_id}/extra-sheet")),
+            creator: Smart::Custom(Some("examkit".to_owned())),
+            timestamp: None,
+            ..Default::default()
+        };
+        typst_pdf::pdf(&document, &options).map_err(|errors| RenderError::Export(describe(&errors)))
+    }
+}

@@ -224,6 +224,48 @@ impl fmt::Display for CopyCode {
     }
 }
 
+/// What the QR code of an extra answer sheet of a print run says: `EXK1:cx:<print run>`. Every
+/// extra sheet of a run carries the same code; the student writes the copy number and the
+/// question on it, and a person assigns it to them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExtraSheetCode {
+    /// The print run's id (the class set's id).
+    pub run_id: Uuid,
+}
+
+/// The kind spelling of an extra sheet's code.
+const EXTRA_KIND: &str = "cx";
+
+impl ExtraSheetCode {
+    /// The payload encoded in the QR code: `EXK1:cx:<lowercase hyphenated uuid>`.
+    pub fn to_payload(&self) -> String {
+        format!(
+            "{PAGE_CODE_PREFIX}:{EXTRA_KIND}:{}",
+            self.run_id.as_hyphenated()
+        )
+    }
+
+    /// Reads a payload as strictly as [`PageCode::parse`]: the kind `cx` and a canonical uuid.
+    pub fn parse(payload: &str) -> Option<ExtraSheetCode> {
+        let mut fields = payload.split(':');
+        let (prefix, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
+        if fields.next().is_some() || prefix != PAGE_CODE_PREFIX || kind != EXTRA_KIND {
+            return None;
+        }
+        let run_id = Uuid::try_parse(id).ok()?;
+        (run_id.as_hyphenated().to_string() == id).then_some(ExtraSheetCode { run_id })
+    }
+
+    /// The line printed beside the QR code: `Extra answer sheet · 9b1c0d2e`.
+    pub fn caption(&self) -> String {
+        format!("Extra answer sheet · {}", CopyCode::short_run(self.run_id))
+    }
+
+    pub(crate) fn svg(&self) -> Option<String> {
+        payload_svg(&self.to_payload())
+    }
+}
+
 /// The QR code of a payload as an SVG image, at the fixed symbol version.
 fn payload_svg(payload: &str) -> Option<String> {
     let qr = QrCode::with_version(payload, QR_VERSION, EcLevel::M).ok()?;
@@ -299,6 +341,7 @@ pub(crate) struct CodeCache {
 pub(crate) enum AnyCode {
     Page(PageCode),
     Copy(CopyCode),
+    Extra(ExtraSheetCode),
 }
 
 impl AnyCode {
@@ -306,6 +349,7 @@ impl AnyCode {
         match self {
             AnyCode::Page(code) => code.svg(),
             AnyCode::Copy(code) => code.svg(),
+            AnyCode::Extra(code) => code.svg(),
         }
     }
 }
@@ -436,6 +480,23 @@ mod tests {
             last.svg().is_some(),
             "the longest copy code fits version 4-M"
         );
+        let extra = ExtraSheetCode { run_id: run };
+        assert_eq!(
+            extra.to_payload(),
+            "EXK1:cx:9b1c0d2e-3f4a-4b5c-8d6e-7f8091a2b3c4"
+        );
+        assert_eq!(ExtraSheetCode::parse(&extra.to_payload()), Some(extra));
+        assert_eq!(extra.caption(), "Extra answer sheet · 9b1c0d2e");
+        assert_eq!(CopyCode::parse(&extra.to_payload()), None);
+        assert_eq!(ExtraSheetCode::parse(&payload), None);
+        for bad in [
+            format!("EXK1:cx:{}", run.to_string().to_uppercase()),
+            format!("EXK1:cx:{run}:1"),
+            format!("EXK1:cx:{run} "),
+            "EXK1:cx:".to_owned(),
+        ] {
+            assert_eq!(ExtraSheetCode::parse(&bad), None, "{bad:?} must be refused");
+        }
         let id = run.to_string();
         for bad in [
             format!("EXK1:cs:{id}:0:3"),

@@ -42,8 +42,8 @@ use uuid::Uuid;
 
 pub use class_set::{ClassSetDocument, CopyLabel, RenderedSet, pages_per_copy};
 pub use code::{
-    CopyCode, DocumentKind, MAX_CODED_PAGES, MAX_COPIES, PAGE_CODE_PREFIX, PAGE_CODE_SIZE_MM,
-    PageCode,
+    CopyCode, DocumentKind, ExtraSheetCode, MAX_CODED_PAGES, MAX_COPIES, PAGE_CODE_PREFIX,
+    PAGE_CODE_SIZE_MM, PageCode,
 };
 pub use layout::{Layout, PageGeometry, PartLayout, QuestionLayout, Region};
 pub use source::{

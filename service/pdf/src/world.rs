@@ -12,7 +12,7 @@ use typst::utils::LazyHash;
 use typst::{Library, World};
 
 use crate::Shared;
-use crate::code::{AnyCode, CopyCode, MAX_CODED_PAGES, MAX_COPIES, PageCode};
+use crate::code::{AnyCode, CopyCode, ExtraSheetCode, MAX_CODED_PAGES, MAX_COPIES, PageCode};
 
 /// The virtual path of the main source.
 const MAIN_PATH: &str = "/main.typ";
@@ -22,6 +22,9 @@ const CODES_DIR: &str = "/codes/";
 
 /// The folder of the copy code images of a print run: `/copies/<copy>/<page>.svg`.
 const COPIES_DIR: &str = "/copies/";
+
+/// The code image of a print run's extra answer sheet.
+pub(crate) const EXTRA_PATH: &str = "/extra.svg";
 
 /// Which codes the document's pages carry.
 #[derive(Debug, Clone, Copy)]
@@ -92,6 +95,9 @@ impl<'a> PaperWorld<'a> {
                 let name = path.strip_prefix(CODES_DIR)?.strip_suffix(".svg")?;
                 let page = path_number(name, 1..=MAX_CODED_PAGES)?;
                 Some(AnyCode::Page(PageCode { page, ..code }))
+            }
+            Codes::Run(run_id) if path == EXTRA_PATH => {
+                Some(AnyCode::Extra(ExtraSheetCode { run_id }))
             }
             Codes::Run(run_id) => {
                 let name = path.strip_prefix(COPIES_DIR)?.strip_suffix(".svg")?;

@@ -8,8 +8,8 @@ mod common;
 
 use common::{decode_codes, gray_pages, paper_of, pdf_text, scratch};
 use examkit_pdf::{
-    ClassSetDocument, CopyCode, CopyLabel, MAX_COPIES, PaperDocument, RenderError, Renderer,
-    WritingSpace, pages_per_copy,
+    ClassSetDocument, CopyCode, CopyLabel, ExtraSheetCode, MAX_COPIES, PaperDocument, RenderError,
+    Renderer, WritingSpace, pages_per_copy,
 };
 use uuid::Uuid;
 
@@ -220,5 +220,38 @@ fn sets_that_cannot_be_printed_are_refused_with_a_reason() {
             }
             other => panic!("expected a refusal ({reason}), got {other:?}"),
         }
+    }
+}
+
+#[test]
+fn the_extra_answer_sheet_carries_the_run_code_and_boxes_on_one_page() {
+    let renderer = Renderer::new();
+    let pdf = renderer
+        .extra_sheet("Year 12 \"mock\" #1", run_id())
+        .expect("renders");
+    assert_eq!(
+        pdf,
+        renderer
+            .extra_sheet("Year 12 \"mock\" #1", run_id())
+            .expect("renders")
+    );
+    let dir = scratch("extra-sheet");
+    let pages = gray_pages(&pdf, &dir, "extra", DPI);
+    assert_eq!(pages.len(), 1);
+    let found = decode_codes(&pages[0]);
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        ExtraSheetCode::parse(&found[0].payload),
+        Some(ExtraSheetCode { run_id: run_id() })
+    );
+    let text = pdf_text(&pdf, &dir, "extra");
+    for words in [
+        "Extra answer sheet · 9b1c0d2e",
+        "Year 12 \"mock\" #1",
+        "Copy number",
+        "Question",
+        "Name",
+    ] {
+        assert!(text.contains(words), "{words:?} printed in {text}");
     }
 }

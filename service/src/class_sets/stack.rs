@@ -9,12 +9,13 @@
 //! - the same copy page twice is a **rescan** when the pixels are identical (the later one is set
 //!   aside) and a **conflict** otherwise: no page of a conflict is placed until a person chooses;
 //! - a copy's coded blank back is accounted for and set aside;
+//! - an extra answer sheet of the run waits until a person assigns it to a copy and question;
 //! - a copy with no page at all is **absent**; one missing some pages is **incomplete**, naming
 //!   them (a missing page is never a blank answer).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use examkit_pdf::{CopyCode, PageCode};
+use examkit_pdf::{CopyCode, ExtraSheetCode, PageCode};
 use uuid::Uuid;
 
 /// The print run the stack belongs to.
@@ -67,6 +68,15 @@ pub enum Decision {
         /// The page that stands.
         at: StackPage,
     },
+    /// An extra answer sheet belongs to this copy and question.
+    AssignExtra {
+        /// The sheet.
+        at: StackPage,
+        /// Its copy.
+        copy: u32,
+        /// The question it answers (its label).
+        question: String,
+    },
     /// The copy was not sat: absent, whatever pages it has.
     Absent {
         /// The copy.
@@ -112,6 +122,11 @@ pub enum Placement {
         /// Its page.
         page: u32,
     },
+    /// An extra answer sheet: assigned to a copy and question by a person, else waiting.
+    Extra {
+        /// The copy and question a person assigned it to.
+        assigned: Option<(u32, String)>,
+    },
     /// No readable code, or codes that disagree: waits for a person.
     Unknown {
         /// Why.
@@ -145,11 +160,14 @@ pub struct Report {
     pub pages: Vec<(StackPage, Placement)>,
     /// Every copy of the set: its state and its placed pages (copy page → stack page).
     pub copies: BTreeMap<u32, (CopyState, BTreeMap<u32, StackPage>)>,
+    /// The extra sheets assigned to each copy, with the question each answers, in stack order.
+    pub extras: BTreeMap<u32, Vec<(String, StackPage)>>,
 }
 
 /// What one page's codes say.
 enum Read {
     Copy(u32, u32),
+    Extra,
     Unknown(String),
     Foreign(String),
 }
@@ -157,8 +175,18 @@ enum Read {
 fn read(run: &Run, codes: &[String]) -> Read {
     let mut copies = BTreeSet::new();
     let mut foreign = None;
+    let mut extra = false;
     for payload in codes {
-        if let Some(code) = CopyCode::parse(payload) {
+        if let Some(code) = ExtraSheetCode::parse(payload) {
+            if code.run_id == run.id {
+                extra = true;
+            } else {
+                foreign = Some(format!(
+                    "an extra sheet of another print run ({})",
+                    CopyCode::short_run(code.run_id)
+                ));
+            }
+        } else if let Some(code) = CopyCode::parse(payload) {
             if code.run_id != run.id {
                 foreign = Some(format!(
                     "a page of another print run ({})",
@@ -179,9 +207,10 @@ fn read(run: &Run, codes: &[String]) -> Read {
         }
     }
     match (copies.len(), foreign) {
-        (0, Some(reason)) => Read::Foreign(reason),
+        (0, None) if extra => Read::Extra,
+        (0, Some(reason)) if !extra => Read::Foreign(reason),
         (0, None) => Read::Unknown("no code could be read".to_owned()),
-        (1, None) => {
+        (1, None) if !extra => {
             let (copy, page) = copies.into_iter().next().unwrap_or_default();
             if !run.copies.contains(&copy) || page > run.pages_per_copy {
                 Read::Foreign(format!(
@@ -211,6 +240,15 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
             _ => None,
         })
         .collect();
+    let assigned: HashMap<&StackPage, (u32, &str)> = decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::AssignExtra { at, copy, question } if run.copies.contains(copy) => {
+                Some((at, (*copy, question.as_str())))
+            }
+            _ => None,
+        })
+        .collect();
     let absent: BTreeSet<u32> = decisions
         .iter()
         .filter_map(|d| match d {
@@ -224,6 +262,11 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
     for scanned in pages {
         let claim = match read(run, &scanned.codes) {
             Read::Copy(copy, page) => Ok((copy, page, false)),
+            Read::Extra => Err(Placement::Extra {
+                assigned: assigned
+                    .get(&scanned.at)
+                    .map(|&(copy, question)| (copy, question.to_owned())),
+            }),
             Read::Foreign(reason) => Err(Placement::Foreign { reason }),
             Read::Unknown(reason) => match placed_by_hand.get(&scanned.at) {
                 Some(&(copy, page))
@@ -311,7 +354,20 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
             (copy, (state, placed))
         })
         .collect();
+    let mut extras: BTreeMap<u32, Vec<(String, StackPage)>> = BTreeMap::new();
+    for (scanned, placement) in pages.iter().zip(&placements) {
+        if let Some(Placement::Extra {
+            assigned: Some((copy, question)),
+        }) = placement
+        {
+            extras
+                .entry(*copy)
+                .or_default()
+                .push((question.clone(), scanned.at.clone()));
+        }
+    }
     Report {
+        extras,
         pages: pages
             .iter()
             .zip(placements)
@@ -373,6 +429,14 @@ mod tests {
         }
     }
 
+    fn extra(file: &str, page: u32, run: Uuid) -> ScannedPage {
+        ScannedPage {
+            at: at(file, page),
+            codes: vec![ExtraSheetCode { run_id: run }.to_payload()],
+            fingerprint: format!("extra {file} {page}"),
+        }
+    }
+
     fn placement<'a>(report: &'a Report, file: &str, page: u32) -> &'a Placement {
         &report
             .pages
@@ -428,6 +492,8 @@ mod tests {
             folded,
             coded("b", 7, 2, 3, "2.3"),
             coded("b", 8, 4, 1, "copy 4"),
+            extra("b", 9, run().id),
+            extra("b", 10, Uuid::from_u128(7)),
         ]
     }
 
@@ -474,6 +540,14 @@ mod tests {
         assert!(
             matches!(placement(&report, "b", 8), Placement::Foreign { reason } if reason.contains("copy 4"))
         );
+        assert_eq!(
+            placement(&report, "b", 9),
+            &Placement::Extra { assigned: None }
+        );
+        assert!(
+            matches!(placement(&report, "b", 10), Placement::Foreign { reason } if reason.contains("extra sheet of another"))
+        );
+        assert!(report.extras.is_empty());
         assert_eq!(report.pages.len(), every_case().len());
 
         let state = |copy: u32| &report.copies[&copy].0;
@@ -501,6 +575,11 @@ mod tests {
             },
             Decision::Choose { at: at("b", 2) },
             Decision::Absent { copy: 2 },
+            Decision::AssignExtra {
+                at: at("b", 9),
+                copy: 1,
+                question: "2".to_owned(),
+            },
             // A placement of a page that has a code is not needed and changes nothing.
             Decision::Place {
                 at: at("a", 4),
@@ -536,6 +615,13 @@ mod tests {
             "a person's absent stands"
         );
         assert_eq!(report.copies[&3].0, CopyState::Absent);
+        assert_eq!(
+            placement(&report, "b", 9),
+            &Placement::Extra {
+                assigned: Some((1, "2".to_owned()))
+            }
+        );
+        assert_eq!(report.extras[&1], [("2".to_owned(), at("b", 9))]);
         // A hand placement outside the set is no placement.
         let report = split(
             &run(),

@@ -1,7 +1,8 @@
 //! Class sets (`/v1/class-sets`, an extension of the specification): make one from a paper
 //! revision and a number of copies or a roster (scopes `marking:submit` and `papers:read`, with
 //! an `Idempotency-Key` like the marking routes), list and read them, and download the PDF of
-//! every copy (`marking:read`; byte ranges as for a paper's exports). Requests are parsed here;
+//! every copy (`marking:read`; byte ranges as for a paper's exports) and the set's extra answer
+//! sheet. Requests are parsed here;
 //! `crate::class_sets` holds the rules and the store the rows.
 
 use std::sync::Arc;
@@ -30,6 +31,10 @@ static LIST: Op = Op {
 };
 static READ: Op = Op {
     name: "GET /v1/class-sets/{id}",
+    scopes: &[Scope::MarkingRead],
+};
+static EXTRA_SHEET: Op = Op {
+    name: "GET /v1/class-sets/{id}/extra-sheet",
     scopes: &[Scope::MarkingRead],
 };
 static EXPORT: Op = Op {
@@ -63,6 +68,14 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .then(|id: String, ctx: Ctx| {
             ctx.run(&READ, move |ctx, p| async move { read(ctx, p, id).await })
         });
+    let extra = warp::path!("v1" / "class-sets" / String / "extra-sheet")
+        .and(warp::get())
+        .and(ctx(state.clone()))
+        .then(|id: String, ctx: Ctx| {
+            ctx.run(&EXTRA_SHEET, move |ctx, p| async move {
+                extra_sheet(ctx, p, id).await
+            })
+        });
     let export = warp::path!("v1" / "class-sets" / String / "export")
         .and(warp::get())
         .and(ctx(state))
@@ -78,6 +91,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(read)
         .unify()
         .or(export)
+        .unify()
+        .or(extra)
         .unify()
         .boxed()
 }
@@ -238,6 +253,39 @@ async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
         StatusCode::OK,
         &json!({ "classSet": set_view(&set, Some(&copies)) }),
     )
+}
+
+/// The set's extra answer sheet, typeset on request (the same bytes every time).
+async fn extra_sheet(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
+    let set = owned(&ctx, &p, &id).await?;
+    if !ctx.state.typesetter.export_enabled() {
+        return Err(ApiError::PdfExportDisabled);
+    }
+    let run_id = uuid::Uuid::parse_str(&set.id).map_err(|_| ApiError::Internal)?;
+    let pdf = ctx
+        .state
+        .typesetter
+        .render_extra_sheet(set.title.clone(), run_id)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "the extra answer sheet was not typeset");
+            match e {
+                TypesetError::Timeout(_) => ApiError::ServiceUnavailable(
+                    "the extra answer sheet was not typeset in time; retry".to_owned(),
+                ),
+                _ => ApiError::Internal,
+            }
+        })?;
+    Ok(Reply::bytes("application/pdf", pdf)
+        .with_header(
+            "content-disposition",
+            &format!(
+                "attachment; filename=\"class-set-{}-extra-sheet.pdf\"",
+                set.id
+            ),
+        )
+        .with_header("x-content-type-options", "nosniff")
+        .with_header("cache-control", "private, no-store"))
 }
 
 async fn export(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
