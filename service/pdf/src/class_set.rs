@@ -180,10 +180,29 @@ fn check(set: &ClassSetDocument) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// The typst source of the set: one page per copy page, the base page placed whole.
-fn set_source(paper: &PaperDocument, set: &ClassSetDocument, paper_pages: u32) -> String {
+/// A code in the top right corner, where a paper's page code goes, with its line beside it:
+/// typst code placing the image at `image` (a typst expression for its path) and the text
+/// `line` (a typst expression).
+fn corner_code(image: &str, alt: &str, line: &str) -> String {
     let image_mm = code::image_size_mm();
     let quiet_mm = (image_mm - code::PAGE_CODE_SIZE_MM) / 2.0;
+    format!(
+        r#"place(top + right, dx: {image_dx:.3}mm, dy: {image_dy:.3}mm,
+    image({image}, width: {image_mm:.3}mm, alt: {alt}))
+  place(top + right, dx: {caption_dx:.3}mm, dy: {caption_dy:.3}mm,
+    text(font: "DejaVu Sans Mono", size: 7.5pt, fill: luma(20), top-edge: "cap-height",
+      bottom-edge: "baseline", {line}))"#,
+        image_dx = -(CODE_RIGHT_MM - quiet_mm),
+        image_dy = CODE_TOP_MM - quiet_mm,
+        caption_dx = -(CODE_RIGHT_MM + code::PAGE_CODE_SIZE_MM + quiet_mm + CAPTION_GAP_MM),
+        // The line's baseline sits on the code's bottom edge (cap height about 2 mm at 7.5 pt).
+        caption_dy = CODE_TOP_MM + code::PAGE_CODE_SIZE_MM - 2.0,
+        alt = lit(alt),
+    )
+}
+
+/// The typst source of the set: one page per copy page, the base page placed whole.
+fn set_source(paper: &PaperDocument, set: &ClassSetDocument, paper_pages: u32) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -192,11 +211,7 @@ fn set_source(paper: &PaperDocument, set: &ClassSetDocument, paper_pages: u32) -
 #set text(font: "Libertinus Serif", size: 10pt, lang: "en", region: "gb")
 // The copy code and the line a person types when the code will not scan.
 #let copy-code(copy, p, line) = {{
-  place(top + right, dx: {image_dx:.3}mm, dy: {image_dy:.3}mm,
-    image("/copies/" + str(copy) + "/" + str(p) + ".svg", width: {image_mm:.3}mm, alt: "copy code"))
-  place(top + right, dx: {caption_dx:.3}mm, dy: {caption_dy:.3}mm,
-    text(font: "DejaVu Sans Mono", size: 7.5pt, fill: luma(20), top-edge: "cap-height",
-      bottom-edge: "baseline", line))
+  {corner}
 }}
 // A named copy's student, at the top left of every page.
 #let student(name) = if name != none {{
@@ -213,11 +228,11 @@ fn set_source(paper: &PaperDocument, set: &ClassSetDocument, paper_pages: u32) -
   student(name)
 }})[#align(center + horizon, text(fill: luma(110), "This page is intentionally blank."))]"#,
         title = lit(&paper.title),
-        image_dx = -(CODE_RIGHT_MM - quiet_mm),
-        image_dy = CODE_TOP_MM - quiet_mm,
-        image_mm = image_mm,
-        caption_dx = -(CODE_RIGHT_MM + code::PAGE_CODE_SIZE_MM + quiet_mm + CAPTION_GAP_MM),
-        caption_dy = CODE_TOP_MM + code::PAGE_CODE_SIZE_MM - 2.0,
+        corner = corner_code(
+            r#""/copies/" + str(copy) + "/" + str(p) + ".svg""#,
+            "copy code",
+            "line"
+        ),
         x = MARGIN_X_MM,
         name_dy = CODE_TOP_MM + 1.0,
         // From the left margin to where the code's line starts at its longest.
@@ -259,17 +274,11 @@ impl Renderer {
     /// boxes for the copy number and the question, a line for the name, and ruled lines. The
     /// same sheet serves every student of the run; a person assigns each one scanned.
     pub fn extra_sheet(&self, paper_title: &str, run_id: Uuid) -> Result<Vec<u8>, RenderError> {
-        let image_mm = code::image_size_mm();
-        let quiet_mm = (image_mm - code::PAGE_CODE_SIZE_MM) / 2.0;
         let caption = code::ExtraSheetCode { run_id }.caption();
         let text = format!(
             r#"#set document(title: "Extra answer sheet", date: none)
 #set page(paper: "a4", margin: (top: 28mm, bottom: 20mm, x: {x:.3}mm), background: {{
-  place(top + right, dx: {image_dx:.3}mm, dy: {image_dy:.3}mm,
-    image("{extra}", width: {image_mm:.3}mm, alt: "extra sheet code"))
-  place(top + right, dx: {caption_dx:.3}mm, dy: {caption_dy:.3}mm,
-    text(font: "DejaVu Sans Mono", size: 7.5pt, fill: luma(20), top-edge: "cap-height",
-      bottom-edge: "baseline", {caption}))
+  {corner}
 }})
 #set text(font: "Libertinus Serif", size: 11pt, lang: "en", region: "gb")
 #let box-row(n) = stack(dir: ltr, spacing: 1.5mm, ..range(n).map(_ => rect(width: 8mm, height: 10mm, stroke: 0.8pt)))
@@ -288,14 +297,8 @@ impl Renderer {
 #grid(columns: (1fr,), rows: (8mm,) * 20, stroke: (bottom: 0.5pt + luma(150)))
 "#,
             x = MARGIN_X_MM,
-            image_dx = -(CODE_RIGHT_MM - quiet_mm),
-            image_dy = CODE_TOP_MM - quiet_mm,
-            image_mm = image_mm,
-            caption_dx = -(CODE_RIGHT_MM + code::PAGE_CODE_SIZE_MM + quiet_mm + CAPTION_GAP_MM),
-            caption_dy = CODE_TOP_MM + code::PAGE_CODE_SIZE_MM - 2.0,
-            caption = lit(&caption),
+            corner = corner_code(&lit(world::EXTRA_PATH), "extra sheet code", &lit(&caption)),
             title = lit(paper_title),
-            extra = world::EXTRA_PATH,
         );
         let world =
             world::PaperWorld::new(&self.shared, text, Vec::new(), world::Codes::Run(run_id));

@@ -315,12 +315,8 @@ async fn export(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
                 .with_header("content-range", &super::range::content_range(&part, size))
         }
     };
-    Ok(reply
-        .with_header("accept-ranges", "bytes")
-        .with_header(
-            "content-disposition",
-            &format!("attachment; filename=\"class-set-{}.pdf\"", set.id),
-        )
-        .with_header("x-content-type-options", "nosniff")
-        .with_header("cache-control", "private, no-store"))
+    Ok(super::range::download_headers(
+        reply,
+        &format!("class-set-{}.pdf", set.id),
+    ))
 }

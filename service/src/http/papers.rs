@@ -729,12 +729,8 @@ async fn download(
         ExportKind::QuestionPaper => "question-paper",
         ExportKind::MarkScheme => "mark-scheme",
     };
-    Ok(reply
-        .with_header("accept-ranges", "bytes")
-        .with_header(
-            "content-disposition",
-            &format!("attachment; filename=\"paper-{id}-r{revision}-{name}.pdf\""),
-        )
-        .with_header("x-content-type-options", "nosniff")
-        .with_header("cache-control", "private, no-store"))
+    Ok(super::range::download_headers(
+        reply,
+        &format!("paper-{id}-r{revision}-{name}.pdf"),
+    ))
 }

@@ -67,6 +67,19 @@ pub fn content_range(part: &Range<u64>, size: u64) -> String {
     format!("bytes {}-{}/{size}", part.start, part.end.saturating_sub(1))
 }
 
+/// The headers every download of a stored PDF carries: ranges are served, it is an attachment
+/// named `filename`, it is never sniffed or cached.
+pub fn download_headers(reply: super::Reply, filename: &str) -> super::Reply {
+    reply
+        .with_header("accept-ranges", "bytes")
+        .with_header(
+            "content-disposition",
+            &format!("attachment; filename=\"{filename}\""),
+        )
+        .with_header("x-content-type-options", "nosniff")
+        .with_header("cache-control", "private, no-store")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

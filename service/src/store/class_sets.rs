@@ -207,7 +207,7 @@ impl Store {
         let start = i64::try_from(range.start).unwrap_or(i64::MAX);
         let length = i64::try_from(range.end.saturating_sub(range.start)).unwrap_or(i64::MAX);
         let row = sqlx::query(
-            "SELECT substr(pdf, CAST($3 AS INTEGER), CAST($4 AS INTEGER)) AS part, pdf_object \
+            "SELECT substr(pdf, CAST($3 AS INTEGER), CAST($4 AS INTEGER)) AS part, pdf_object AS object \
              FROM class_sets WHERE user_id = $1 AND id = $2",
         )
         .bind(user_id)
@@ -216,15 +216,6 @@ impl Store {
         .bind(length)
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        if let Some(part) = row.try_get::<Option<Vec<u8>>, _>("part")? {
-            return Ok(Some(part));
-        }
-        let object: Option<String> = row.try_get("pdf_object")?;
-        match (object, self.objects()) {
-            (Some(sha256), Some(objects)) => Ok(Some(objects.get_range(&sha256, range).await?)),
-            (Some(_), None) => Err(StoreError::NoObjectStore),
-            (None, _) => Ok(None),
-        }
+        self.kept_range(row.as_ref(), range).await
     }
 }

@@ -530,6 +530,26 @@ impl Store {
         }
     }
 
+    /// Bytes `range` of what a row keeps, from a query that selected `part` (the range of its
+    /// inline column, read with `substr`) and `object` (its object column): the part when the
+    /// bytes are inline, else the range read from the object store; `None` without a row.
+    pub async fn kept_range(
+        &self,
+        row: Option<&sqlx::any::AnyRow>,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(row) = row else { return Ok(None) };
+        if let Some(part) = row.try_get::<Option<Vec<u8>>, _>("part")? {
+            return Ok(Some(part));
+        }
+        let object: Option<String> = row.try_get("object")?;
+        match (object, self.objects()) {
+            (Some(sha256), Some(objects)) => Ok(Some(objects.get_range(&sha256, range).await?)),
+            (Some(_), None) => Err(StoreError::NoObjectStore),
+            (None, _) => Ok(None),
+        }
+    }
+
     /// Deletes objects nothing names: those claimed, unnamed and untouched since `cutoff` (Unix
     /// milliseconds), those in the store without a claim written before `cutoff`, and deletions a
     /// stopped sweep left unfinished. Without an object store there is nothing to sweep.

@@ -481,16 +481,7 @@ impl Store {
         .bind(length)
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        if let Some(part) = row.try_get::<Option<Vec<u8>>, _>("part")? {
-            return Ok(Some(part));
-        }
-        let object: Option<String> = row.try_get("object")?;
-        match (object, self.objects()) {
-            (Some(sha256), Some(objects)) => Ok(Some(objects.get_range(&sha256, range).await?)),
-            (Some(_), None) => Err(StoreError::NoObjectStore),
-            (None, _) => Ok(None),
-        }
+        self.kept_range(row.as_ref(), range).await
     }
 
     /// A bank revision of any status, for checking a pin; `None` when it does not exist.
