@@ -178,17 +178,7 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
             .typesetter
             .render_class_set(document, set)
             .await
-            .map_err(|e| match e {
-                TypesetError::Render(e) => ApiError::RevisionNotExportable(e.to_string()),
-                TypesetError::Timeout(limit) => ApiError::ServiceUnavailable(format!(
-                    "the class set was not typeset within {} seconds; retry the same request",
-                    limit.as_secs()
-                )),
-                TypesetError::Task(e) => {
-                    tracing::error!(error = %e, "typesetting task failed");
-                    ApiError::Internal
-                }
-            })?;
+            .map_err(|e| super::papers::typeset_failure(e, "the class set was not typeset"))?;
         let copies: Vec<CopyRow> = request
             .copies
             .iter()

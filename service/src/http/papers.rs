@@ -646,17 +646,7 @@ pub(crate) async fn ensure_exports(
         .typesetter
         .render(doc)
         .await
-        .map_err(|e| match e {
-            TypesetError::Render(e) => ApiError::RevisionNotExportable(e.to_string()),
-            TypesetError::Timeout(limit) => ApiError::ServiceUnavailable(format!(
-                "the PDFs were not ready within {} seconds; retry the same request",
-                limit.as_secs()
-            )),
-            TypesetError::Task(e) => {
-                tracing::error!(error = %e, "typesetting task failed");
-                ApiError::Internal
-            }
-        })?;
+        .map_err(|e| typeset_failure(e, "the PDFs were not ready"))?;
     if paper.exports_ready {
         ctx.state
             .store
@@ -678,6 +668,22 @@ pub(crate) async fn ensure_exports(
     }
     let paper = stored(ctx, p, id, Some(revision)).await?;
     Ok((paper, bank))
+}
+
+/// The answer to a typesetting that produced nothing: the revision cannot be typeset (409), it
+/// took too long (503: `what` was not ready, retry), or the task failed (500, logged).
+pub(crate) fn typeset_failure(e: TypesetError, what: &str) -> ApiError {
+    match e {
+        TypesetError::Render(e) => ApiError::RevisionNotExportable(e.to_string()),
+        TypesetError::Timeout(limit) => ApiError::ServiceUnavailable(format!(
+            "{what} within {} seconds; retry the same request",
+            limit.as_secs()
+        )),
+        TypesetError::Task(e) => {
+            tracing::error!(error = %e, "typesetting task failed");
+            ApiError::Internal
+        }
+    }
 }
 
 async fn download(
