@@ -28,6 +28,7 @@ use image::RgbImage;
 use crate::effects::{Curl, Placement, Rng};
 use crate::handwriting::{Pen, WrittenLine};
 use crate::output::Format;
+pub use crate::output::pdf_of_images;
 use crate::truth::{Blank, Carry, PageTruth, Truth, Written};
 
 /// The handwriting font used when `--font` is not given (Debian's `fonts-dkg-handwriting`).
@@ -38,7 +39,7 @@ const USAGE: &str =
        [--answers answers.json] [--format pdf|png|jpeg] [--rotate 3:180,5:90] [--skew 1.2|0.5:3]
        [--scale 0.94:1] [--shift 0.02] [--bed 160] [--paper-tone 0.9:0.95] [--uneven 0.03]
        [--blur 0.6:0.9] [--noise 0.03] [--photo] [--perspective 8] [--curl 0.01]
-       [--dpi 150] [--seed N] [--font PATH] [--quality 80] [--truth truth.json]";
+       [--dpi 150] [--seed N] [--font PATH] [--quality 80] [--truth truth.json] [--pages 5:8]";
 
 /// Why nothing was made.
 #[derive(Debug)]
@@ -104,6 +105,8 @@ pub struct Options {
     font: PathBuf,
     quality: u8,
     truth: Option<PathBuf>,
+    /// Only these pages of the paper (first and last, from 1), as one copy of a class set.
+    pages: Option<(u32, u32)>,
 }
 
 /// `A` or `A:B` within `low..=high`: a fixed value or a range (`A <= B`).
@@ -160,6 +163,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
     let mut seed = 1;
     let mut font = PathBuf::from(DEFAULT_FONT);
     let mut quality = 80;
+    let mut pages = None;
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -243,6 +247,18 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
                 }
             }
             "--truth" => truth = Some(PathBuf::from(value)),
+            "--pages" => {
+                let range = value
+                    .split_once(':')
+                    .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+                    .filter(|&(a, b)| a >= 1 && a <= b)
+                    .ok_or_else(|| {
+                        Error::Usage(format!(
+                            "--pages takes FIRST:LAST, pages from 1 such as 5:8, not {value:?}"
+                        ))
+                    })?;
+                pages = Some(range);
+            }
             "--noise" => {
                 noise = number("a fraction")?;
                 if !(0.0..=0.5).contains(&noise) {
@@ -310,6 +326,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
         font,
         quality,
         truth,
+        pages,
     })
 }
 
@@ -339,8 +356,8 @@ fn read(path: &PathBuf, what: &str) -> Result<Vec<u8>, Error> {
         .map_err(|e| Error::Input(format!("cannot read the {what} {}: {e}", path.display())))
 }
 
-/// Renders every page of the PDF at `dpi`, on white.
-fn rasterise(bytes: Vec<u8>, dpi: u32) -> Result<Vec<RgbImage>, Error> {
+/// Renders every page of the PDF at `dpi` (or those of `range`, first and last from 1), on white.
+fn rasterise(bytes: Vec<u8>, dpi: u32, range: Option<(u32, u32)>) -> Result<Vec<RgbImage>, Error> {
     // A damaged file must give an error, not a crash.
     let pdf = catch_unwind(AssertUnwindSafe(|| Pdf::new(bytes)))
         .ok()
@@ -348,7 +365,21 @@ fn rasterise(bytes: Vec<u8>, dpi: u32) -> Result<Vec<RgbImage>, Error> {
         .ok_or_else(|| Error::Input("the paper is not a readable PDF".into()))?;
     let scale = dpi as f32 / 72.0;
     let mut out = Vec::new();
-    for page in pdf.pages().iter() {
+    let pages = pdf.pages();
+    if let Some((_, last)) = range
+        && last as usize > pages.len()
+    {
+        return Err(Error::Input(format!(
+            "--pages asks for page {last}, but the paper has {} pages",
+            pages.len()
+        )));
+    }
+    for (i, page) in pages.iter().enumerate() {
+        if let Some((first, last)) = range
+            && !(first as usize..=last as usize).contains(&(i + 1))
+        {
+            continue;
+        }
         let (w_pt, h_pt) = page.render_dimensions();
         let (w, h) = ((w_pt * scale).round(), (h_pt * scale).round());
         if !(w >= 1.0 && h >= 1.0 && w <= f32::from(u16::MAX) && h <= f32::from(u16::MAX)) {
@@ -398,7 +429,7 @@ pub fn run(options: &Options) -> Result<Vec<PathBuf>, Error> {
         }
         None => paper::Answers::new(),
     };
-    let mut pages = rasterise(read(&options.paper, "paper")?, options.dpi)?;
+    let mut pages = rasterise(read(&options.paper, "paper")?, options.dpi, options.pages)?;
     if !layout.pages.is_empty() && layout.pages.len() != pages.len() {
         return Err(Error::Input(format!(
             "the layout is of a paper of {} pages, but the PDF has {}",

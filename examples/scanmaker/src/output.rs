@@ -59,7 +59,7 @@ pub fn write(
     };
     match format {
         Format::Pdf => {
-            let bytes = pdf(pages, dpi, quality)?;
+            let bytes = pdf_of_images(pages, dpi, quality)?;
             save(out, &bytes)?;
             Ok(vec![out.to_path_buf()])
         }
@@ -88,8 +88,9 @@ pub fn write(
     }
 }
 
-/// A PDF with each page one JPEG image filling a page of the image's size at `dpi`.
-fn pdf(pages: &[RgbImage], dpi: u32, quality: u8) -> Result<Vec<u8>, Error> {
+/// A PDF with each page one JPEG image filling a page of the image's size at `dpi` (a scanned
+/// stack of pages, in the order given).
+pub fn pdf_of_images(pages: &[RgbImage], dpi: u32, quality: u8) -> Result<Vec<u8>, Error> {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let mut kids = Vec::with_capacity(pages.len());
@@ -152,10 +153,14 @@ mod tests {
             RgbImage::from_pixel(30, 40, image::Rgb([250, 250, 250])),
             RgbImage::from_pixel(40, 30, image::Rgb([10, 10, 10])),
         ];
-        let bytes = pdf(&pages, 150, 80).expect("pdf");
+        let bytes = pdf_of_images(&pages, 150, 80).expect("pdf");
         assert!(bytes.starts_with(b"%PDF-1.5"));
         let doc = Document::load_mem(&bytes).expect("readable");
         assert_eq!(doc.get_pages().len(), 2);
-        assert_eq!(pdf(&pages, 150, 80).expect("pdf"), bytes, "deterministic");
+        assert_eq!(
+            pdf_of_images(&pages, 150, 80).expect("pdf"),
+            bytes,
+            "deterministic"
+        );
     }
 }

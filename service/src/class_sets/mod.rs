@@ -4,11 +4,14 @@
 //! copy.
 //!
 //! This room holds the class-set domain: what a request to make a set may say ([`request`]),
-//! how a scanned stack is split into scripts and accounted for ([`stack`]),
+//! how a scanned stack is split into scripts and accounted for ([`stack`]), the stack as it
+//! stands with people's decisions ([`scans`]), what those decisions may say ([`decision`]),
 //! and the limits where the specification is silent. Its routes are in `http::class_sets`, its
 //! rows in `store::class_sets`; typesetting is `examkit_pdf::Renderer::class_set`.
 
+pub mod decision;
 pub mod request;
+pub mod scans;
 pub mod stack;
 
 pub use request::{NewClassSet, Problem, parse_new};

@@ -41,7 +41,7 @@ pub struct Problem {
     pub message: String,
 }
 
-fn problem(path: &str, code: &'static str, message: impl Into<String>) -> Problem {
+pub(super) fn problem(path: &str, code: &'static str, message: impl Into<String>) -> Problem {
     Problem {
         path: path.to_owned(),
         code,
@@ -269,7 +269,7 @@ fn named(value: &Value, problems: &mut Vec<Problem>) -> Option<Vec<examkit_pdf::
 
 /// A title-like text: 1 to `max` characters as sent, no control character, not only spaces;
 /// kept without its surrounding spaces.
-fn text(
+pub(super) fn text(
     value: &Value,
     path: &str,
     name: &str,
@@ -304,7 +304,7 @@ fn text(
 }
 
 /// An integer, including a number whose fractional part is zero (as JSON Schema reads one).
-fn integer(value: &Value) -> Option<i64> {
+pub(super) fn integer(value: &Value) -> Option<i64> {
     if let Some(n) = value.as_i64() {
         return Some(n);
     }
@@ -313,7 +313,7 @@ fn integer(value: &Value) -> Option<i64> {
 }
 
 /// A JSON Pointer token: `~` as `~0`, `/` as `~1`.
-fn pointer_token(name: &str) -> String {
+pub(super) fn pointer_token(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 

@@ -82,6 +82,11 @@ pub enum Decision {
         /// The copy.
         copy: u32,
     },
+    /// An earlier [`Decision::Absent`] is taken back.
+    Present {
+        /// The copy.
+        copy: u32,
+    },
 }
 
 /// Where one page of the stack went.
@@ -233,10 +238,12 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
             _ => None,
         })
         .collect();
-    let chosen: BTreeSet<&StackPage> = decisions
+    // Each chosen page with when it was chosen: of a conflict, the latest choice stands.
+    let chosen: HashMap<&StackPage, usize> = decisions
         .iter()
-        .filter_map(|d| match d {
-            Decision::Choose { at } => Some(at),
+        .enumerate()
+        .filter_map(|(i, d)| match d {
+            Decision::Choose { at } => Some((at, i)),
             _ => None,
         })
         .collect();
@@ -249,13 +256,18 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
             _ => None,
         })
         .collect();
-    let absent: BTreeSet<u32> = decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Absent { copy } => Some(*copy),
-            _ => None,
-        })
-        .collect();
+    let mut absent: BTreeSet<u32> = BTreeSet::new();
+    for decision in decisions {
+        match decision {
+            Decision::Absent { copy } => {
+                absent.insert(*copy);
+            }
+            Decision::Present { copy } => {
+                absent.remove(copy);
+            }
+            _ => {}
+        }
+    }
 
     // First pass: what each page claims to be.
     let mut claims: Vec<Result<(u32, u32, bool), Placement>> = Vec::with_capacity(pages.len());
@@ -309,7 +321,9 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
             several => several
                 .iter()
                 .copied()
-                .find(|&i| chosen.contains(&pages[i].at)),
+                .filter_map(|i| chosen.get(&pages[i].at).map(|&when| (when, i)))
+                .max()
+                .map(|(_, i)| i),
         };
         for &i in &distinct {
             placements[i] = Some(if blank_back {

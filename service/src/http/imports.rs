@@ -17,12 +17,12 @@ use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 use super::engine::{engine_assets, run_engine, status_str};
 use super::fields::parse_json;
 use super::marking::{asset_view, session_view};
+use super::upload::ReceivedFile;
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, document_too_large, parse_id,
     read_body, require_json,
 };
 use crate::auth::{Scope, sha256_hex};
-use crate::inspect::{self, FileType, InspectError, MAX_FILE_BYTES, MAX_PDF_PAGES};
 use crate::store::marking::{AddAssetError, AssetRow, Completion, QuestionData, SessionRow};
 
 const IMPORT: &[Scope] = &[Scope::MarkingImport];
@@ -43,8 +43,7 @@ static COMPLETE: Op = Op {
     scopes: IMPORT,
 };
 
-/// The longest upload name, in characters.
-pub const MAX_NAME_CHARS: usize = 180;
+pub use super::upload::MAX_NAME_CHARS;
 /// The longest import title, in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
 
@@ -204,73 +203,18 @@ pub async fn receive_asset(
             ));
         }
     };
-    let name = name.unwrap_or_default();
-    let name_chars = name.chars().count();
-    if name.trim().is_empty() || name_chars > MAX_NAME_CHARS {
-        return Err(ApiError::InvalidQuery(format!(
-            "the query parameter name is required, 1 to {MAX_NAME_CHARS} characters"
-        )));
-    }
-    // The name is metadata only: files live in the database, never at a path derived from it, so
-    // `/` and `..` are kept verbatim. Control characters (NUL included) are refused because they
-    // would corrupt logs, exports and the names shown to people.
-    if name.chars().any(char::is_control) {
-        return Err(ApiError::InvalidQuery(
-            "the query parameter name must not contain control characters".into(),
-        ));
-    }
-    let declared = ctx
-        .headers
-        .get(warp::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let Some(declared_type) = FileType::from_content_type(declared) else {
-        return Err(ApiError::UnsupportedMediaType(format!(
-            "uploads take Content-Type application/pdf, image/png, image/jpeg or image/webp, not {:?}",
-            if declared.is_empty() {
-                "(none)"
-            } else {
-                declared
-            }
-        )));
+    let open = if session.status == "draft" {
+        Ok(())
+    } else {
+        Err(closed.clone())
     };
-    if session.status != "draft" {
-        return Err(closed);
-    }
-    let bytes = read_body(ctx, body, MAX_FILE_BYTES, ApiError::FileTooLarge).await?;
-    if bytes.is_empty() {
-        return Err(ApiError::EmptyBody);
-    }
-    match FileType::sniff(&bytes) {
-        Some(actual) if actual == declared_type => {}
-        Some(actual) => {
-            return Err(ApiError::ContentTypeMismatch(format!(
-                "the body is {} but Content-Type says {}",
-                actual.media_type(),
-                declared_type.media_type()
-            )));
-        }
-        None => {
-            return Err(ApiError::ContentTypeMismatch(format!(
-                "the body is not a PDF, PNG, JPEG or WebP file, although Content-Type says {}",
-                declared_type.media_type()
-            )));
-        }
-    }
-    let dpi = ctx.state.marking.dpi;
-    let (bytes, counted) = tokio::task::spawn_blocking(move || {
-        let counted = inspect::page_count(declared_type, &bytes, dpi);
-        (bytes, counted)
-    })
-    .await
-    .map_err(|_| ApiError::Internal)?;
-    let pages = match counted {
-        Ok(pages) if pages > MAX_PDF_PAGES => return Err(ApiError::TooManyPages(pages)),
-        Ok(pages) => pages,
-        Err(InspectError::Unreadable(message)) => {
-            return Err(ApiError::UnreadableFile(message));
-        }
-    };
+    let file = super::upload::receive_file(ctx, name, body, open).await?;
+    let ReceivedFile {
+        name,
+        file_type: declared_type,
+        pages,
+        bytes,
+    } = file;
     let sha = sha256_hex(&bytes);
     let added = ctx
         .state

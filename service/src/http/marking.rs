@@ -20,6 +20,7 @@ use super::{
 };
 use crate::auth::Scope;
 use crate::store::automated::PageRecord;
+use crate::store::class_set_stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
 use crate::store::{Store, rfc3339};
 
@@ -345,9 +346,11 @@ async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
     }
     let id = parse_id(&id, "marking session")?;
     let store = &ctx.state.store;
+    // A class set's stack is read through its class set.
     let session = store
         .session(&p.user.id, &id)
         .await?
+        .filter(|s| s.origin != STACK_ORIGIN)
         .ok_or(ApiError::NotFound("marking session"))?;
     Reply::json(
         StatusCode::OK,

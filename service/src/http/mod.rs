@@ -20,6 +20,7 @@ pub mod papers;
 pub mod questions;
 pub mod range;
 pub mod sessions;
+pub mod upload;
 
 use std::convert::Infallible;
 use std::future::Future;

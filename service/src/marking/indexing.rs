@@ -15,12 +15,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
 
-use examkit_pdf::{DocumentKind, Layout, PageCode};
+use examkit_pdf::{CopyCode, DocumentKind, Layout, PageCode};
 use examkit_scan::{Comparison, Format, IndexOptions, Indexer, PageIndex};
 
 use super::jobs::{JobContext, JobFailure};
 use super::placement::{self, FoundLabel};
 use crate::store::automated::PageRecord;
+use crate::store::class_set_stacks::{STACK_ORIGIN, StackRead};
+use crate::store::class_sets::SetRow;
 use crate::store::jobs::Job;
 use crate::store::papers::ExportKind;
 use crate::store::{StoreError, now_ms};
@@ -38,18 +40,79 @@ struct Payload {
     page: i64,
 }
 
-/// The session's paper, when it was made from one: the clean question paper and its layout.
+/// The session's paper, when it was made from one: the clean pages as printed and its layout.
 struct Reference {
     paper_id: uuid::Uuid,
     revision: u32,
-    question_paper: Vec<u8>,
+    /// The PDF the clean pages are rendered from: the question paper, or a class set's copies.
+    printed: Vec<u8>,
+    /// How a page's codes name a page of `printed`.
+    source: Source,
     layout: Option<Layout>,
+}
+
+/// What the clean pages were printed as.
+enum Source {
+    /// The paper's question paper, its pages named by page codes.
+    QuestionPaper,
+    /// A class set's copies, named by copy codes of the set's print run.
+    ClassSet {
+        /// The set: the print run.
+        run_id: uuid::Uuid,
+        /// Each copy's place in print order, from 0.
+        order: std::collections::HashMap<u32, usize>,
+        /// The question paper's pages.
+        paper_pages: u32,
+        /// The pages each copy takes.
+        pages_per_copy: u32,
+    },
+}
+
+impl Reference {
+    /// The paper page a page's codes name, as the paper's page code, and the page of `printed`
+    /// that is its clean print; `None` when they name no page of this paper as printed (a
+    /// copy's blank back names no page of the paper).
+    fn locate(&self, payloads: &[String]) -> Option<(PageCode, u32)> {
+        match &self.source {
+            Source::QuestionPaper => payloads.iter().find_map(|p| {
+                PageCode::parse(p)
+                    .filter(|c| {
+                        c.kind == DocumentKind::QuestionPaper
+                            && c.paper_id == self.paper_id
+                            && c.revision == self.revision
+                    })
+                    .map(|c| (c, c.page))
+            }),
+            Source::ClassSet {
+                run_id,
+                order,
+                paper_pages,
+                pages_per_copy,
+            } => payloads.iter().find_map(|p| {
+                let code = CopyCode::parse(p).filter(|c| c.run_id == *run_id)?;
+                let index = u32::try_from(*order.get(&code.copy)?).ok()?;
+                (code.page <= *paper_pages).then(|| {
+                    (
+                        PageCode {
+                            kind: DocumentKind::QuestionPaper,
+                            paper_id: self.paper_id,
+                            revision: self.revision,
+                            page: code.page,
+                        },
+                        index * pages_per_copy + code.page,
+                    )
+                })
+            }),
+        }
+    }
 }
 
 /// What the blocking part found.
 struct Found {
     index: PageIndex,
     code: Option<PageCode>,
+    /// A digest of the page's pixels as rendered (equal for an identical rescan).
+    fingerprint: String,
     comparison: Option<Comparison>,
     /// The added ink's lines of writing, in the order the clean page reads.
     lines: Vec<examkit_scan::NormBox>,
@@ -93,9 +156,17 @@ pub async fn run(
     })?;
     let page = u32::try_from(payload.page)
         .map_err(|_| JobFailure::permanent("the page number is out of range"))?;
-    let reference = match &session.paper {
-        Some((paper_id, revision)) => reference(context, &job.user_id, paper_id, *revision).await?,
-        None => None,
+    let stack_of = if session.origin == STACK_ORIGIN {
+        store.class_set_of_stack(&session.id).await?
+    } else {
+        None
+    };
+    let reference = match (&session.paper, &stack_of) {
+        (_, Some((_, set))) => stack_reference(context, &job.user_id, set).await?,
+        (Some((paper_id, revision)), None) => {
+            reference(context, &job.user_id, paper_id, *revision).await?
+        }
+        (None, None) => None,
     };
     let options = IndexOptions {
         dpi: context.config.dpi,
@@ -136,9 +207,70 @@ pub async fn run(
         reference.as_ref(),
     )?;
     crate::telemetry::page_indexed("ok", &record.text_source, started.elapsed());
+    let stack = stack_of.map(|(_, set)| StackRead {
+        class_set_id: set.id,
+        codes: found
+            .index
+            .codes
+            .iter()
+            .map(|c| c.payload.clone())
+            .collect(),
+        fingerprint: found.fingerprint.clone(),
+    });
     Ok(store
-        .save_page_index(job, &job.session_id, &record, None, found.image.as_deref())
+        .save_page_index_with(
+            job,
+            &job.session_id,
+            &record,
+            None,
+            found.image.as_deref(),
+            stack.as_ref(),
+        )
         .await?)
+}
+
+/// A class set's copies as printed, for the pages of its stack.
+async fn stack_reference(
+    context: &JobContext,
+    user_id: &str,
+    set: &SetRow,
+) -> Result<Option<Reference>, JobFailure> {
+    let store = &context.store;
+    let Some(printed) = store.class_set_pdf(user_id, &set.id).await? else {
+        return Ok(None);
+    };
+    let copies = store.class_set_copies(&set.id).await?;
+    let layout = store
+        .export_layout(user_id, &set.paper_id, set.revision)
+        .await?
+        .flatten()
+        .and_then(|json| serde_json::from_str::<Layout>(&json).ok());
+    let (Ok(paper_id), Ok(revision), Ok(run_id), Ok(paper_pages), Ok(pages_per_copy)) = (
+        uuid::Uuid::parse_str(&set.paper_id),
+        u32::try_from(set.revision),
+        uuid::Uuid::parse_str(&set.id),
+        u32::try_from(set.paper_pages),
+        u32::try_from(set.pages_per_copy),
+    ) else {
+        return Ok(None);
+    };
+    let order = copies
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| Some((u32::try_from(c.copy).ok()?, i)))
+        .collect();
+    Ok(Some(Reference {
+        paper_id,
+        revision,
+        printed,
+        source: Source::ClassSet {
+            run_id,
+            order,
+            paper_pages,
+            pages_per_copy,
+        },
+        layout,
+    }))
 }
 
 /// The session's clean question paper and its recorded layout.
@@ -167,7 +299,8 @@ async fn reference(
     Ok(Some(Reference {
         paper_id,
         revision,
-        question_paper,
+        printed: question_paper,
+        source: Source::QuestionPaper,
         layout,
     }))
 }
@@ -194,31 +327,33 @@ fn index_blocking(
         ),
         None => None,
     };
-    let code = index.codes.iter().find_map(|c| PageCode::parse(&c.payload));
+    let payloads: Vec<String> = index.codes.iter().map(|c| c.payload.clone()).collect();
+    let located = reference.and_then(|r| r.locate(&payloads));
+    let code = match &located {
+        Some((code, _)) => Some(*code),
+        None => payloads.iter().find_map(|p| PageCode::parse(p)),
+    };
+    let fingerprint = fingerprint(&raster);
     let mut comparison = None;
     let mut lines = Vec::new();
     let mut compare_note = None;
     let mut identical = false;
     if work {
-        match (reference, &code) {
+        match (reference, &located) {
             (None, _) => {
                 compare_note = Some(
                     "the session was not made from a paper: there is no clean page to compare with"
                         .to_owned(),
                 );
             }
-            (Some(_), None) => {
+            (Some(_), None) if payloads.is_empty() => {
                 compare_note = Some(
                     "the page carries no page code: it cannot be matched to a clean page".into(),
                 );
             }
-            (Some(r), Some(c))
-                if c.kind == DocumentKind::QuestionPaper
-                    && c.paper_id == r.paper_id
-                    && c.revision == r.revision =>
-            {
+            (Some(r), Some((_, printed_page))) => {
                 let clean =
-                    examkit_scan::render_page(&r.question_paper, Format::Pdf, c.page, options.dpi)
+                    examkit_scan::render_page(&r.printed, Format::Pdf, *printed_page, options.dpi)
                         .map_err(|e| {
                             JobFailure::transient(format!("the clean page cannot be rendered: {e}"))
                         })?;
@@ -232,7 +367,7 @@ fn index_blocking(
                 lines = ink.map(|ink| ink.lines_of(&compared)).unwrap_or_default();
                 comparison = Some(compared);
             }
-            (Some(_), Some(_)) => {
+            (Some(_), None) => {
                 compare_note = Some(
                     "the page code names another document: there is no clean page to compare with"
                         .to_owned(),
@@ -243,12 +378,23 @@ fn index_blocking(
     Ok(Found {
         index,
         code,
+        fingerprint,
         comparison,
         lines,
         compare_note,
         identical,
         image,
     })
+}
+
+/// A digest of a raster's size and pixels: two scans are the same scan when it is equal.
+fn fingerprint(raster: &image::GrayImage) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(raster.width().to_be_bytes());
+    hasher.update(raster.height().to_be_bytes());
+    hasher.update(raster.as_raw());
+    crate::auth::hex(&hasher.finalize())
 }
 
 /// The smallest height and width, as fractions of the page, of a region of added ink that counts

@@ -191,7 +191,6 @@ impl Store {
         max_attempts: i64,
     ) -> Result<StartOutcome, StoreError> {
         let now = now_ms();
-        let day = utc_date(now);
         let needed = i64::try_from(pages.len()).unwrap_or(i64::MAX);
         let mut tx = self.begin_write().await?;
         let updated = sqlx::query(
@@ -213,37 +212,14 @@ impl Store {
                 _ => StartOutcome::NotFound,
             });
         }
-        sqlx::query(
-            "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
-             ON CONFLICT (user_id, day) DO NOTHING",
-        )
-        .bind(user_id)
-        .bind(&day)
-        .execute(&mut *tx)
-        .await?;
-        let reserved = sqlx::query(
-            "UPDATE marking_allowance SET pages = pages + $1 \
-             WHERE user_id = $2 AND day = $3 AND pages + $1 <= $4",
-        )
-        .bind(needed)
-        .bind(user_id)
-        .bind(&day)
-        .bind(allowance.pages_per_day)
-        .execute(&mut *tx)
-        .await?;
-        if reserved.rows_affected() == 0 {
-            let used: i64 = sqlx::query_scalar(
-                "SELECT pages FROM marking_allowance WHERE user_id = $1 AND day = $2",
-            )
-            .bind(user_id)
-            .bind(&day)
-            .fetch_one(&mut *tx)
-            .await?;
+        if let Some((used, retry_after)) =
+            Store::reserve_pages(&mut tx, user_id, needed, allowance, now).await?
+        {
             tx.rollback().await?;
             return Ok(StartOutcome::AllowanceExceeded {
                 used,
                 needed,
-                retry_after: seconds_to_next_utc_day(now),
+                retry_after,
             });
         }
         let jobs: Vec<NewJob> = pages
@@ -256,6 +232,48 @@ impl Store {
         Store::enqueue_jobs(&mut tx, session_id, user_id, &jobs, max_attempts, now).await?;
         tx.commit().await?;
         Ok(StartOutcome::Started)
+    }
+
+    /// Reserves `needed` pages of today's allowance inside a write transaction; when they would
+    /// exceed it, nothing is reserved and the answer is the pages used today and the seconds until
+    /// the allowance renews.
+    pub(crate) async fn reserve_pages(
+        tx: &mut super::WriteTx,
+        user_id: &str,
+        needed: i64,
+        allowance: &Allowance,
+        now: i64,
+    ) -> Result<Option<(i64, i64)>, StoreError> {
+        let day = utc_date(now);
+        sqlx::query(
+            "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
+             ON CONFLICT (user_id, day) DO NOTHING",
+        )
+        .bind(user_id)
+        .bind(&day)
+        .execute(&mut **tx)
+        .await?;
+        let reserved = sqlx::query(
+            "UPDATE marking_allowance SET pages = pages + $1 \
+             WHERE user_id = $2 AND day = $3 AND pages + $1 <= $4",
+        )
+        .bind(needed)
+        .bind(user_id)
+        .bind(&day)
+        .bind(allowance.pages_per_day)
+        .execute(&mut **tx)
+        .await?;
+        if reserved.rows_affected() > 0 {
+            return Ok(None);
+        }
+        let used: i64 = sqlx::query_scalar(
+            "SELECT pages FROM marking_allowance WHERE user_id = $1 AND day = $2",
+        )
+        .bind(user_id)
+        .bind(&day)
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok(Some((used, seconds_to_next_utc_day(now))))
     }
 
     /// Pages of automated marking an account has used on the UTC day of `now`.
@@ -283,6 +301,21 @@ impl Store {
         record: &PageRecord,
         failed: Option<&str>,
         image: Option<&[u8]>,
+    ) -> Result<bool, StoreError> {
+        self.save_page_index_with(job, session_id, record, failed, image, None)
+            .await
+    }
+
+    /// [`Store::save_page_index`], with what was read on a page of a class set's stack saved in
+    /// the same transaction.
+    pub async fn save_page_index_with(
+        &self,
+        job: &Job,
+        session_id: &str,
+        record: &PageRecord,
+        failed: Option<&str>,
+        image: Option<&[u8]>,
+        stack: Option<&super::class_set_stacks::StackRead>,
     ) -> Result<bool, StoreError> {
         let image = match image {
             Some(image) => Some(self.keep(image.to_vec()).await?),
@@ -327,6 +360,9 @@ impl Store {
         .bind(image.as_ref().and_then(|kept| kept.object()))
         .execute(&mut *tx)
         .await?;
+        if let Some(read) = stack {
+            Store::save_stack_read(&mut tx, &record.asset_id, record.page, read).await?;
+        }
         sqlx::query(
             "UPDATE marking_sessions SET pages_done = pages_done + 1, updated_at = $1, \
              indexing_state = CASE WHEN pages_done + 1 < pages_total THEN 'running' \

@@ -65,12 +65,14 @@ pub struct SetRow {
     pub pdf_size: i64,
     /// When it was made (Unix milliseconds).
     pub created_at: i64,
+    /// The session holding its scanned stack, once a file of it was uploaded.
+    pub stack_session_id: Option<String>,
 }
 
-const SET_COLUMNS: &str = "id, paper_id, revision, title, copies, named, paper_pages, \
-                           pages_per_copy, pdf_size, created_at";
+pub(super) const SET_COLUMNS: &str = "id, paper_id, revision, title, copies, named, paper_pages, \
+                           pages_per_copy, pdf_size, created_at, stack_session_id";
 
-fn set_row(row: &AnyRow) -> Result<SetRow, StoreError> {
+pub(super) fn set_row(row: &AnyRow) -> Result<SetRow, StoreError> {
     Ok(SetRow {
         id: row.try_get(0)?,
         paper_id: row.try_get(1)?,
@@ -82,6 +84,7 @@ fn set_row(row: &AnyRow) -> Result<SetRow, StoreError> {
         pages_per_copy: row.try_get(7)?,
         pdf_size: row.try_get(8)?,
         created_at: row.try_get(9)?,
+        stack_session_id: row.try_get(10)?,
     })
 }
 

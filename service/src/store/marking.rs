@@ -221,7 +221,7 @@ pub enum ReviewError {
 const SESSION_COLUMNS: &str = "id, user_id, title, origin, status, created_at, updated_at, \
      completed_at, submission_sha256, source_json, coverage_kind, outcome_json, paper_id, \
      paper_revision, indexing_state, pages_total, pages_done, started_at, indexed_at";
-const ASSET_COLUMNS: &str =
+pub(super) const ASSET_COLUMNS: &str =
     "id, session_id, kind, name, content_type, size_bytes, page_count, sha256, created_at";
 const QUESTION_COLUMNS: &str = "id, session_id, position, label, status, revision, awarded, \
      possible, max_marks, question_json, result_json, created_at, updated_at, error_json, marker, \
@@ -256,7 +256,7 @@ fn session_from_row(row: &AnyRow) -> Result<SessionRow, sqlx::Error> {
     })
 }
 
-fn asset_from_row(row: &AnyRow) -> Result<AssetRow, sqlx::Error> {
+pub(super) fn asset_from_row(row: &AnyRow) -> Result<AssetRow, sqlx::Error> {
     asset_from_named_row(row, "")
 }
 
@@ -414,7 +414,8 @@ impl Store {
         Ok(Some((session, assets)))
     }
 
-    /// The account's most recent sessions, newest first, with counts and score sums.
+    /// The account's most recent sessions, newest first, with counts and score sums (a class
+    /// set's stack is not one of them).
     pub async fn recent_sessions(
         &self,
         user_id: &str,
@@ -427,7 +428,7 @@ impl Store {
              (SELECT CAST(COALESCE(SUM(q.awarded), 0) AS BIGINT) FROM marking_questions q WHERE q.session_id = s.id) AS awarded, \
              (SELECT CAST(COALESCE(SUM(q.possible), 0) AS BIGINT) FROM marking_questions q WHERE q.session_id = s.id) AS possible, \
              (SELECT CAST(COALESCE(SUM(q.max_marks), 0) AS BIGINT) FROM marking_questions q WHERE q.session_id = s.id) AS max_marks \
-             FROM marking_sessions s WHERE s.user_id = $1 \
+             FROM marking_sessions s WHERE s.user_id = $1 AND s.origin <> 'class_set' \
              ORDER BY s.created_at DESC, s.id DESC LIMIT $2"
         )))
         .bind(user_id)

@@ -5,6 +5,8 @@
 //! sheet. Requests are parsed here;
 //! `crate::class_sets` holds the rules and the store the rows.
 
+mod view;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -15,9 +17,13 @@ use warp::reply::Response;
 
 use super::fields::{FieldError, invalid_fields};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
-use crate::auth::Scope;
+use crate::auth::{Scope, sha256_hex};
+use crate::class_sets::scans::{self, Stack};
 use crate::class_sets::{self, NewClassSet};
+use crate::marking::jobs::INDEX_PAGE;
+use crate::store::class_set_stacks::{AddStackFileError, DecisionRow, NewStackFile};
 use crate::store::class_sets::{CopyRow, NewSetRow, SetRow};
+use crate::store::marking::AssetRow;
 use crate::store::{now_ms, rfc3339};
 use crate::typeset::TypesetError;
 
@@ -41,6 +47,17 @@ static EXPORT: Op = Op {
     name: "GET /v1/class-sets/{id}/export",
     scopes: &[Scope::MarkingRead],
 };
+static SCANS: Op = Op {
+    name: "POST /v1/class-sets/{id}/scans",
+    scopes: &[Scope::MarkingSubmit],
+};
+static DECISIONS: Op = Op {
+    name: "POST /v1/class-sets/{id}/decisions",
+    scopes: &[Scope::MarkingSubmit],
+};
+
+/// The largest body of `POST /v1/class-sets/{id}/decisions`.
+pub const MAX_DECISION_BODY: usize = 4 * 1024;
 
 /// The largest body of `POST /v1/class-sets`: a roster of 300 students with the longest names
 /// fits in about 150 KiB of JSON.
@@ -76,6 +93,26 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
                 extra_sheet(ctx, p, id).await
             })
         });
+    let query = warp::query::raw().or(warp::any().map(String::new)).unify();
+    let scans = warp::path!("v1" / "class-sets" / String / "scans")
+        .and(warp::post())
+        .and(query)
+        .and(ctx(state.clone()))
+        .and(body())
+        .then(|id: String, query: String, ctx: Ctx, body: Body| {
+            ctx.run(&SCANS, move |ctx, p| async move {
+                scans(ctx, p, id, query, body).await
+            })
+        });
+    let decisions = warp::path!("v1" / "class-sets" / String / "decisions")
+        .and(warp::post())
+        .and(ctx(state.clone()))
+        .and(body())
+        .then(|id: String, ctx: Ctx, body: Body| {
+            ctx.run(&DECISIONS, move |ctx, p| async move {
+                decide(ctx, p, id, body).await
+            })
+        });
     let export = warp::path!("v1" / "class-sets" / String / "export")
         .and(warp::get())
         .and(ctx(state))
@@ -93,6 +130,10 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(export)
         .unify()
         .or(extra)
+        .unify()
+        .or(scans)
+        .unify()
+        .or(decisions)
         .unify()
         .boxed()
 }
@@ -239,10 +280,137 @@ async fn owned(ctx: &Ctx, p: &Principal, raw_id: &str) -> Result<SetRow, ApiErro
 async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
     let set = owned(&ctx, &p, &id).await?;
     let copies = ctx.state.store.class_set_copies(&set.id).await?;
-    Reply::json(
-        StatusCode::OK,
-        &json!({ "classSet": set_view(&set, Some(&copies)) }),
-    )
+    let mut view = set_view(&set, Some(&copies));
+    view["stack"] = stack_view(&ctx, &set, &copies).await?;
+    Reply::json(StatusCode::OK, &json!({ "classSet": view }))
+}
+
+/// The set's stack as it stands: its files, and the report with people's decisions.
+async fn stack_of(
+    ctx: &Ctx,
+    set: &SetRow,
+    copies: &[CopyRow],
+) -> Result<(Vec<AssetRow>, Stack, Vec<DecisionRow>), ApiError> {
+    let store = &ctx.state.store;
+    let (files, pages) = store.stack_pages(set).await?;
+    let rows = store.decisions(&set.id).await?;
+    let run = scans::run_of(set, copies).ok_or(ApiError::Internal)?;
+    let stack = scans::assemble(run, &pages, &scans::decisions_of(&rows));
+    Ok((files, stack, rows))
+}
+
+async fn stack_view(ctx: &Ctx, set: &SetRow, copies: &[CopyRow]) -> Result<Value, ApiError> {
+    let (files, stack, decisions) = stack_of(ctx, set, copies).await?;
+    Ok(view::stack(&files, &stack, &decisions))
+}
+
+/// `POST /v1/class-sets/{id}/scans?name=…`: one file of the scanned stack.
+async fn scans(
+    ctx: Ctx,
+    p: Principal,
+    id: String,
+    query: String,
+    body: Body,
+) -> Result<Reply, ApiError> {
+    if !ctx.state.marking.enabled {
+        return Err(ApiError::AutomatedMarkingDisabled);
+    }
+    let set = owned(&ctx, &p, &id).await?;
+    let mut name = None;
+    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+        if key == "name" {
+            name = Some(value.into_owned());
+        }
+    }
+    let file = super::upload::receive_file(&ctx, name, body, Ok(())).await?;
+    let config = &ctx.state.marking;
+    let sha = sha256_hex(&file.bytes);
+    let added = ctx
+        .state
+        .store
+        .add_stack_file(
+            &p.user.id,
+            &set.id,
+            &NewStackFile {
+                name: &file.name,
+                content_type: file.file_type.media_type(),
+                page_count: i64::try_from(file.pages).unwrap_or(i64::MAX),
+                sha256: &sha,
+                bytes: &file.bytes,
+            },
+            INDEX_PAGE,
+            &config.allowance,
+            config.max_attempts,
+        )
+        .await;
+    let asset = match added {
+        Ok(asset) => asset,
+        Err(AddStackFileError::NotFound) => return Err(ApiError::NotFound("class set")),
+        Err(AddStackFileError::TooManyFiles) => return Err(ApiError::TooManyFiles),
+        Err(AddStackFileError::TooLarge) => return Err(ApiError::SessionTooLarge),
+        Err(AddStackFileError::AllowanceExceeded {
+            used,
+            needed,
+            retry_after,
+        }) => {
+            return Err(ApiError::AllowanceExhausted {
+                message: format!(
+                    "reading this file needs {needed} pages; {used} of today's {} pages are used",
+                    config.allowance.pages_per_day
+                ),
+                retry_after,
+            });
+        }
+        Err(AddStackFileError::Store(e)) => return Err(e.into()),
+    };
+    Reply::json(StatusCode::CREATED, &json!({ "file": view::file(&asset) }))
+}
+
+/// `POST /v1/class-sets/{id}/decisions`: a person's decision about a page or a copy of the
+/// stack, recorded with the key that made it.
+async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
+    let set = owned(&ctx, &p, &id).await?;
+    let bytes = read_body(&ctx, body, MAX_DECISION_BODY, |size| {
+        ApiError::PayloadTooLarge {
+            size,
+            limit: MAX_DECISION_BODY,
+        }
+    })
+    .await?;
+    ctx.idempotent(&p, &DECISIONS, &bytes, || async {
+        super::require_json(&ctx)?;
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
+        let fields = |problems: Vec<class_sets::Problem>| {
+            invalid_fields(
+                problems
+                    .into_iter()
+                    .map(|p| FieldError::new(&p.path, p.code, p.message))
+                    .collect(),
+            )
+        };
+        let decision = class_sets::decision::parse(&value).map_err(fields)?;
+        let copies = ctx.state.store.class_set_copies(&set.id).await?;
+        let (_, stack, _) = stack_of(&ctx, &set, &copies).await?;
+        class_sets::decision::check(&decision, &stack).map_err(fields)?;
+        let row = ctx
+            .state
+            .store
+            .record_decision(
+                &set.id,
+                &view::new_decision(&decision, &p.key.id, &p.user.id),
+            )
+            .await?;
+        let (files, stack, decisions) = stack_of(&ctx, &set, &copies).await?;
+        Reply::json(
+            StatusCode::CREATED,
+            &json!({
+                "decision": view::decision(&row),
+                "stack": view::stack(&files, &stack, &decisions),
+            }),
+        )
+    })
+    .await
 }
 
 /// The set's extra answer sheet, typeset on request (the same bytes every time).

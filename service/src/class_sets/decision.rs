@@ -1,0 +1,304 @@
+//! The body of `POST /v1/class-sets/{id}/decisions`: what a person decided about a page or a copy
+//! of the stack, read field by field (every problem at once, at its JSON Pointer), then checked
+//! against the stack as it stands.
+//!
+//! ```json
+//! {"kind": "place",   "file": "<file id>", "page": 7, "copy": 12, "copyPage": 3}
+//! {"kind": "choose",  "file": "<file id>", "page": 9}
+//! {"kind": "extra",   "file": "<file id>", "page": 2, "copy": 12, "question": "4(b)"}
+//! {"kind": "absent",  "copy": 17}
+//! {"kind": "present", "copy": 17}
+//! ```
+//!
+//! - `place` puts an unknown page (no readable code) in a copy, from the line printed beside its
+//!   code; a page placed by hand can be placed again.
+//! - `choose` says which of the different scans of one copy page stands; a later choice changes
+//!   it.
+//! - `extra` assigns an extra answer sheet of the set to a copy and a question (its label, 1 to
+//!   [`MAX_QUESTION_CHARS`] characters).
+//! - `absent` says a copy was not sat (absent is not zero); `present` takes that back.
+
+use serde_json::{Map, Value};
+
+use super::request::{Problem, integer, pointer_token, problem, text};
+use super::scans::Stack;
+use super::stack::{Decision, Placement, StackPage};
+
+/// The longest question label an extra sheet can be assigned to.
+pub const MAX_QUESTION_CHARS: usize = 40;
+
+/// The kinds of decision.
+pub const KINDS: [&str; 5] = ["place", "choose", "extra", "absent", "present"];
+
+/// Reads the body (already parsed as JSON): the decision as asked, or every problem.
+pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
+    let Some(object) = body.as_object() else {
+        return Err(vec![problem("", "type", "the body must be a JSON object")]);
+    };
+    let mut problems = Vec::new();
+    let kind = match object.get("kind") {
+        None => {
+            problems.push(problem("/kind", "required", "kind is required"));
+            None
+        }
+        Some(Value::String(kind)) if KINDS.contains(&kind.as_str()) => Some(kind.as_str()),
+        Some(Value::String(kind)) => {
+            problems.push(problem(
+                "/kind",
+                "enum",
+                format!("kind is one of {}, not {kind:?}", KINDS.join(", ")),
+            ));
+            None
+        }
+        Some(_) => {
+            problems.push(problem("/kind", "type", "kind must be a string"));
+            None
+        }
+    };
+    let Some(kind) = kind else {
+        return Err(problems);
+    };
+    let fields: &[&str] = match kind {
+        "place" => &["kind", "file", "page", "copy", "copyPage"],
+        "choose" => &["kind", "file", "page"],
+        "extra" => &["kind", "file", "page", "copy", "question"],
+        _ => &["kind", "copy"],
+    };
+    for key in object.keys() {
+        if !fields.contains(&key.as_str()) {
+            problems.push(problem(
+                &format!("/{}", pointer_token(key)),
+                "unknown_field",
+                format!("{key:?} is not a field of a {kind} decision"),
+            ));
+        }
+    }
+    let at = fields
+        .contains(&"file")
+        .then(|| stack_page(object, &mut problems));
+    let copy = fields
+        .contains(&"copy")
+        .then(|| number(object, "copy", &mut problems));
+    let copy_page = fields
+        .contains(&"copyPage")
+        .then(|| number(object, "copyPage", &mut problems));
+    let question = fields
+        .contains(&"question")
+        .then(|| match object.get("question") {
+            None => {
+                problems.push(problem("/question", "required", "question is required"));
+                None
+            }
+            Some(value) => text(
+                value,
+                "/question",
+                "question",
+                MAX_QUESTION_CHARS,
+                &mut problems,
+            ),
+        });
+    let (at, copy, copy_page, question) = (
+        at.flatten(),
+        copy.flatten(),
+        copy_page.flatten(),
+        question.flatten(),
+    );
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    match (kind, at, copy, copy_page, question) {
+        ("place", Some(at), Some(copy), Some(page), _) => Ok(Decision::Place { at, copy, page }),
+        ("choose", Some(at), ..) => Ok(Decision::Choose { at }),
+        ("extra", Some(at), Some(copy), _, Some(question)) => {
+            Ok(Decision::AssignExtra { at, copy, question })
+        }
+        ("absent", _, Some(copy), ..) => Ok(Decision::Absent { copy }),
+        ("present", _, Some(copy), ..) => Ok(Decision::Present { copy }),
+        // Every field a kind needs was read above, or its problem reported.
+        _ => Err(vec![problem("", "type", "the decision is incomplete")]),
+    }
+}
+
+/// `file` and `page`: a page of the stack, as named.
+fn stack_page(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<StackPage> {
+    let file = match object.get("file") {
+        None => {
+            problems.push(problem("/file", "required", "file is required"));
+            None
+        }
+        Some(Value::String(s)) => match uuid::Uuid::try_parse(s) {
+            Ok(id) if s.len() == 36 => Some(id.hyphenated().to_string()),
+            _ => {
+                problems.push(problem(
+                    "/file",
+                    "format",
+                    "file must be a file's id (a UUID)",
+                ));
+                None
+            }
+        },
+        Some(_) => {
+            problems.push(problem("/file", "type", "file must be a string"));
+            None
+        }
+    };
+    let page = number(object, "page", problems);
+    Some(StackPage {
+        file: file?,
+        page: page?,
+    })
+}
+
+/// A whole number from 1, at `/name`.
+fn number(object: &Map<String, Value>, name: &str, problems: &mut Vec<Problem>) -> Option<u32> {
+    let path = format!("/{name}");
+    match object.get(name).map(integer) {
+        None => {
+            problems.push(problem(&path, "required", format!("{name} is required")));
+            None
+        }
+        Some(None) => {
+            problems.push(problem(&path, "type", format!("{name} must be an integer")));
+            None
+        }
+        Some(Some(n)) if n < 1 => {
+            problems.push(problem(&path, "minimum", format!("{name} is at least 1")));
+            None
+        }
+        Some(Some(n)) => match u32::try_from(n) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                problems.push(problem(&path, "maximum", format!("{name} is too large")));
+                None
+            }
+        },
+    }
+}
+
+/// Checks a decision against the stack as it stands: the page it names is a page of the stack,
+/// in the state the decision is about; the copy and its page are the set's.
+pub fn check(decision: &Decision, stack: &Stack) -> Result<(), Vec<Problem>> {
+    let run = &stack.run;
+    let mut problems = Vec::new();
+    let copy_of = |copy: u32, problems: &mut Vec<Problem>| {
+        if !run.copies.contains(&copy) {
+            problems.push(problem(
+                "/copy",
+                "not_in_set",
+                format!("the set has no copy {copy}"),
+            ));
+        }
+    };
+    match decision {
+        Decision::Place { copy, page, .. } => {
+            copy_of(*copy, &mut problems);
+            if *page > run.paper_pages {
+                problems.push(problem(
+                    "/copyPage",
+                    "not_in_set",
+                    format!(
+                        "a copy of this set has {} pages of the paper",
+                        run.paper_pages
+                    ),
+                ));
+            }
+        }
+        Decision::AssignExtra { copy, .. }
+        | Decision::Absent { copy }
+        | Decision::Present { copy } => copy_of(*copy, &mut problems),
+        Decision::Choose { .. } => {}
+    }
+    if let Decision::Place { at, .. } | Decision::Choose { at } | Decision::AssignExtra { at, .. } =
+        decision
+    {
+        let wanted = match decision {
+            Decision::Place { .. } => "an unknown page (one whose code could not be read)",
+            Decision::Choose { .. } => "one of the different scans of a copy page",
+            _ => "an extra answer sheet",
+        };
+        match stack.placement(at) {
+            None if stack.reading.contains(at) => problems.push(problem(
+                "/page",
+                "not_placeable",
+                format!("page {} of the file is still being read", at.page),
+            )),
+            None => problems.push(problem(
+                "/page",
+                "not_in_stack",
+                format!("the stack has no page {} of file {}", at.page, at.file),
+            )),
+            Some(placement) => {
+                let fits = match decision {
+                    Decision::Place { .. } => matches!(
+                        placement,
+                        Placement::Unknown { .. } | Placement::Placed { by_hand: true, .. }
+                    ),
+                    Decision::Choose { .. } => {
+                        matches!(
+                            placement,
+                            Placement::Conflict { .. }
+                                | Placement::NotChosen { .. }
+                                | Placement::Placed { by_hand: false, .. }
+                        ) && in_conflict(stack, at)
+                    }
+                    _ => matches!(placement, Placement::Extra { .. }),
+                };
+                if !fits {
+                    problems.push(problem(
+                        "/page",
+                        "not_placeable",
+                        format!(
+                            "this decision is about {wanted}; page {} of the file is {}",
+                            at.page,
+                            describe(placement)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// Whether the copy page `at` claims is claimed by a different scan too.
+fn in_conflict(stack: &Stack, at: &StackPage) -> bool {
+    let copy_page = |placement: &Placement| match placement {
+        Placement::Placed { copy, page, .. }
+        | Placement::Conflict { copy, page }
+        | Placement::NotChosen { copy, page } => Some((*copy, *page)),
+        _ => None,
+    };
+    let Some(target) = stack.placement(at).and_then(copy_page) else {
+        return false;
+    };
+    stack
+        .report
+        .pages
+        .iter()
+        .filter(|(page, placement)| page != at && copy_page(placement) == Some(target))
+        .any(|(_, placement)| !matches!(placement, Placement::Rescan { .. }))
+}
+
+/// A placement in words, for messages.
+pub fn describe(placement: &Placement) -> String {
+    match placement {
+        Placement::Placed { copy, page, .. } => format!("placed as copy {copy} page {page}"),
+        Placement::BlankBack { copy } => format!("the blank back of copy {copy}"),
+        Placement::Rescan { copy, page } => {
+            format!("an identical rescan of copy {copy} page {page}")
+        }
+        Placement::Conflict { copy, page } => {
+            format!("one of different scans of copy {copy} page {page}")
+        }
+        Placement::NotChosen { copy, page } => {
+            format!("a scan of copy {copy} page {page} not chosen")
+        }
+        Placement::Extra { .. } => "an extra answer sheet".to_owned(),
+        Placement::Unknown { .. } => "unknown".to_owned(),
+        Placement::Foreign { reason } => format!("not of this set ({reason})"),
+    }
+}

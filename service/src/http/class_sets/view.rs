@@ -1,0 +1,226 @@
+//! Class sets' stacks as the API shows them (the JSON of `GET /v1/class-sets/{id}`'s `stack`).
+
+use serde_json::{Value, json};
+
+use crate::class_sets::scans::Stack;
+use crate::class_sets::stack::{CopyState, Decision, Placement};
+use crate::store::class_set_stacks::{DecisionRow, NewDecision};
+use crate::store::marking::AssetRow;
+use crate::store::rfc3339;
+
+/// A file of the stack.
+pub fn file(asset: &AssetRow) -> Value {
+    json!({
+        "id": asset.id,
+        "name": asset.name,
+        "contentType": asset.content_type,
+        "sizeBytes": asset.size_bytes,
+        "pages": asset.page_count,
+        "sha256": asset.sha256,
+        "uploadedAt": rfc3339(asset.created_at),
+    })
+}
+
+/// A recorded decision.
+pub fn decision(row: &DecisionRow) -> Value {
+    let mut view = json!({
+        "seq": row.seq,
+        "kind": row.kind,
+        "madeBy": { "keyId": row.made_by_key, "userId": row.made_by_user },
+        "madeAt": rfc3339(row.made_at),
+    });
+    let fields = [
+        ("file", row.asset_id.as_ref().map(|v| json!(v))),
+        ("page", row.page.map(|v| json!(v))),
+        ("copy", row.copy.map(|v| json!(v))),
+        ("copyPage", row.copy_page.map(|v| json!(v))),
+        ("question", row.question.as_ref().map(|v| json!(v))),
+    ];
+    for (name, value) in fields {
+        if let Some(value) = value {
+            view[name] = value;
+        }
+    }
+    view
+}
+
+/// A checked decision as the store records it.
+pub fn new_decision<'a>(
+    decision: &'a Decision,
+    made_by_key: &'a str,
+    made_by_user: &'a str,
+) -> NewDecision<'a> {
+    let mut new = NewDecision {
+        kind: "",
+        asset_id: None,
+        page: None,
+        copy: None,
+        copy_page: None,
+        question: None,
+        made_by_key,
+        made_by_user,
+    };
+    match decision {
+        Decision::Place { at, copy, page } => {
+            new.kind = "place";
+            new.asset_id = Some(&at.file);
+            new.page = Some(i64::from(at.page));
+            new.copy = Some(i64::from(*copy));
+            new.copy_page = Some(i64::from(*page));
+        }
+        Decision::Choose { at } => {
+            new.kind = "choose";
+            new.asset_id = Some(&at.file);
+            new.page = Some(i64::from(at.page));
+        }
+        Decision::AssignExtra { at, copy, question } => {
+            new.kind = "extra";
+            new.asset_id = Some(&at.file);
+            new.page = Some(i64::from(at.page));
+            new.copy = Some(i64::from(*copy));
+            new.question = Some(question);
+        }
+        Decision::Absent { copy } => {
+            new.kind = "absent";
+            new.copy = Some(i64::from(*copy));
+        }
+        Decision::Present { copy } => {
+            new.kind = "present";
+            new.copy = Some(i64::from(*copy));
+        }
+    }
+    new
+}
+
+/// The name of a placement in the API.
+fn placement_name(placement: &Placement) -> &'static str {
+    match placement {
+        Placement::Placed { .. } => "placed",
+        Placement::BlankBack { .. } => "blankBack",
+        Placement::Rescan { .. } => "rescan",
+        Placement::Conflict { .. } => "conflict",
+        Placement::NotChosen { .. } => "notChosen",
+        Placement::Extra { .. } => "extra",
+        Placement::Unknown { .. } => "unknown",
+        Placement::Foreign { .. } => "foreign",
+    }
+}
+
+/// One page of the stack and where it went.
+fn page(file: &str, page: u32, placement: Option<&Placement>) -> Value {
+    let mut view = json!({ "file": file, "page": page });
+    let Some(placement) = placement else {
+        view["placement"] = json!("reading");
+        return view;
+    };
+    view["placement"] = json!(placement_name(placement));
+    match placement {
+        Placement::Placed {
+            copy,
+            page,
+            by_hand,
+        } => {
+            view["copy"] = json!(copy);
+            view["copyPage"] = json!(page);
+            view["byHand"] = json!(by_hand);
+        }
+        Placement::BlankBack { copy } => view["copy"] = json!(copy),
+        Placement::Rescan { copy, page }
+        | Placement::Conflict { copy, page }
+        | Placement::NotChosen { copy, page } => {
+            view["copy"] = json!(copy);
+            view["copyPage"] = json!(page);
+        }
+        Placement::Extra { assigned } => {
+            if let Some((copy, question)) = assigned {
+                view["copy"] = json!(copy);
+                view["question"] = json!(question);
+            }
+        }
+        Placement::Unknown { reason } | Placement::Foreign { reason } => {
+            view["reason"] = json!(reason);
+        }
+    }
+    view
+}
+
+/// The stack: its files, every page and where it went, every copy's script, the decisions.
+pub fn stack(files: &[AssetRow], stack: &Stack, decisions: &[DecisionRow]) -> Value {
+    let report = &stack.report;
+    let mut counts = serde_json::Map::new();
+    for name in [
+        "placed",
+        "blankBack",
+        "rescan",
+        "conflict",
+        "notChosen",
+        "extra",
+        "unknown",
+        "foreign",
+    ] {
+        counts.insert(name.to_owned(), json!(0));
+    }
+    for (_, placement) in &report.pages {
+        let name = placement_name(placement);
+        let count = counts.get(name).and_then(Value::as_u64).unwrap_or(0);
+        counts.insert(name.to_owned(), json!(count + 1));
+    }
+    // Stack order: files in upload order, pages in file order; read and unread pages together.
+    let mut pages: Vec<(&str, u32, Option<&Placement>)> = report
+        .pages
+        .iter()
+        .map(|(at, placement)| (at.file.as_str(), at.page, Some(placement)))
+        .chain(
+            stack
+                .reading
+                .iter()
+                .map(|at| (at.file.as_str(), at.page, None)),
+        )
+        .collect();
+    let position = |file: &str| files.iter().position(|f| f.id == file);
+    pages.sort_by_key(|(file, page, _)| (position(file), *page));
+    let copies: Vec<Value> = report
+        .copies
+        .iter()
+        .map(|(copy, (state, placed))| {
+            let (name, missing) = match state {
+                CopyState::Complete => ("complete", Vec::new()),
+                CopyState::Incomplete { missing } => ("incomplete", missing.clone()),
+                CopyState::Absent => ("absent", Vec::new()),
+            };
+            let extras: Vec<Value> = report
+                .extras
+                .get(copy)
+                .map(|sheets| {
+                    sheets
+                        .iter()
+                        .map(|(question, at)| {
+                            json!({ "question": question, "file": at.file, "page": at.page })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({
+                "copy": copy,
+                "state": name,
+                "missingPages": missing,
+                "pages": placed
+                    .iter()
+                    .map(|(copy_page, at)| json!({ "copyPage": copy_page, "file": at.file, "page": at.page }))
+                    .collect::<Vec<_>>(),
+                "extras": extras,
+            })
+        })
+        .collect();
+    let total: i64 = files.iter().map(|f| f.page_count).sum();
+    json!({
+        "state": if files.is_empty() { "empty" } else if stack.reading.is_empty() { "read" } else { "reading" },
+        "files": files.iter().map(file).collect::<Vec<_>>(),
+        "pagesTotal": total,
+        "pagesRead": report.pages.len(),
+        "counts": counts,
+        "pages": pages.iter().map(|(file, p, placement)| page(file, *p, *placement)).collect::<Vec<_>>(),
+        "copies": copies,
+        "decisions": decisions.iter().map(decision).collect::<Vec<_>>(),
+    })
+}

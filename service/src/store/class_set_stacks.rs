@@ -1,0 +1,468 @@
+//! A class set's scanned stack: its files, what indexing read on each page, and what people
+//! decided about the stack (see `crate::class_sets::stack`).
+//!
+//! The files are the assets of the set's stack session, a marking session of origin
+//! [`STACK_ORIGIN`] made with the first file: the session gives the stack the storage, limits,
+//! object store and job queue every upload has, and is never listed, planned or marked itself.
+//! Each file's pages are queued for indexing as it arrives, within the account's allowance.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::automated::Allowance;
+use super::class_sets::{SET_COLUMNS, SetRow, set_row};
+use super::jobs::NewJob;
+use super::marking::{
+    ASSET_COLUMNS, AssetRow, MAX_FILES_PER_SESSION, MAX_SESSION_BYTES, asset_from_row,
+};
+use super::{Store, StoreError, WriteTx, now_ms};
+
+/// The origin of a class set's stack session.
+pub const STACK_ORIGIN: &str = "class_set";
+
+/// What indexing read on a page of a stack, saved with the page's index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackRead {
+    /// The class set.
+    pub class_set_id: String,
+    /// The payloads of every code decoded on the page.
+    pub codes: Vec<String>,
+    /// A digest of the page's pixels as rendered.
+    pub fingerprint: String,
+}
+
+/// A file to add to a stack.
+#[derive(Debug, Clone)]
+pub struct NewStackFile<'a> {
+    /// The name it was uploaded with.
+    pub name: &'a str,
+    /// Its media type.
+    pub content_type: &'a str,
+    /// Its pages.
+    pub page_count: i64,
+    /// SHA-256 of its bytes, hex.
+    pub sha256: &'a str,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+}
+
+/// Why a file was not added.
+#[derive(Debug, thiserror::Error)]
+pub enum AddStackFileError {
+    /// No such class set of this account.
+    #[error("not found")]
+    NotFound,
+    /// The stack holds as many files as a session may.
+    #[error("too many files")]
+    TooManyFiles,
+    /// The stack would exceed a session's total size.
+    #[error("too large")]
+    TooLarge,
+    /// Indexing the file's pages would exceed today's allowance.
+    #[error("allowance exceeded")]
+    AllowanceExceeded {
+        /// Pages used today.
+        used: i64,
+        /// Pages the file needs.
+        needed: i64,
+        /// Seconds until the allowance renews.
+        retry_after: i64,
+    },
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for AddStackFileError {
+    fn from(e: sqlx::Error) -> Self {
+        AddStackFileError::Store(e.into())
+    }
+}
+
+/// One page of a stack file and what is known of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackPageRow {
+    /// The file (asset id).
+    pub asset_id: String,
+    /// The page of the file, from 1.
+    pub page: i64,
+    /// What indexing read: `None` while the page waits to be read.
+    pub read: Option<PageRead>,
+}
+
+/// What indexing made of a stack page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageRead {
+    /// Read: its codes and fingerprint.
+    Read {
+        /// Every code's payload.
+        codes: Vec<String>,
+        /// The digest of its pixels.
+        fingerprint: String,
+    },
+    /// The page could not be read.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+/// A decision about the stack, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRow {
+    /// Its order among the set's decisions, from 1.
+    pub seq: i64,
+    /// `place`, `choose`, `extra`, `absent` or `present`.
+    pub kind: String,
+    /// The stack page it is about: its file.
+    pub asset_id: Option<String>,
+    /// The page of that file.
+    pub page: Option<i64>,
+    /// The copy.
+    pub copy: Option<i64>,
+    /// The copy's page (`place`).
+    pub copy_page: Option<i64>,
+    /// The question an extra sheet answers (`extra`).
+    pub question: Option<String>,
+    /// The API key (or the app's session) that made it.
+    pub made_by_key: String,
+    /// The account.
+    pub made_by_user: String,
+    /// When (Unix milliseconds).
+    pub made_at: i64,
+}
+
+/// A decision to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDecision<'a> {
+    /// Its kind (see [`DecisionRow::kind`]).
+    pub kind: &'a str,
+    /// The stack page's file.
+    pub asset_id: Option<&'a str>,
+    /// The page of the file.
+    pub page: Option<i64>,
+    /// The copy.
+    pub copy: Option<i64>,
+    /// The copy's page.
+    pub copy_page: Option<i64>,
+    /// The question.
+    pub question: Option<&'a str>,
+    /// Who made it: the key.
+    pub made_by_key: &'a str,
+    /// Who made it: the account.
+    pub made_by_user: &'a str,
+}
+
+const DECISION_COLUMNS: &str =
+    "seq, kind, asset_id, page, copy, copy_page, question, made_by_key, made_by_user, made_at";
+
+fn decision_row(row: &AnyRow) -> Result<DecisionRow, sqlx::Error> {
+    Ok(DecisionRow {
+        seq: row.try_get(0)?,
+        kind: row.try_get(1)?,
+        asset_id: row.try_get(2)?,
+        page: row.try_get(3)?,
+        copy: row.try_get(4)?,
+        copy_page: row.try_get(5)?,
+        question: row.try_get(6)?,
+        made_by_key: row.try_get(7)?,
+        made_by_user: row.try_get(8)?,
+        made_at: row.try_get(9)?,
+    })
+}
+
+impl Store {
+    /// Adds a scanned file to a class set's stack and queues its pages for indexing, in one
+    /// transaction: the stack session is made with the first file, the files and bytes are
+    /// limited as a session's are, and the pages are reserved from today's allowance.
+    pub async fn add_stack_file(
+        &self,
+        user_id: &str,
+        set_id: &str,
+        file: &NewStackFile<'_>,
+        job_kind: &str,
+        allowance: &Allowance,
+        max_attempts: i64,
+    ) -> Result<AssetRow, AddStackFileError> {
+        let kept = self.keep(file.bytes.to_vec()).await?;
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 AND id = $2"
+        )))
+        .bind(user_id)
+        .bind(set_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(set) = row.as_ref().map(set_row).transpose()? else {
+            return Err(AddStackFileError::NotFound);
+        };
+        let session_id = match &set.stack_session_id {
+            Some(id) => id.clone(),
+            None => {
+                let id = uuid::Uuid::new_v4().to_string();
+                sqlx::query(
+                    "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, \
+                     updated_at, indexing_state, pages_total, pages_done, started_at) \
+                     VALUES ($1, $2, $3, $4, 'started', $5, $5, 'queued', 0, 0, $5)",
+                )
+                .bind(&id)
+                .bind(user_id)
+                .bind(&set.title)
+                .bind(STACK_ORIGIN)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query("UPDATE class_sets SET stack_session_id = $1 WHERE id = $2")
+                    .bind(&id)
+                    .bind(set_id)
+                    .execute(&mut *tx)
+                    .await?;
+                id
+            }
+        };
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS files, CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT) AS total \
+             FROM assets WHERE session_id = $1",
+        )
+        .bind(&session_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let files: i64 = row.try_get("files")?;
+        let total: i64 = row.try_get("total")?;
+        let size = i64::try_from(file.bytes.len()).unwrap_or(i64::MAX);
+        if files >= MAX_FILES_PER_SESSION {
+            return Err(AddStackFileError::TooManyFiles);
+        }
+        if total.saturating_add(size) > MAX_SESSION_BYTES {
+            return Err(AddStackFileError::TooLarge);
+        }
+        if let Some((used, retry_after)) =
+            Store::reserve_pages(&mut tx, user_id, file.page_count, allowance, now).await?
+        {
+            return Err(AddStackFileError::AllowanceExceeded {
+                used,
+                needed: file.page_count,
+                retry_after,
+            });
+        }
+        let asset = AssetRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            session_id: session_id.clone(),
+            kind: "work".to_owned(),
+            name: file.name.to_owned(),
+            content_type: file.content_type.to_owned(),
+            size_bytes: size,
+            page_count: file.page_count,
+            sha256: file.sha256.to_owned(),
+            created_at: now,
+        };
+        sqlx::query(
+            "INSERT INTO assets (id, session_id, user_id, kind, name, content_type, size_bytes, \
+             page_count, sha256, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(&asset.id)
+        .bind(&session_id)
+        .bind(user_id)
+        .bind(&asset.kind)
+        .bind(&asset.name)
+        .bind(&asset.content_type)
+        .bind(size)
+        .bind(asset.page_count)
+        .bind(&asset.sha256)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        Store::hold_object(&mut tx, &kept).await?;
+        sqlx::query("INSERT INTO asset_blobs (asset_id, bytes, object) VALUES ($1, $2, $3)")
+            .bind(&asset.id)
+            .bind(kept.inline())
+            .bind(kept.object())
+            .execute(&mut *tx)
+            .await?;
+        let jobs: Vec<NewJob> = (1..=asset.page_count)
+            .map(|page| NewJob {
+                kind: job_kind.to_owned(),
+                payload: serde_json::json!({ "assetId": asset.id, "page": page }).to_string(),
+            })
+            .collect();
+        Store::enqueue_jobs(&mut tx, &session_id, user_id, &jobs, max_attempts, now).await?;
+        sqlx::query(
+            "UPDATE marking_sessions SET pages_total = pages_total + $1, updated_at = $2, \
+             indexing_state = CASE WHEN pages_done = pages_total THEN 'queued' ELSE indexing_state END, \
+             indexed_at = NULL WHERE id = $3",
+        )
+        .bind(asset.page_count)
+        .bind(now)
+        .bind(&session_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(asset)
+    }
+
+    /// The class set whose stack a session holds, with the set's account; `None` for any other
+    /// session.
+    pub async fn class_set_of_stack(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<(String, SetRow)>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SET_COLUMNS}, user_id FROM class_sets WHERE stack_session_id = $1"
+        )))
+        .bind(session_id)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let set = set_row(&row)?;
+        // The account's column follows the set's.
+        let user_id: String = row.try_get(11)?;
+        Ok(Some((user_id, set)))
+    }
+
+    /// Saves what was read on a stack page, inside the transaction saving its index.
+    pub(crate) async fn save_stack_read(
+        tx: &mut WriteTx,
+        asset_id: &str,
+        page: i64,
+        read: &StackRead,
+    ) -> Result<(), StoreError> {
+        let codes = serde_json::to_string(&read.codes)
+            .map_err(|e| StoreError::Corrupt(format!("codes: {e}")))?;
+        sqlx::query(
+            "INSERT INTO class_set_pages (asset_id, page, class_set_id, codes_json, fingerprint) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(asset_id)
+        .bind(page)
+        .bind(&read.class_set_id)
+        .bind(codes)
+        .bind(&read.fingerprint)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    /// A stack's files in upload order, and every page of them in stack order with what is
+    /// known of it.
+    pub async fn stack_pages(
+        &self,
+        set: &SetRow,
+    ) -> Result<(Vec<AssetRow>, Vec<StackPageRow>), StoreError> {
+        let Some(session_id) = &set.stack_session_id else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let files: Vec<AssetRow> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ASSET_COLUMNS} FROM assets WHERE session_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(asset_from_row)
+        .collect::<Result<_, _>>()?;
+        let rows = sqlx::query(
+            "SELECT p.asset_id, p.page, p.state, p.error, c.codes_json, c.fingerprint \
+             FROM asset_pages p LEFT JOIN class_set_pages c \
+             ON c.asset_id = p.asset_id AND c.page = p.page \
+             WHERE p.session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await?;
+        let mut read = std::collections::HashMap::with_capacity(rows.len());
+        for row in &rows {
+            let asset_id: String = row.try_get(0)?;
+            let page: i64 = row.try_get(1)?;
+            let state: String = row.try_get(2)?;
+            let error: Option<String> = row.try_get(3)?;
+            let codes: Option<String> = row.try_get(4)?;
+            let fingerprint: Option<String> = row.try_get(5)?;
+            let known = match (state.as_str(), codes, fingerprint) {
+                ("ok", Some(codes), Some(fingerprint)) => PageRead::Read {
+                    codes: serde_json::from_str(&codes).map_err(|e| {
+                        StoreError::Corrupt(format!("stack page codes of {asset_id}: {e}"))
+                    })?,
+                    fingerprint,
+                },
+                _ => PageRead::Failed {
+                    error: error.unwrap_or_else(|| "the page could not be read".to_owned()),
+                },
+            };
+            read.insert((asset_id, page), known);
+        }
+        let mut pages = Vec::new();
+        for file in &files {
+            for page in 1..=file.page_count {
+                pages.push(StackPageRow {
+                    asset_id: file.id.clone(),
+                    page,
+                    read: read.remove(&(file.id.clone(), page)),
+                });
+            }
+        }
+        Ok((files, pages))
+    }
+
+    /// Records a decision about a set's stack, after every earlier one.
+    pub async fn record_decision(
+        &self,
+        set_id: &str,
+        decision: &NewDecision<'_>,
+    ) -> Result<DecisionRow, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let seq: i64 = sqlx::query_scalar(
+            "SELECT CAST(COALESCE(MAX(seq), 0) + 1 AS BIGINT) FROM class_set_decisions \
+             WHERE class_set_id = $1",
+        )
+        .bind(set_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO class_set_decisions (id, class_set_id, seq, kind, asset_id, page, copy, \
+             copy_page, question, made_by_key, made_by_user, made_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(set_id)
+        .bind(seq)
+        .bind(decision.kind)
+        .bind(decision.asset_id)
+        .bind(decision.page)
+        .bind(decision.copy)
+        .bind(decision.copy_page)
+        .bind(decision.question)
+        .bind(decision.made_by_key)
+        .bind(decision.made_by_user)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(DecisionRow {
+            seq,
+            kind: decision.kind.to_owned(),
+            asset_id: decision.asset_id.map(str::to_owned),
+            page: decision.page,
+            copy: decision.copy,
+            copy_page: decision.copy_page,
+            question: decision.question.map(str::to_owned),
+            made_by_key: decision.made_by_key.to_owned(),
+            made_by_user: decision.made_by_user.to_owned(),
+            made_at: now,
+        })
+    }
+
+    /// A set's decisions in the order they were made.
+    pub async fn decisions(&self, set_id: &str) -> Result<Vec<DecisionRow>, StoreError> {
+        Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {DECISION_COLUMNS} FROM class_set_decisions WHERE class_set_id = $1 ORDER BY seq"
+        )))
+        .bind(set_id)
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(decision_row)
+        .collect::<Result<_, _>>()?)
+    }
+}

@@ -1,0 +1,582 @@
+//! A class's scanned stack through the HTTP API: a set printed from a roster, each student's copy
+//! written in their own hand (different fonts and slants) and scanned (turned, skewed, noisy),
+//! the pages shuffled across three files with one page scanned twice identically, one twice
+//! differently, one missing, one from another print run, one whose code is covered, and one
+//! student absent. Every page must be accounted for exactly; then a person places the covered
+//! page, resolves the conflict and marks a copy absent and present again, each recorded with the
+//! key that decided it. On SQLite with files in the database, and on PostgreSQL with them in an
+//! object store when one is configured (`tests/s3-server.sh`).
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+
+use common::marking::{NEAT_HAND, SAMPLE_QUESTIONS, exported_paper, idem, sample_answers, text};
+use common::{Db, Server, generous, start_with};
+use examkit::auth::Scope;
+use image::RgbImage;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+on_both!(a_class_stack_is_split_into_scripts);
+
+/// Three students' hands: upright and neat, slanted, and cursive.
+const HANDS: [&str; 3] = [
+    NEAT_HAND,
+    "/usr/share/fonts/opentype/comic-neue/ComicNeue-Italic.otf",
+    "/usr/share/fonts/truetype/fifthhorseman/dkg.ttf",
+];
+
+/// What a page of the stack is, as the test made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Truth {
+    /// Copy, page: to be placed by its code.
+    Page(u32, u32),
+    /// The same pixels as an earlier page of copy, page.
+    Rescan(u32, u32),
+    /// A second, different scan of copy, page.
+    Different(u32, u32),
+    /// Copy, page with its code covered.
+    Covered(u32, u32),
+    /// A page of another print run.
+    Foreign,
+}
+
+/// Pages of one copy scanned with the scan maker: `pages` of the set's PDF (first, last), in the
+/// given hand, with extra options.
+fn scan_copy(
+    set_pdf: &[u8],
+    layout: &Value,
+    pages: (u32, u32),
+    font: &str,
+    options: &[&str],
+) -> Vec<RgbImage> {
+    let dir = tempfile::tempdir().expect("dir");
+    let write = |name: &str, bytes: &[u8]| -> String {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        path.to_string_lossy().into_owned()
+    };
+    let pdf = write("set.pdf", set_pdf);
+    let layout = write("layout.json", layout.to_string().as_bytes());
+    let answers = write("answers.json", sample_answers().to_string().as_bytes());
+    let out = dir.path().join("page.png").to_string_lossy().into_owned();
+    let range = format!("{}:{}", pages.0, pages.1);
+    let mut args = vec![
+        "--paper",
+        &pdf,
+        "--layout",
+        &layout,
+        "--answers",
+        &answers,
+        "--out",
+        &out,
+        "--font",
+        font,
+        "--pages",
+        &range,
+        "--dpi",
+        "150",
+    ];
+    args.extend_from_slice(options);
+    examkit_scanmaker::make(&args)
+        .expect("the copy is scanned")
+        .iter()
+        .map(|path| image::open(path).expect("a page image").to_rgb8())
+        .collect()
+}
+
+/// Covers the top right corner, where the code is, with white paper.
+fn cover_code(page: &mut RgbImage) {
+    let (w, h) = page.dimensions();
+    for y in 0..h / 9 {
+        for x in w * 3 / 4..w {
+            page.put_pixel(x, y, image::Rgb([255, 255, 255]));
+        }
+    }
+}
+
+async fn make_set(s: &Server, key: &str, paper: &str, roster: &[&str]) -> Value {
+    let body = json!({
+        "paperId": paper,
+        "revision": 1,
+        "roster": roster.iter().map(|name| json!({ "name": name })).collect::<Vec<_>>(),
+    });
+    let made = s
+        .post_json(
+            "/v1/class-sets",
+            key,
+            Some(&idem()),
+            body.to_string().as_bytes(),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", text(&made));
+    made.json()["classSet"].clone()
+}
+
+async fn upload(s: &Server, key: &str, set: &str, name: &str, bytes: Vec<u8>) -> common::Resp {
+    s.send(
+        Method::POST,
+        &format!("/v1/class-sets/{set}/scans?name={name}"),
+        Some(key),
+        &[("content-type", "application/pdf")],
+        Some(bytes),
+    )
+    .await
+}
+
+async fn decide(s: &Server, key: &str, set: &str, body: Value) -> common::Resp {
+    s.post_json(
+        &format!("/v1/class-sets/{set}/decisions"),
+        key,
+        Some(&idem()),
+        body.to_string().as_bytes(),
+    )
+    .await
+}
+
+async fn read_stack(s: &Server, key: &str, set: &str) -> Value {
+    let read = s.get(&format!("/v1/class-sets/{set}"), key).await;
+    assert_eq!(read.status, 200, "{}", text(&read));
+    read.json()["classSet"]["stack"].clone()
+}
+
+fn copy_view(stack: &Value, copy: u32) -> Value {
+    stack["copies"]
+        .as_array()
+        .expect("copies")
+        .iter()
+        .find(|c| c["copy"] == copy)
+        .cloned()
+        .unwrap_or_else(|| panic!("copy {copy} in {stack}"))
+}
+
+fn page_view(stack: &Value, file: &str, page: u32) -> Value {
+    stack["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .find(|p| p["file"] == file && p["page"] == page)
+        .cloned()
+        .unwrap_or_else(|| panic!("page {page} of {file} in the report"))
+}
+
+async fn a_class_stack_is_split_into_scripts(db: Db) {
+    let Some(s) = start_with(db, generous(), |_| {}).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS[..2]).await;
+    let roster = [
+        "Ada Lovelace",
+        "Alan Turing",
+        "Grace Hopper",
+        "Mary Somerville",
+    ];
+    let set = make_set(&s, &key, &exported.id, &roster).await;
+    let id = set["id"].as_str().expect("id").to_owned();
+    let paper_pages = u32::try_from(set["paperPages"].as_u64().expect("pages")).expect("small");
+    let per_copy = u32::try_from(set["pagesPerCopy"].as_u64().expect("pages")).expect("small");
+    assert!(paper_pages >= 2, "the paper has pages to shuffle");
+    let pdf = s.get(&format!("/v1/class-sets/{id}/export"), &key).await;
+    assert_eq!(pdf.status, 200);
+    // Nothing scanned yet.
+    let empty = read_stack(&s, &key, &id).await;
+    assert_eq!(empty["state"], "empty");
+    assert_eq!(empty["pagesTotal"], 0);
+
+    // Another print run of the same paper: one of its pages strays into the stack.
+    let other = make_set(&s, &key, &exported.id, &["Someone Else"]).await;
+    let other_pdf = s
+        .get(
+            &format!(
+                "/v1/class-sets/{}/export",
+                other["id"].as_str().expect("id")
+            ),
+            &key,
+        )
+        .await;
+
+    // Copies 1 to 3 written and scanned, each in its own hand; copy 4's student was absent.
+    let first = |copy: u32| (copy - 1) * per_copy + 1;
+    let mut pages: Vec<(Truth, RgbImage)> = Vec::new();
+    for copy in 1..=3u32 {
+        let seed = copy.to_string();
+        let mut options = vec!["--skew", "0.3:1.5", "--noise", "0.02", "--seed", &seed];
+        if copy == 2 {
+            options.extend_from_slice(&["--rotate", "2:180"]);
+        }
+        let scanned = scan_copy(
+            &pdf.body,
+            &exported.layout,
+            (first(copy), first(copy) + paper_pages - 1),
+            HANDS[copy as usize - 1],
+            &options,
+        );
+        assert_eq!(scanned.len(), paper_pages as usize);
+        for (i, image) in scanned.into_iter().enumerate() {
+            pages.push((Truth::Page(copy, i as u32 + 1), image));
+        }
+    }
+    // Copy 1 page 1 fed twice: the same pixels.
+    let rescan = pages[0].1.clone();
+    pages.push((Truth::Rescan(1, 1), rescan));
+    // Copy 2 page 1 scanned again, differently (another skew and noise).
+    let again = scan_copy(
+        &pdf.body,
+        &exported.layout,
+        (first(2), first(2) + paper_pages - 1),
+        HANDS[1],
+        &["--skew", "1.8", "--noise", "0.03", "--seed", "99"],
+    );
+    pages.push((
+        Truth::Different(2, 1),
+        again.into_iter().next().expect("a page"),
+    ));
+    // Copy 3's last page was never scanned.
+    pages.retain(|(truth, _)| *truth != Truth::Page(3, paper_pages));
+    // Copy 1's last page has its code covered (a sticker, a fold).
+    let covered = pages
+        .iter_mut()
+        .find(|(truth, _)| *truth == Truth::Page(1, paper_pages))
+        .expect("copy 1's last page");
+    cover_code(&mut covered.1);
+    covered.0 = Truth::Covered(1, paper_pages);
+    // A page of the other print run.
+    let stray = scan_copy(
+        &other_pdf.body,
+        &exported.layout,
+        (1, paper_pages),
+        HANDS[0],
+        &[],
+    );
+    pages.push((Truth::Foreign, stray.into_iter().next().expect("a page")));
+
+    // Shuffled (a fixed permutation), then fed as three files.
+    let mut order: Vec<usize> = (0..pages.len()).collect();
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    for i in (1..order.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        order.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    let shuffled: Vec<&(Truth, RgbImage)> = order.iter().map(|&i| &pages[i]).collect();
+    let per_file = shuffled.len().div_ceil(3);
+    let mut truth: HashMap<(String, u32), Truth> = HashMap::new();
+    let mut files = Vec::new();
+    for (n, chunk) in shuffled.chunks(per_file).enumerate() {
+        let images: Vec<RgbImage> = chunk.iter().map(|(_, image)| image.clone()).collect();
+        let bytes = examkit_scanmaker::pdf_of_images(&images, 150, 85).expect("a PDF");
+        let name = format!("stack-{}.pdf", n + 1);
+        let sent = upload(&s, &key, &id, &name, bytes).await;
+        assert_eq!(sent.status, 201, "{}", text(&sent));
+        let file = sent.json()["file"].clone();
+        assert_eq!(file["name"], name.as_str());
+        assert_eq!(file["pages"], chunk.len());
+        let file_id = file["id"].as_str().expect("id").to_owned();
+        for (i, (t, _)) in chunk.iter().enumerate() {
+            truth.insert((file_id.clone(), i as u32 + 1), t.clone());
+        }
+        files.push(file_id);
+    }
+
+    // The stack is not a marking session of its own.
+    let sessions = s.get("/v1/marking/sessions", &key).await;
+    assert_eq!(
+        sessions.json()["sessions"],
+        json!([]),
+        "{}",
+        text(&sessions)
+    );
+
+    let marking = common::marking::workers(&s, |_| {});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
+    let stack = loop {
+        let stack = read_stack(&s, &key, &id).await;
+        if stack["state"] == "read" {
+            break stack;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stack is still being read: {}",
+            stack["pagesRead"]
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
+    marking.shutdown().await;
+
+    // Every page accounted for, exactly as made.
+    assert_eq!(stack["pagesTotal"], truth.len());
+    assert_eq!(stack["pagesRead"], truth.len());
+    let mut standing: BTreeMap<(u32, u32), Vec<String>> = BTreeMap::new();
+    let (mut covered_at, mut conflict) = (None, Vec::new());
+    for ((file, page), made) in &truth {
+        let view = page_view(&stack, file, *page);
+        let placement = view["placement"].as_str().expect("placement");
+        match made {
+            Truth::Page(copy, copy_page) | Truth::Rescan(copy, copy_page) => {
+                assert!(
+                    matches!(placement, "placed" | "rescan" | "conflict"),
+                    "{made:?}: {view}"
+                );
+                assert_eq!(view["copy"], *copy, "{made:?}: {view}");
+                assert_eq!(view["copyPage"], *copy_page, "{made:?}: {view}");
+                if placement != "conflict" {
+                    standing
+                        .entry((*copy, *copy_page))
+                        .or_default()
+                        .push(placement.to_owned());
+                }
+                if placement == "conflict" {
+                    conflict.push((file.clone(), *page));
+                }
+            }
+            Truth::Different(copy, copy_page) => {
+                assert_eq!(placement, "conflict", "{view}");
+                assert_eq!(view["copy"], *copy);
+                assert_eq!(view["copyPage"], *copy_page);
+                conflict.push((file.clone(), *page));
+            }
+            Truth::Covered(..) => {
+                assert_eq!(placement, "unknown", "{view}");
+                assert_eq!(view["reason"], "no code could be read");
+                covered_at = Some((file.clone(), *page));
+            }
+            Truth::Foreign => {
+                assert_eq!(placement, "foreign", "{view}");
+                assert!(
+                    view["reason"]
+                        .as_str()
+                        .is_some_and(|r| r.contains("another print run")),
+                    "{view}"
+                );
+            }
+        }
+    }
+    // Copy 1 page 1: one placed, its identical rescan set aside.
+    assert_eq!(
+        standing.get(&(1, 1)).map(|p| {
+            let mut p = p.clone();
+            p.sort();
+            p
+        }),
+        Some(vec!["placed".to_owned(), "rescan".to_owned()])
+    );
+    // Copy 2 page 1: two different scans, neither placed until a person chooses.
+    assert_eq!(conflict.len(), 2, "{conflict:?}");
+    assert_eq!(stack["counts"]["conflict"], 2);
+    assert_eq!(stack["counts"]["unknown"], 1);
+    assert_eq!(stack["counts"]["foreign"], 1);
+    assert_eq!(stack["counts"]["rescan"], 1);
+    let missing_last: Vec<u32> = vec![paper_pages];
+    assert_eq!(copy_view(&stack, 1)["state"], "incomplete");
+    assert_eq!(copy_view(&stack, 1)["missingPages"], json!(missing_last));
+    assert_eq!(copy_view(&stack, 2)["state"], "incomplete");
+    assert_eq!(copy_view(&stack, 2)["missingPages"], json!([1]));
+    assert_eq!(copy_view(&stack, 3)["state"], "incomplete");
+    assert_eq!(copy_view(&stack, 3)["missingPages"], json!(missing_last));
+    assert_eq!(copy_view(&stack, 4)["state"], "absent");
+    assert_eq!(copy_view(&stack, 4)["pages"], json!([]));
+    // Each placed page of a script is that copy's page, from where the test put it.
+    for copy in 1..=3u32 {
+        for placed in copy_view(&stack, copy)["pages"].as_array().expect("pages") {
+            let at = (
+                placed["file"].as_str().expect("file").to_owned(),
+                u32::try_from(placed["page"].as_u64().expect("page")).expect("small"),
+            );
+            let copy_page = u32::try_from(placed["copyPage"].as_u64().expect("p")).expect("small");
+            assert_eq!(truth[&at], Truth::Page(copy, copy_page), "{placed}");
+        }
+    }
+
+    // A person places the covered page by its printed line.
+    let (covered_file, covered_page) = covered_at.expect("the covered page");
+    let placed = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "place", "file": covered_file, "page": covered_page, "copy": 1, "copyPage": paper_pages}),
+    )
+    .await;
+    assert_eq!(placed.status, 201, "{}", text(&placed));
+    let body = placed.json();
+    assert_eq!(body["decision"]["kind"], "place");
+    assert_eq!(body["decision"]["seq"], 1);
+    assert!(body["decision"]["madeBy"]["keyId"].is_string());
+    assert_eq!(body["decision"]["madeBy"]["userId"], user.as_str());
+    let stack = body["stack"].clone();
+    let view = page_view(&stack, &covered_file, covered_page);
+    assert_eq!(view["placement"], "placed");
+    assert_eq!(view["byHand"], true);
+    assert_eq!(copy_view(&stack, 1)["state"], "complete");
+
+    // And resolves the conflict: the second scan stands; then changes their mind.
+    let (a, b) = (&conflict[0], &conflict[1]);
+    let chose = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "choose", "file": b.0, "page": b.1}),
+    )
+    .await;
+    assert_eq!(chose.status, 201, "{}", text(&chose));
+    let stack = chose.json()["stack"].clone();
+    assert_eq!(page_view(&stack, &b.0, b.1)["placement"], "placed");
+    assert_eq!(page_view(&stack, &a.0, a.1)["placement"], "notChosen");
+    assert_eq!(copy_view(&stack, 2)["state"], "complete");
+    let chose = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "choose", "file": a.0, "page": a.1}),
+    )
+    .await;
+    assert_eq!(chose.status, 201, "{}", text(&chose));
+    let stack = chose.json()["stack"].clone();
+    assert_eq!(page_view(&stack, &a.0, a.1)["placement"], "placed");
+    assert_eq!(page_view(&stack, &b.0, b.1)["placement"], "notChosen");
+
+    // A copy marked absent, and back.
+    let absent = decide(&s, &key, &id, json!({"kind": "absent", "copy": 3})).await;
+    assert_eq!(absent.status, 201, "{}", text(&absent));
+    assert_eq!(copy_view(&absent.json()["stack"], 3)["state"], "absent");
+    let present = decide(&s, &key, &id, json!({"kind": "present", "copy": 3})).await;
+    assert_eq!(present.status, 201, "{}", text(&present));
+    assert_eq!(
+        copy_view(&present.json()["stack"], 3)["state"],
+        "incomplete"
+    );
+
+    // Decisions that do not fit the stack are refused and change nothing.
+    let placed_page = copy_view(&stack, 1)["pages"][0].clone();
+    let refused = [
+        (
+            json!({"kind": "place", "file": placed_page["file"], "page": placed_page["page"], "copy": 2, "copyPage": 1}),
+            "/page",
+            "not_placeable",
+        ),
+        (
+            json!({"kind": "choose", "file": placed_page["file"], "page": placed_page["page"]}),
+            "/page",
+            "not_placeable",
+        ),
+        (
+            json!({"kind": "place", "file": covered_file, "page": covered_page, "copy": 9, "copyPage": 1}),
+            "/copy",
+            "not_in_set",
+        ),
+        (
+            json!({"kind": "place", "file": covered_file, "page": covered_page, "copy": 1, "copyPage": paper_pages + 1}),
+            "/copyPage",
+            "not_in_set",
+        ),
+        (
+            json!({"kind": "choose", "file": uuid::Uuid::new_v4().to_string(), "page": 1}),
+            "/page",
+            "not_in_stack",
+        ),
+        (
+            json!({"kind": "extra", "file": covered_file, "page": covered_page, "copy": 1, "question": "2"}),
+            "/page",
+            "not_placeable",
+        ),
+        (json!({"kind": "absent", "copy": 0}), "/copy", "minimum"),
+        (json!({"kind": "absent", "copy": "3"}), "/copy", "type"),
+        (json!({"kind": "absent"}), "/copy", "required"),
+        (
+            json!({"kind": "absent", "copy": 3, "page": 1}),
+            "/page",
+            "unknown_field",
+        ),
+        (json!({"kind": "undo", "copy": 3}), "/kind", "enum"),
+        (json!({"copy": 3}), "/kind", "required"),
+        (
+            json!({"kind": "choose", "file": "not-a-uuid", "page": 1}),
+            "/file",
+            "format",
+        ),
+        (
+            json!({"kind": "extra", "file": covered_file, "page": 1, "copy": 1, "question": "\u{7}"}),
+            "/question",
+            "control_character",
+        ),
+    ];
+    for (body, path, code) in refused {
+        let resp = decide(&s, &key, &id, body.clone()).await;
+        let error = resp.assert_error(422, "invalid_fields");
+        let errors = error["error"]["details"]["errors"]
+            .as_array()
+            .expect("errors");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e["path"] == path && e["code"] == code),
+            "{body}: {error}"
+        );
+    }
+    let not_json = s
+        .post_json(
+            &format!("/v1/class-sets/{id}/decisions"),
+            &key,
+            Some(&idem()),
+            b"[1",
+        )
+        .await;
+    not_json.assert_error(400, "invalid_json");
+    let no_key = s
+        .post_json(
+            &format!("/v1/class-sets/{id}/decisions"),
+            &key,
+            None,
+            json!({"kind": "absent", "copy": 3}).to_string().as_bytes(),
+        )
+        .await;
+    no_key.assert_error(400, "idempotency_key_required");
+    let stack = read_stack(&s, &key, &id).await;
+    let kinds: Vec<&str> = stack["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .map(|d| d["kind"].as_str().expect("kind"))
+        .collect();
+    assert_eq!(kinds, ["place", "choose", "choose", "absent", "present"]);
+
+    // Another account sees none of it: its real ids are not found.
+    let stranger = s.user("Stranger").await;
+    let stranger_key = s.key(&stranger, Scope::ALL).await;
+    let read = s.get(&format!("/v1/class-sets/{id}"), &stranger_key).await;
+    read.assert_error(404, "not_found");
+    let sent = upload(&s, &stranger_key, &id, "x.pdf", pdf.body.clone()).await;
+    sent.assert_error(404, "not_found");
+    let decided = decide(&s, &stranger_key, &id, json!({"kind": "absent", "copy": 1})).await;
+    decided.assert_error(404, "not_found");
+
+    // Bad uploads get the upload routes' errors.
+    let nameless = s
+        .send(
+            Method::POST,
+            &format!("/v1/class-sets/{id}/scans"),
+            Some(&key),
+            &[("content-type", "application/pdf")],
+            Some(pdf.body.clone()),
+        )
+        .await;
+    nameless.assert_error(400, "invalid_query");
+    let mislabelled = s
+        .send(
+            Method::POST,
+            &format!("/v1/class-sets/{id}/scans?name=x.png"),
+            Some(&key),
+            &[("content-type", "image/png")],
+            Some(pdf.body.clone()),
+        )
+        .await;
+    mislabelled.assert_error(415, "content_type_mismatch");
+    let empty = upload(&s, &key, &id, "empty.pdf", Vec::new()).await;
+    assert_eq!(empty.status, 400, "{}", text(&empty));
+    let after = read_stack(&s, &key, &id).await;
+    assert_eq!(after["files"], stack["files"], "nothing was added");
+}
