@@ -302,3 +302,216 @@ pub fn describe(placement: &Placement) -> String {
         Placement::Foreign { reason } => format!("not of this set ({reason})"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::class_sets::stack::{Report, Run, ScannedPage, split};
+
+    const FILE: &str = "0b7c2d4e-6f80-4a1b-8c3d-5e6f7a8b9c0d";
+
+    fn codes(body: Value) -> Vec<(String, &'static str)> {
+        parse(&body)
+            .expect_err("refused")
+            .into_iter()
+            .map(|p| (p.path, p.code))
+            .collect()
+    }
+
+    #[test]
+    fn every_kind_is_read() {
+        let at = StackPage {
+            file: FILE.to_owned(),
+            page: 3,
+        };
+        assert_eq!(
+            parse(
+                &json!({"kind": "place", "file": FILE.to_uppercase(), "page": 3, "copy": 2, "copyPage": 1.0})
+            ),
+            Ok(Decision::Place {
+                at: at.clone(),
+                copy: 2,
+                page: 1
+            })
+        );
+        assert_eq!(
+            parse(&json!({"kind": "choose", "file": FILE, "page": 3})),
+            Ok(Decision::Choose { at: at.clone() })
+        );
+        assert_eq!(
+            parse(
+                &json!({"kind": "extra", "file": FILE, "page": 3, "copy": 2, "question": " 4(b) "})
+            ),
+            Ok(Decision::AssignExtra {
+                at,
+                copy: 2,
+                question: "4(b)".to_owned()
+            })
+        );
+        assert_eq!(
+            parse(&json!({"kind": "absent", "copy": 7})),
+            Ok(Decision::Absent { copy: 7 })
+        );
+        assert_eq!(
+            parse(&json!({"kind": "present", "copy": 7})),
+            Ok(Decision::Present { copy: 7 })
+        );
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_at_once() {
+        assert_eq!(codes(json!([])), [(String::new(), "type")]);
+        assert_eq!(codes(json!({})), [("/kind".to_owned(), "required")]);
+        assert_eq!(codes(json!({"kind": 1})), [("/kind".to_owned(), "type")]);
+        assert_eq!(
+            codes(json!({"kind": "undo"})),
+            [("/kind".to_owned(), "enum")]
+        );
+        assert_eq!(
+            codes(json!({"kind": "place", "file": "x", "page": 0, "copy": -1, "extra": 1})),
+            [
+                ("/extra".to_owned(), "unknown_field"),
+                ("/file".to_owned(), "format"),
+                ("/page".to_owned(), "minimum"),
+                ("/copy".to_owned(), "minimum"),
+                ("/copyPage".to_owned(), "required"),
+            ]
+        );
+        assert_eq!(
+            codes(json!({"kind": "choose", "file": 7, "page": 1.5})),
+            [("/file".to_owned(), "type"), ("/page".to_owned(), "type"),]
+        );
+        assert_eq!(
+            codes(
+                json!({"kind": "extra", "file": FILE, "page": 1, "copy": 4294967296_i64, "question": ""})
+            ),
+            [
+                ("/copy".to_owned(), "maximum"),
+                ("/question".to_owned(), "min_length"),
+            ]
+        );
+        assert_eq!(
+            codes(
+                json!({"kind": "extra", "file": FILE, "page": 1, "copy": 1, "question": "x".repeat(41)})
+            ),
+            [("/question".to_owned(), "max_length")]
+        );
+        assert_eq!(
+            codes(json!({"kind": "absent", "copy": 1, "file": FILE})),
+            [("/file".to_owned(), "unknown_field")]
+        );
+    }
+
+    fn stack_of(pages: &[ScannedPage], reading: Vec<StackPage>) -> Stack {
+        let run = Run {
+            id: uuid::Uuid::from_u128(7),
+            copies: BTreeSet::from([1, 2]),
+            paper_pages: 2,
+            pages_per_copy: 2,
+        };
+        let report: Report = split(&run, pages, &[]);
+        Stack {
+            run,
+            reading,
+            report,
+        }
+    }
+
+    fn page(n: u32, codes: Vec<String>, print: &str) -> ScannedPage {
+        ScannedPage {
+            at: StackPage {
+                file: FILE.to_owned(),
+                page: n,
+            },
+            codes,
+            fingerprint: print.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_decision_must_fit_the_stack() {
+        let code = |copy, page| {
+            examkit_pdf::CopyCode {
+                run_id: uuid::Uuid::from_u128(7),
+                copy,
+                page,
+            }
+            .to_payload()
+        };
+        let at = |n| StackPage {
+            file: FILE.to_owned(),
+            page: n,
+        };
+        let stack = stack_of(
+            &[
+                page(1, vec![code(1, 1)], "a"),
+                page(2, vec![code(1, 2)], "b"),
+                page(3, vec![code(1, 2)], "c"),
+                page(4, Vec::new(), "d"),
+            ],
+            vec![at(5)],
+        );
+        let check_codes = |decision: Decision| -> Vec<(String, &'static str)> {
+            check(&decision, &stack)
+                .err()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| (p.path, p.code))
+                .collect()
+        };
+        // Fits: the unknown page placed, a scan of the conflict chosen, a copy absent.
+        for fits in [
+            Decision::Place {
+                at: at(4),
+                copy: 2,
+                page: 1,
+            },
+            Decision::Choose { at: at(3) },
+            Decision::Absent { copy: 2 },
+        ] {
+            assert_eq!(check_codes(fits.clone()), [], "{fits:?}");
+        }
+        let not_placeable = vec![("/page".to_owned(), "not_placeable")];
+        assert_eq!(
+            check_codes(Decision::Place {
+                at: at(1),
+                copy: 1,
+                page: 1
+            }),
+            not_placeable
+        );
+        assert_eq!(check_codes(Decision::Choose { at: at(1) }), not_placeable);
+        assert_eq!(
+            check_codes(Decision::AssignExtra {
+                at: at(4),
+                copy: 1,
+                question: "1".into()
+            }),
+            not_placeable
+        );
+        assert_eq!(check_codes(Decision::Choose { at: at(5) }), not_placeable);
+        assert_eq!(
+            check_codes(Decision::Choose { at: at(6) }),
+            [("/page".to_owned(), "not_in_stack")]
+        );
+        assert_eq!(
+            check_codes(Decision::Place {
+                at: at(4),
+                copy: 3,
+                page: 3
+            }),
+            [
+                ("/copy".to_owned(), "not_in_set"),
+                ("/copyPage".to_owned(), "not_in_set")
+            ]
+        );
+        assert_eq!(
+            check_codes(Decision::Present { copy: 9 }),
+            [("/copy".to_owned(), "not_in_set")]
+        );
+    }
+}

@@ -580,6 +580,32 @@ mod tests {
     }
 
     #[test]
+    fn a_later_decision_stands_over_an_earlier_one() {
+        let decisions = [
+            Decision::Choose { at: at("b", 2) },
+            Decision::Absent { copy: 2 },
+            Decision::Choose { at: at("b", 1) },
+            Decision::Present { copy: 2 },
+        ];
+        let report = split(&run(), &every_case(), &decisions);
+        assert_eq!(
+            placement(&report, "b", 1),
+            &Placement::Placed {
+                copy: 2,
+                page: 2,
+                by_hand: false
+            },
+            "the latest choice stands"
+        );
+        assert_eq!(
+            placement(&report, "b", 2),
+            &Placement::NotChosen { copy: 2, page: 2 }
+        );
+        assert_ne!(report.copies[&2].0, CopyState::Absent, "present again");
+        assert_eq!(report.copies[&2].1[&2], at("b", 1));
+    }
+
+    #[test]
     fn decisions_place_unknown_pages_choose_in_conflicts_and_mark_copies_absent() {
         let decisions = [
             Decision::Place {
