@@ -14,18 +14,14 @@
 //! second), from the end of indexing to the last terminal question (questions per second through
 //! the built-in marker, with the queue's overhead), and from `start` to the last terminal status.
 
-use std::sync::Arc;
+#[path = "support/mod.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
 
-use examkit::auth::{Scope, generate_key};
-use examkit::http::{self, AppState};
 use examkit::marking::MarkingConfig;
-use examkit::store::Store;
-use examkit::store::automated::Allowance;
-use examkit::store::rate::Limits;
 use serde_json::{Value, json};
-
-type Error = Box<dyn std::error::Error>;
+use support::{Bench, Error};
 
 struct Options {
     url: Option<String>,
@@ -59,62 +55,6 @@ fn options() -> Result<Options, Error> {
         }
     }
     Ok(o)
-}
-
-/// A client of the in-process server.
-struct Client {
-    base: String,
-    key: String,
-    http: reqwest::Client,
-}
-
-impl Client {
-    async fn call(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<(&str, Vec<u8>)>,
-        idempotent: bool,
-    ) -> Result<Value, Error> {
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.key);
-        if idempotent {
-            request = request.header("idempotency-key", uuid::Uuid::new_v4().to_string());
-        }
-        if let Some((content_type, bytes)) = body {
-            request = request.header("content-type", content_type).body(bytes);
-        }
-        let resp = request.send().await?;
-        let status = resp.status();
-        let bytes = resp.bytes().await?;
-        if !status.is_success() {
-            return Err(format!("{path}: {status} {}", String::from_utf8_lossy(&bytes)).into());
-        }
-        Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-    }
-
-    async fn get(&self, path: &str) -> Result<Value, Error> {
-        self.call(reqwest::Method::GET, path, None, false).await
-    }
-
-    async fn bytes(&self, path: &str) -> Result<Vec<u8>, Error> {
-        let resp = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.key)
-            .send()
-            .await?
-            .error_for_status()?;
-        Ok(resp.bytes().await?.to_vec())
-    }
-
-    async fn post(&self, path: &str, body: &Value, idempotent: bool) -> Result<Value, Error> {
-        let body = Some(("application/json", body.to_string().into_bytes()));
-        self.call(reqwest::Method::POST, path, body, idempotent)
-            .await
-    }
 }
 
 /// The sample bank's published questions, in file order, with what a student who gets every
@@ -166,51 +106,9 @@ fn sample_answers() -> Result<Vec<(String, Value)>, Error> {
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let o = options()?;
+    let bench = Bench::start(o.url.clone()).await?;
+    let (client, store) = (&bench.client, bench.store.clone());
     let dir = tempfile::tempdir()?;
-    let url = o
-        .url
-        .clone()
-        .unwrap_or_else(|| format!("sqlite://{}/bench.db?mode=rwc", dir.path().display()));
-    let store = Store::open(&url).await?;
-    store.import_sample_bank().await?;
-    let user = store.create_user("bench", true, false).await?.id;
-    let new = generate_key().map_err(|e| format!("no randomness: {e}"))?;
-    store
-        .create_key(
-            &user,
-            "bench",
-            &new.prefix,
-            &new.fingerprint,
-            Scope::ALL,
-            examkit::store::now_ms() + 86_400_000,
-        )
-        .await?;
-    let plenty = 1_000_000;
-    let limits = Limits {
-        key_per_minute: plenty,
-        account_per_minute: plenty,
-        key_per_day: plenty,
-        account_per_day: plenty,
-        key_writes_per_minute: plenty,
-        account_writes_per_minute: plenty,
-    };
-    let mut state = AppState::new(store.clone(), limits);
-    state.marking.allowance = Allowance {
-        pages_per_day: plenty,
-        questions_per_day: plenty,
-    };
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let (addr, server) = http::bind(Arc::new(state), "127.0.0.1:0".parse()?, async move {
-        let _ = rx.await;
-    })
-    .await?;
-    tokio::spawn(server);
-    let client = Client {
-        base: format!("http://{addr}"),
-        key: new.secret,
-        http: examkit::tls::client(),
-    };
-
     // The paper and its export.
     let chosen: Vec<(String, Value)> = sample_answers()?.into_iter().take(o.questions).collect();
     let mut pins = Vec::new();
@@ -345,7 +243,8 @@ async fn main() -> Result<(), Error> {
     };
     let total = started.elapsed();
     workers.shutdown().await;
-    let _ = tx.send(());
+    let database = bench.database();
+    bench.stop();
 
     let indexed = indexed_at.unwrap_or(total);
     let pages = view["indexing"]["pagesTotal"].as_u64().unwrap_or(0);
@@ -363,11 +262,7 @@ async fn main() -> Result<(), Error> {
         o.dpi,
         if o.ocr { "on" } else { "off" },
         o.workers,
-        if url.starts_with("postgres") {
-            "PostgreSQL"
-        } else {
-            "SQLite"
-        }
+        database
     );
     println!(
         "indexing: {:.2} s ({:.2} pages/s)",
