@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use examkit::marking::MarkingConfig;
 use image::RgbImage;
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{Bench, Error};
 
 struct Options {
@@ -92,14 +92,12 @@ async fn main() -> Result<(), Error> {
     let listed = client
         .get(&format!("/v1/questions?limit={}", o.questions))
         .await?;
-    let mut pins = Vec::new();
-    for q in listed["questions"].as_array().into_iter().flatten() {
-        let id = q["id"].as_str().unwrap_or_default();
-        let q = client
-            .get(&format!("/v1/questions/{id}/revisions/1"))
-            .await?;
-        pins.push(q["question"]["pin"].clone());
-    }
+    let pins: Vec<Value> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| item["pin"].clone())
+        .collect();
     let paper = uuid::Uuid::new_v4().to_string();
     client
         .post(
