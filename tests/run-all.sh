@@ -79,13 +79,20 @@ fuzz_suite() {
 
 # The object-store tests of the rust and service suites use an S3-compatible server started here
 # for the whole run (tests/s3-server.sh); every suite then builds the tests alike.
+# PostgreSQL likewise (tests/postgres-server.sh): the rust suite's `cargo test` then runs the
+# service's tests on SQLite and on PostgreSQL in one build, and the service suite is left with the
+# browser tests.
 if wants rust || wants postgres; then
   # shellcheck source=tests/s3-server.sh
   source tests/s3-server.sh || { echo "cannot start the S3-compatible test server" >&2; exit 1; }
-  trap s3_server_stop EXIT
+  # shellcheck source=tests/postgres-server.sh
+  source tests/postgres-server.sh || { echo "cannot start PostgreSQL for the tests" >&2; exit 1; }
+  trap 'pg_drop_test_databases; s3_server_stop' EXIT
 fi
+service_tested=""
+wants rust && service_tested=1
 
-wants rust && run "rust: fmt, clippy, make run on a new database, unit, vectors, properties, schemas, snapshots, CLI, service" rust_suite
+wants rust && run "rust: fmt, clippy, make run on a new database, unit, vectors, properties, schemas, snapshots, CLI, service on SQLite and PostgreSQL" rust_suite
 wants bank && run "bank: sample question bank and its checker" \
   bash -c 'python3 service/bank/check.py && python3 -m unittest discover -s service/bank -p "test_*.py"'
 examkit_bin="$native_target/debug/examkit"
@@ -96,8 +103,8 @@ wants wasm && run "wasm: package, node tests, types" \
   env CARGO_TARGET_DIR="$cache/target-wasm" EXAMKIT_BIN="$examkit_bin" bindings/wasm/test.sh
 wants web && [ -x examples/web/test.sh ] && run "web: in-browser checker in Chromium" \
   env CARGO_TARGET_DIR="$cache/target-wasm" examples/web/test.sh
-wants postgres && [ -x service/test.sh ] && install_native && run "service: SQLite and PostgreSQL" \
-  env CARGO_TARGET_DIR="$native_target" service/test.sh
+wants postgres && [ -x service/test.sh ] && install_native && run "service: the app in a browser on SQLite and PostgreSQL" \
+  env CARGO_TARGET_DIR="$native_target" EXAMKIT_SERVICE_TESTED="$service_tested" service/test.sh
 wants api && install_native && run "api: every route under schemathesis, all checks" \
   env CARGO_TARGET_DIR="$native_target" tests/schemathesis.sh
 wants fuzz && run "fuzz: 60-second smoke run" fuzz_suite
