@@ -4,7 +4,9 @@
 //! differently, one missing, one from another print run, one whose code is covered, and one
 //! student absent. Every page must be accounted for exactly; then a person places the covered
 //! page, resolves the conflict and marks a copy absent and present again, each recorded with the
-//! key that decided it. On SQLite with files in the database, and on PostgreSQL with them in an
+//! key that decided it. Then the set is marked: a script per copy sat, each marked from its own
+//! student's pages only, the questions on a page never scanned waiting for a person, and a script
+//! made and marked again when a later decision changes it. On SQLite with files in the database, and on PostgreSQL with them in an
 //! object store when one is configured (`tests/s3-server.sh`).
 
 mod common;
@@ -133,6 +135,65 @@ async fn decide(s: &Server, key: &str, set: &str, body: Value) -> common::Resp {
         body.to_string().as_bytes(),
     )
     .await
+}
+
+async fn start(s: &Server, key: &str, set: &str) -> common::Resp {
+    s.send(
+        Method::POST,
+        &format!("/v1/class-sets/{set}/start"),
+        Some(key),
+        &[("idempotency-key", &idem())],
+        None,
+    )
+    .await
+}
+
+/// The set's marking once every script is marked.
+async fn wait_marked(s: &Server, key: &str, set: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    loop {
+        let read = s.get(&format!("/v1/class-sets/{set}"), key).await;
+        let marking = read.json()["classSet"]["marking"].clone();
+        if marking["state"] == "marked" {
+            return marking;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the scripts are still being marked: {marking}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
+/// The labels of the questions the layout puts on paper page `page` (a label, a prompt or an
+/// answer space there).
+fn questions_on_page(layout: &Value, page: u32) -> Vec<String> {
+    fn pages(value: &Value, found: &mut Vec<u64>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    if key == "page" || key == "labelPage" {
+                        found.extend(v.as_u64());
+                    } else {
+                        pages(v, found);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| pages(v, found)),
+            _ => {}
+        }
+    }
+    layout["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .filter(|q| {
+            let mut found = Vec::new();
+            pages(q, &mut found);
+            found.contains(&u64::from(page))
+        })
+        .map(|q| q["number"].to_string())
+        .collect()
 }
 
 async fn read_stack(s: &Server, key: &str, set: &str) -> Value {
@@ -550,6 +611,181 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
         .collect();
     assert_eq!(kinds, ["place", "choose", "choose", "absent", "present"]);
 
+    // Marking: a set with nothing scanned has nothing to mark.
+    let other_id = other["id"].as_str().expect("id").to_owned();
+    start(&s, &key, &other_id)
+        .await
+        .assert_error(409, "stack_not_ready");
+    let started = start(&s, &key, &id).await;
+    assert_eq!(started.status, 202, "{}", text(&started));
+    let marking = started.json()["classSet"]["marking"].clone();
+    assert_eq!(marking["state"], "marking", "{marking}");
+    assert_eq!(marking["outOfDate"], json!([]));
+    let copies_of = |marking: &Value| -> Vec<u64> {
+        marking["scripts"]
+            .as_array()
+            .expect("scripts")
+            .iter()
+            .map(|s| s["copy"].as_u64().expect("copy"))
+            .collect()
+    };
+    // Copy 4 was absent: it has no script. Each script names its student, as printed.
+    assert_eq!(copies_of(&marking), [1, 2, 3]);
+    for (n, script) in marking["scripts"]
+        .as_array()
+        .expect("scripts")
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(script["student"]["name"], roster[n]);
+        assert_eq!(script["student"]["source"], "printed");
+        assert_eq!(script["student"]["confirmed"], false);
+        assert_eq!(script["current"], true);
+    }
+    assert_eq!(marking["scripts"][2]["missingPages"], json!([paper_pages]));
+    assert_eq!(marking["scripts"][0]["missingPages"], json!([]));
+    let workers = common::marking::workers(&s, |_| {});
+    let marked = wait_marked(&s, &key, &id).await;
+    // Starting again with nothing changed makes nothing again.
+    let again = start(&s, &key, &id).await;
+    assert_eq!(again.status, 202, "{}", text(&again));
+    let sessions = |marking: &Value| -> Vec<String> {
+        marking["scripts"]
+            .as_array()
+            .expect("scripts")
+            .iter()
+            .map(|s| s["sessionId"].as_str().expect("session").to_owned())
+            .collect()
+    };
+    assert_eq!(
+        sessions(&again.json()["classSet"]["marking"]),
+        sessions(&marked)
+    );
+    // The questions on copy 3's unscanned page score nothing and wait for a person; every other
+    // question is marked, from its own student's pages only.
+    let names: HashMap<String, String> = read_stack(&s, &key, &id).await["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().expect("name").to_owned(),
+                f["id"].as_str().expect("id").to_owned(),
+            )
+        })
+        .collect();
+    let on_last_page = questions_on_page(&exported.layout, paper_pages);
+    assert!(!on_last_page.is_empty(), "the last page holds a question");
+    for (n, script) in marked["scripts"]
+        .as_array()
+        .expect("scripts")
+        .iter()
+        .enumerate()
+    {
+        let copy = n as u32 + 1;
+        let session = s
+            .get(
+                &format!(
+                    "/v1/marking/sessions/{}",
+                    script["sessionId"].as_str().expect("id")
+                ),
+                &key,
+            )
+            .await;
+        assert_eq!(session.status, 200, "{}", text(&session));
+        let session = session.json()["session"].clone();
+        let file_of: HashMap<String, String> = session["assets"]
+            .as_array()
+            .expect("assets")
+            .iter()
+            .filter(|a| a["kind"] == "work")
+            .map(|a| {
+                let name = a["name"].as_str().expect("name");
+                (
+                    a["id"].as_str().expect("id").to_owned(),
+                    names[name].clone(),
+                )
+            })
+            .collect();
+        let questions = session["questions"].as_array().expect("questions");
+        assert_eq!(questions.len(), 2, "{session}");
+        for q in questions {
+            let label = q["label"].as_str().expect("label");
+            let unscanned = copy == 3 && on_last_page.contains(&label.to_owned());
+            let flags: Vec<&str> = q["reviewFlags"]
+                .as_array()
+                .map(|f| f.iter().filter_map(|f| f["code"].as_str()).collect())
+                .unwrap_or_default();
+            if unscanned {
+                assert_eq!(q["status"], "needs_review", "{q}");
+                assert_eq!(flags, ["page_not_scanned"], "{q}");
+                assert_eq!(q["score"]["awarded"], 0);
+                assert_eq!(q["score"]["possible"], 0);
+                continue;
+            }
+            assert!(
+                matches!(q["status"].as_str(), Some("completed" | "needs_review")),
+                "copy {copy} question {label}: {q}"
+            );
+            assert!(!flags.contains(&"page_not_scanned"), "{q}");
+            let selections = q["sourceDocuments"]["pageSelections"]
+                .as_object()
+                .expect("selections");
+            let mut work_pages = 0;
+            for (asset, pages) in selections {
+                let Some(file) = file_of.get(asset) else {
+                    continue;
+                };
+                for page in pages.as_array().expect("pages") {
+                    let page = u32::try_from(page.as_u64().expect("page")).expect("small");
+                    let made = &truth[&(file.clone(), page)];
+                    let of = match made {
+                        Truth::Page(c, _)
+                        | Truth::Rescan(c, _)
+                        | Truth::Different(c, _)
+                        | Truth::Covered(c, _) => *c,
+                        Truth::Foreign => 0,
+                    };
+                    assert_eq!(of, copy, "copy {copy} question {label} cites {made:?}");
+                    work_pages += 1;
+                }
+            }
+            assert!(work_pages > 0, "copy {copy} question {label}: {q}");
+        }
+    }
+    // A later decision changes a script: it is out of date until marking starts again, and is
+    // then made (and marked) again; a copy marked absent loses its script.
+    let absent = decide(&s, &key, &id, json!({"kind": "absent", "copy": 2})).await;
+    assert_eq!(absent.status, 201, "{}", text(&absent));
+    let set_now = s.get(&format!("/v1/class-sets/{id}"), &key).await.json();
+    assert_eq!(set_now["classSet"]["marking"]["outOfDate"], json!([2]));
+    let restarted = start(&s, &key, &id).await;
+    assert_eq!(restarted.status, 202, "{}", text(&restarted));
+    let marking = restarted.json()["classSet"]["marking"].clone();
+    assert_eq!(copies_of(&marking), [1, 3]);
+    assert_eq!(marking["outOfDate"], json!([]));
+    let present = decide(&s, &key, &id, json!({"kind": "present", "copy": 2})).await;
+    assert_eq!(present.status, 201, "{}", text(&present));
+    let restarted = start(&s, &key, &id).await;
+    assert_eq!(restarted.status, 202, "{}", text(&restarted));
+    let remade = wait_marked(&s, &key, &id).await;
+    assert_eq!(copies_of(&remade), [1, 2, 3]);
+    let before = sessions(&marked);
+    let after = sessions(&remade);
+    assert_eq!(after[0], before[0], "copy 1 did not change");
+    assert_ne!(after[1], before[1], "copy 2 was made again");
+    workers.shutdown().await;
+    // Starting needs an Idempotency-Key.
+    s.send(
+        Method::POST,
+        &format!("/v1/class-sets/{id}/start"),
+        Some(&key),
+        &[],
+        None,
+    )
+    .await
+    .assert_error(400, "idempotency_key_required");
+
     // Another account sees none of it: its real ids are not found.
     let stranger = s.user("Stranger").await;
     let stranger_key = s.key(&stranger, Scope::ALL).await;
@@ -559,6 +795,9 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     sent.assert_error(404, "not_found");
     let decided = decide(&s, &stranger_key, &id, json!({"kind": "absent", "copy": 1})).await;
     decided.assert_error(404, "not_found");
+    start(&s, &stranger_key, &id)
+        .await
+        .assert_error(404, "not_found");
 
     // Bad uploads get the upload routes' errors.
     let nameless = s

@@ -12,6 +12,7 @@
 pub mod decision;
 pub mod request;
 pub mod scans;
+pub mod scripts;
 pub mod stack;
 
 pub use request::{NewClassSet, Problem, parse_new};

@@ -147,6 +147,8 @@ pub enum ApiError {
     SchemeRequired,
     /// The session's indexing has not finished: its pages cannot be selected yet.
     IndexingNotFinished,
+    /// A class set's scripts cannot be made yet: why.
+    StackNotReady(String),
     /// The marking question has already ended (completed, needs_review, failed or cancelled).
     QuestionFinished(String),
     /// The marking question has no result to review (queued, running, failed or cancelled).
@@ -251,6 +253,7 @@ error_kinds! {
     SessionStarted = "session_started", 409, "The marking session was already started: it takes no more files, and starting it again needs the first start's Idempotency-Key.";
     WorkRequired = "work_required", 422, "Starting a marking session needs at least one uploaded work file (a completed student scan).";
     SchemeRequired = "scheme_required", 422, "Starting a marking session needs a mark scheme: an uploaded scheme file, or the one attached by from-builder.";
+    StackNotReady = "stack_not_ready", 409, "The class set's scripts cannot be marked yet: no page of its stack is uploaded, pages are still being read, or every copy is absent.";
     IndexingNotFinished = "indexing_not_finished", 409, "The session's pages are still being indexed (or it was not started); wait until the session says indexingFinished, then request the question.";
     QuestionFinished = "question_finished", 409, "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.";
     QuestionNotMarked = "question_not_marked", 409, "The marking question has no result to review: it is queued, running, failed or cancelled.";
@@ -321,6 +324,7 @@ impl ApiError {
             ApiError::SchemeRequired => ErrorKind::SchemeRequired,
             ApiError::AllowanceExhausted { .. } => ErrorKind::AllowanceExhausted,
             ApiError::IndexingNotFinished => ErrorKind::IndexingNotFinished,
+            ApiError::StackNotReady(_) => ErrorKind::StackNotReady,
             ApiError::QuestionFinished(_) => ErrorKind::QuestionFinished,
             ApiError::QuestionNotMarked(_) => ErrorKind::QuestionNotMarked,
         }
@@ -441,6 +445,7 @@ impl ApiError {
             ApiError::IndexingNotFinished => {
                 "the session's pages are not indexed yet; wait until the session says indexingFinished".into()
             }
+            ApiError::StackNotReady(why) => why.clone(),
             ApiError::QuestionFinished(status) => {
                 format!("the marking question has already ended ({status})")
             }
@@ -603,6 +608,7 @@ mod tests {
             ApiError::WorkRequired,
             ApiError::SchemeRequired,
             ApiError::IndexingNotFinished,
+            ApiError::StackNotReady("pages are being read".into()),
             ApiError::QuestionFinished("completed".into()),
             ApiError::QuestionNotMarked("queued".into()),
             ApiError::AllowanceExhausted {

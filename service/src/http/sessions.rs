@@ -257,7 +257,7 @@ async fn from_builder(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiEr
 /// The paper's structured scheme, question by question in paper order: each question's label
 /// (its number), its bank question and revision, and the parts and criteria the PDFs were
 /// typeset from.
-fn structured_scheme(
+pub(crate) fn structured_scheme(
     pins: &[crate::store::papers::Pin],
     bank: &[crate::store::papers::BankRevision],
 ) -> Result<Value, ApiError> {
@@ -672,6 +672,7 @@ async fn mark_question(ctx: Ctx, p: Principal, id: String, body: Body) -> Result
             label,
             request_json: serde_json::to_string(&request).map_err(|_| ApiError::Internal)?,
             failed: None,
+            unmarked: None,
         };
         let mut tx = store.begin_write().await?;
         let outcome = store

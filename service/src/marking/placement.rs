@@ -15,6 +15,8 @@ pub enum Found {
     PageCode,
     /// The page's text shows the question's number where questions are numbered.
     Text,
+    /// A person said the page answers the question (an extra answer sheet of a class set).
+    Assigned,
 }
 
 /// A question found on a page.

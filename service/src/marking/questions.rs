@@ -25,7 +25,7 @@ use super::marker::{
     AnswerRegion, Fit, MarkRequest, PageWord, Problem, Rect, Scheme, SchemePage, WorkPage,
 };
 use crate::store::automated::PageRecord;
-use crate::store::automated_questions::{NewQuestion, QueueOutcome, error_json};
+use crate::store::automated_questions::{NewQuestion, QueueOutcome, Unmarked, error_json};
 use crate::store::jobs::Job;
 use crate::store::marking::{AssetRow, QuestionData, SessionRow};
 use crate::store::{Store, StoreError, now_ms};
@@ -98,6 +98,7 @@ pub async fn plan(
         .ok_or_else(|| JobFailure::permanent("the session has no structured scheme"))?;
     let assets = store.session_assets(&session.id).await?;
     let pages = store.session_pages(&session.id).await?;
+    let unscanned = Unscanned::of(store, &session).await?;
     let mut labels: HashMap<(&str, i64), Vec<String>> = HashMap::new();
     for page in &pages {
         labels.insert((page.asset_id.as_str(), page.page), labels_of(page)?);
@@ -147,7 +148,16 @@ pub async fn plan(
         for page in scheme_pages {
             select(&mut request, page, "scheme");
         }
-        let failed = if work_pages == 0 {
+        let missing = unscanned.pages_of(label);
+        let unmarked = (!missing.is_empty()).then(|| Unmarked {
+            result_json: unscanned_result(label, &missing, q).to_string(),
+            max_marks: q["criteria"]
+                .as_array()
+                .map_or(0, |c| i64::try_from(c.len()).unwrap_or(i64::MAX)),
+        });
+        let failed = if unmarked.is_some() {
+            None
+        } else if work_pages == 0 {
             Some(error_json(
                 FailureCode::QuestionNotFound.as_str(),
                 &format!("no page of the uploaded work shows question {label}"),
@@ -167,6 +177,7 @@ pub async fn plan(
             request_json: serde_json::to_string(&request)
                 .map_err(|e| JobFailure::permanent(format!("the request cannot be stored: {e}")))?,
             failed,
+            unmarked,
         });
     }
     if lost.load(Ordering::SeqCst) {
@@ -226,6 +237,71 @@ pub async fn plan(
         }
     }
 }
+
+/// The paper pages a class-set script lacks, and where the paper's layout puts each question.
+struct Unscanned {
+    missing: Vec<u32>,
+    layout: Option<Layout>,
+}
+
+impl Unscanned {
+    /// What the session lacks: nothing unless it marks a class-set script with pages missing.
+    async fn of(store: &Store, session: &SessionRow) -> Result<Unscanned, StoreError> {
+        let missing: Vec<u32> = match store.script_of_session(&session.id).await? {
+            Some(script) => serde_json::from_str(&script.missing_json).map_err(|e| {
+                StoreError::Corrupt(format!("a script's missing pages are not JSON: {e}"))
+            })?,
+            None => Vec::new(),
+        };
+        let layout = if missing.is_empty() {
+            None
+        } else {
+            layout_of(store, session).await?
+        };
+        Ok(Unscanned { missing, layout })
+    }
+
+    /// The missing pages question `label` is on; without a recorded layout, every missing page
+    /// (which question a page held cannot be told, so none is marked from what is left).
+    fn pages_of(&self, label: &str) -> Vec<u32> {
+        self.missing
+            .iter()
+            .copied()
+            .filter(|&page| match &self.layout {
+                Some(layout) => super::placement::from_layout(layout, page)
+                    .iter()
+                    .any(|found| found.label == label),
+                None => true,
+            })
+            .collect()
+    }
+}
+
+/// The result of a question on a page that was not scanned: no score, and the review flag
+/// `page_not_scanned` (see `schemas/README.md`).
+fn unscanned_result(label: &str, missing: &[u32], question: &Value) -> Value {
+    let pages: Vec<String> = missing.iter().map(u32::to_string).collect();
+    let max = question["criteria"].as_array().map_or(0, Vec::len);
+    json!({
+        "label": label,
+        "status": "needs_review",
+        "score": { "awarded": 0, "possible": 0, "max": max },
+        "parts": [],
+        "criteria": [],
+        "reviewFlags": [{
+            "code": PAGE_NOT_SCANNED,
+            "path": "",
+            "message": format!(
+                "page {} of the paper was not scanned for this script: question {label} is not \
+                 marked until a person places the page",
+                pages.join(", ")
+            ),
+        }],
+    })
+}
+
+/// The review flag of a question on a page that was not scanned.
+pub const PAGE_NOT_SCANNED: &str = "page_not_scanned";
 
 fn select(request: &mut QuestionRequest, page: &PageRecord, kind: &str) {
     let ids = if kind == "work" {

@@ -472,12 +472,16 @@ impl Store {
         self.read_kept(row.as_ref(), "image", "image_object").await
     }
 
-    /// The bytes of an asset by id alone, for workers (who act for the asset's account).
+    /// The bytes of an asset by id alone, for workers (who act for the asset's account). A view
+    /// of another asset (a class-set script's page of a stack file) has its source's bytes.
     pub async fn asset_blob(&self, asset_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = sqlx::query("SELECT bytes, object FROM asset_blobs WHERE asset_id = $1")
-            .bind(asset_id)
-            .fetch_optional(self.pool())
-            .await?;
+        let row = sqlx::query(
+            "SELECT b.bytes AS bytes, b.object AS object FROM assets a \
+             JOIN asset_blobs b ON b.asset_id = COALESCE(a.source_asset_id, a.id) WHERE a.id = $1",
+        )
+        .bind(asset_id)
+        .fetch_optional(self.pool())
+        .await?;
         self.read_kept(row.as_ref(), "bytes", "object").await
     }
 

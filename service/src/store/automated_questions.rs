@@ -22,6 +22,18 @@ pub struct NewQuestion {
     pub request_json: String,
     /// A failure known before marking (the question is saved `failed` with it, and not queued).
     pub failed: Option<String>,
+    /// A question that cannot be marked until a person acts (its page was not scanned): saved
+    /// `needs_review` with this result and no score, and not queued.
+    pub unmarked: Option<Unmarked>,
+}
+
+/// The result of a question saved `needs_review` without marking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmarked {
+    /// The result (its review flags say why), JSON.
+    pub result_json: String,
+    /// The question's marks.
+    pub max_marks: i64,
 }
 
 /// What queueing did.
@@ -106,8 +118,8 @@ impl Store {
             }
         }
         let live_count = i64::try_from(live.len()).unwrap_or(i64::MAX);
-        let new_live = i64::try_from(questions.iter().filter(|q| q.failed.is_none()).count())
-            .unwrap_or(i64::MAX);
+        let queued = |q: &&NewQuestion| q.failed.is_none() && q.unmarked.is_none();
+        let new_live = i64::try_from(questions.iter().filter(queued).count()).unwrap_or(i64::MAX);
         if live_count + new_live > MAX_QUESTIONS_PER_SESSION {
             return Ok(QueueOutcome::TooManyQuestions);
         }
@@ -155,15 +167,17 @@ impl Store {
         for q in questions {
             position += 1;
             let id = uuid::Uuid::new_v4().to_string();
-            let (status, error) = match &q.failed {
-                Some(error) => ("failed", Some(error.as_str())),
-                None => ("queued", None),
+            let (status, error) = match (&q.failed, &q.unmarked) {
+                (Some(error), _) => ("failed", Some(error.as_str())),
+                (None, Some(_)) => ("needs_review", None),
+                (None, None) => ("queued", None),
             };
+            let unmarked = q.unmarked.as_ref().filter(|_| q.failed.is_none());
             sqlx::query(
                 "INSERT INTO marking_questions (id, session_id, user_id, position, label, status, \
                  revision, awarded, possible, max_marks, question_json, result_json, created_at, \
                  updated_at, request_json, error_json) \
-                 VALUES ($1, $2, $3, $4, $5, $6, 1, 0, 0, 0, '{}', '{}', $7, $7, $8, $9)",
+                 VALUES ($1, $2, $3, $4, $5, $6, 1, 0, 0, $10, '{}', $11, $7, $7, $8, $9)",
             )
             .bind(&id)
             .bind(session_id)
@@ -174,9 +188,11 @@ impl Store {
             .bind(now)
             .bind(&q.request_json)
             .bind(error)
+            .bind(unmarked.map_or(0, |u| u.max_marks))
+            .bind(unmarked.map_or("{}", |u| u.result_json.as_str()))
             .execute(&mut **tx)
             .await?;
-            if q.failed.is_none() {
+            if q.failed.is_none() && q.unmarked.is_none() {
                 let job = NewJob {
                     kind: job_kind.to_owned(),
                     payload: serde_json::json!({ "questionId": id }).to_string(),

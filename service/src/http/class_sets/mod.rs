@@ -19,8 +19,12 @@ use super::fields::{FieldError, invalid_fields};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
 use crate::auth::{Scope, sha256_hex};
 use crate::class_sets::scans::{self, Stack};
+use crate::class_sets::scripts::{self, NotReady, Script};
 use crate::class_sets::{self, NewClassSet};
 use crate::marking::jobs::INDEX_PAGE;
+use crate::marking::placement::{Found, FoundLabel};
+use crate::store::automated::PaperBinding;
+use crate::store::class_set_scripts::{NewScript, SchemeFile, ScriptPageRef, StartScripts};
 use crate::store::class_set_stacks::{AddStackFileError, DecisionRow, NewStackFile};
 use crate::store::class_sets::{CopyRow, NewSetRow, SetRow};
 use crate::store::marking::AssetRow;
@@ -53,6 +57,10 @@ static SCANS: Op = Op {
 };
 static DECISIONS: Op = Op {
     name: "POST /v1/class-sets/{id}/decisions",
+    scopes: &[Scope::MarkingSubmit],
+};
+static START: Op = Op {
+    name: "POST /v1/class-sets/{id}/start",
     scopes: &[Scope::MarkingSubmit],
 };
 
@@ -113,6 +121,15 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
                 decide(ctx, p, id, body).await
             })
         });
+    let start = warp::path!("v1" / "class-sets" / String / "start")
+        .and(warp::post())
+        .and(ctx(state.clone()))
+        .and(body())
+        .then(|id: String, ctx: Ctx, body: Body| {
+            ctx.run(&START, move |ctx, p| async move {
+                start(ctx, p, id, body).await
+            })
+        });
     let export = warp::path!("v1" / "class-sets" / String / "export")
         .and(warp::get())
         .and(ctx(state))
@@ -134,6 +151,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(scans)
         .unify()
         .or(decisions)
+        .unify()
+        .or(start)
         .unify()
         .boxed()
 }
@@ -280,9 +299,20 @@ async fn owned(ctx: &Ctx, p: &Principal, raw_id: &str) -> Result<SetRow, ApiErro
 async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
     let set = owned(&ctx, &p, &id).await?;
     let copies = ctx.state.store.class_set_copies(&set.id).await?;
-    let mut view = set_view(&set, Some(&copies));
-    view["stack"] = stack_view(&ctx, &set, &copies).await?;
-    Reply::json(StatusCode::OK, &json!({ "classSet": view }))
+    Reply::json(
+        StatusCode::OK,
+        &json!({ "classSet": full_view(&ctx, &set, &copies).await? }),
+    )
+}
+
+/// A set with its copies, its stack and its scripts.
+async fn full_view(ctx: &Ctx, set: &SetRow, copies: &[CopyRow]) -> Result<Value, ApiError> {
+    let (files, stack, decisions) = stack_of(ctx, set, copies).await?;
+    let progress = ctx.state.store.script_progress(&set.id).await?;
+    let mut view = set_view(set, Some(copies));
+    view["stack"] = view::stack(&files, &stack, &decisions);
+    view["marking"] = view::marking(&progress, copies, &stack);
+    Ok(view)
 }
 
 /// The set's stack as it stands: its files, and the report with people's decisions.
@@ -297,11 +327,6 @@ async fn stack_of(
     let run = scans::run_of(set, copies).ok_or(ApiError::Internal)?;
     let stack = scans::assemble(run, &pages, &scans::decisions_of(&rows));
     Ok((files, stack, rows))
-}
-
-async fn stack_view(ctx: &Ctx, set: &SetRow, copies: &[CopyRow]) -> Result<Value, ApiError> {
-    let (files, stack, decisions) = stack_of(ctx, set, copies).await?;
-    Ok(view::stack(&files, &stack, &decisions))
 }
 
 /// `POST /v1/class-sets/{id}/scans?name=…`: one file of the scanned stack.
@@ -411,6 +436,182 @@ async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         )
     })
     .await
+}
+
+/// `POST /v1/class-sets/{id}/start`: marks every script of the stack as it stands. A script is
+/// made (a marking session of its own pages) for each copy that was sat; one already made from
+/// the same pages is left as it is, one whose pages changed since (a later decision) is made
+/// again and marked again, and the script of a copy now absent is set aside.
+async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
+    if !ctx.state.marking.enabled {
+        return Err(ApiError::AutomatedMarkingDisabled);
+    }
+    let set = owned(&ctx, &p, &id).await?;
+    let bytes = read_body(&ctx, body, MAX_DECISION_BODY, |size| {
+        ApiError::PayloadTooLarge {
+            size,
+            limit: MAX_DECISION_BODY,
+        }
+    })
+    .await?;
+    ctx.idempotent(&p, &START, &bytes, || async {
+        let store = &ctx.state.store;
+        let copies = store.class_set_copies(&set.id).await?;
+        let (_, stack, _) = stack_of(&ctx, &set, &copies).await?;
+        let scripts = scripts::scripts(&stack).map_err(|why| {
+            ApiError::StackNotReady(match why {
+                NotReady::Empty => "no page of the stack is uploaded yet".to_owned(),
+                NotReady::Reading(n) => {
+                    format!("{n} pages of the stack are still being read; start when none is")
+                }
+                NotReady::NoScript => {
+                    "every copy of the set is absent: there is nothing to mark".to_owned()
+                }
+            })
+        })?;
+        let made = store.class_set_scripts(&set.id).await?;
+        let changed: Vec<&Script> = scripts
+            .iter()
+            .filter(|script| {
+                !made.iter().any(|row| {
+                    row.copy == i64::from(script.copy) && row.pages_json == script.pages_json()
+                })
+            })
+            .collect();
+        let gone: Vec<i64> = made
+            .iter()
+            .map(|row| row.copy)
+            .filter(|copy| !scripts.iter().any(|s| i64::from(s.copy) == *copy))
+            .collect();
+        if !changed.is_empty() || !gone.is_empty() {
+            mark_scripts(&ctx, &p, &set, &copies, &changed, &gone).await?;
+        }
+        let copies = store.class_set_copies(&set.id).await?;
+        Reply::json(
+            StatusCode::ACCEPTED,
+            &json!({ "classSet": full_view(&ctx, &set, &copies).await? }),
+        )
+    })
+    .await
+}
+
+/// Makes `changed` scripts (and sets aside those of the copies in `gone`), within the account's
+/// allowance: the scheme's pages for each script, and its questions.
+async fn mark_scripts(
+    ctx: &Ctx,
+    p: &Principal,
+    set: &SetRow,
+    copies: &[CopyRow],
+    changed: &[&Script],
+    gone: &[i64],
+) -> Result<(), ApiError> {
+    let store = &ctx.state.store;
+    let config = &ctx.state.marking;
+    let (paper, bank) = super::papers::ensure_exports(ctx, p, &set.paper_id, set.revision).await?;
+    let scheme = super::sessions::structured_scheme(&paper.content.questions, &bank)?;
+    let questions = i64::try_from(bank.len()).unwrap_or(i64::MAX);
+    let needed = questions.saturating_mul(i64::try_from(changed.len()).unwrap_or(i64::MAX));
+    let now = now_ms();
+    let (_, used) = store.allowance_used(&p.user.id, now).await?;
+    if used.saturating_add(needed) > config.allowance.questions_per_day {
+        return Err(ApiError::AllowanceExhausted {
+            message: format!(
+                "marking these {} scripts needs {needed} questions; {used} of today's {} questions are used",
+                changed.len(),
+                config.allowance.questions_per_day
+            ),
+            retry_after: crate::store::automated::seconds_to_next_utc_day(now),
+        });
+    }
+    let mark_scheme = store
+        .paper_export(
+            &p.user.id,
+            &set.paper_id,
+            set.revision,
+            crate::store::papers::ExportKind::MarkScheme,
+        )
+        .await?
+        .ok_or(ApiError::ExportsNotReady)?;
+    let new: Vec<NewScript> = changed
+        .iter()
+        .map(|script| new_script(set, copies, script))
+        .collect();
+    let name = format!("paper-{}-r{}-mark-scheme.pdf", set.paper_id, set.revision);
+    let outcome = store
+        .start_scripts(
+            &p.user.id,
+            &set.id,
+            &PaperBinding {
+                paper_id: set.paper_id.clone(),
+                revision: set.revision,
+                scheme_json: scheme.to_string(),
+            },
+            &SchemeFile {
+                name: &name,
+                bytes: &mark_scheme,
+                page_count: paper.figures.scheme_pages,
+            },
+            &new,
+            gone,
+            INDEX_PAGE,
+            &config.allowance,
+            config.max_attempts,
+        )
+        .await?;
+    match outcome {
+        StartScripts::Started => Ok(()),
+        StartScripts::AllowanceExceeded {
+            used,
+            needed,
+            retry_after,
+        } => Err(ApiError::AllowanceExhausted {
+            message: format!(
+                "reading the mark scheme for these scripts needs {needed} pages; {used} of today's {} pages are used",
+                config.allowance.pages_per_day
+            ),
+            retry_after,
+        }),
+    }
+}
+
+/// A script as the store makes it: titled with its student (or its copy number), with its pages
+/// and the extra sheets a person assigned to it, each answering its question.
+fn new_script(set: &SetRow, copies: &[CopyRow], script: &Script) -> NewScript {
+    let copy = i64::from(script.copy);
+    let who = copies
+        .iter()
+        .find(|c| c.copy == copy)
+        .and_then(|c| c.name.clone())
+        .unwrap_or_else(|| format!("Copy {:03}", script.copy));
+    let mut pages: Vec<ScriptPageRef> = script
+        .pages
+        .iter()
+        .map(|(_, at)| ScriptPageRef {
+            asset_id: at.file.clone(),
+            page: i64::from(at.page),
+            labels_json: None,
+        })
+        .collect();
+    pages.extend(script.extras.iter().map(|(question, at)| {
+        ScriptPageRef {
+            asset_id: at.file.clone(),
+            page: i64::from(at.page),
+            labels_json: Some(
+                json!([FoundLabel {
+                    label: question.clone(),
+                    how: Found::Assigned,
+                }])
+                .to_string(),
+            ),
+        }
+    }));
+    NewScript {
+        copy,
+        title: format!("{} · {who}", set.title),
+        pages,
+        pages_json: script.pages_json(),
+        missing_json: script.missing_json(),
+    }
 }
 
 /// The set's extra answer sheet, typeset on request (the same bytes every time).

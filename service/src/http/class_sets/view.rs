@@ -1,10 +1,13 @@
-//! Class sets' stacks as the API shows them (the JSON of `GET /v1/class-sets/{id}`'s `stack`).
+//! Class sets' stacks and scripts as the API shows them (the JSON of `GET /v1/class-sets/{id}`'s
+//! `stack` and `marking`).
 
 use serde_json::{Value, json};
 
 use crate::class_sets::scans::Stack;
 use crate::class_sets::stack::{CopyState, Decision, Placement};
+use crate::store::class_set_scripts::ScriptProgress;
 use crate::store::class_set_stacks::{DecisionRow, NewDecision};
+use crate::store::class_sets::CopyRow;
 use crate::store::marking::AssetRow;
 use crate::store::rfc3339;
 
@@ -222,5 +225,114 @@ pub fn stack(files: &[AssetRow], stack: &Stack, decisions: &[DecisionRow]) -> Va
         "pages": pages.iter().map(|(file, p, placement)| page(file, *p, *placement)).collect::<Vec<_>>(),
         "copies": copies,
         "decisions": decisions.iter().map(decision).collect::<Vec<_>>(),
+    })
+}
+
+/// The marking of a set (`GET /v1/class-sets/{id}`'s `marking`): every script with its
+/// session's progress, and the copies whose script is not the stack as it stands (start again to
+/// mark them).
+pub fn marking(progress: &[ScriptProgress], copies: &[CopyRow], stack: &Stack) -> Value {
+    let current = crate::class_sets::scripts::scripts(stack).unwrap_or_default();
+    let scripts: Vec<Value> = progress
+        .iter()
+        .map(|p| script(p, copies, &current))
+        .collect();
+    let mut out_of_date: Vec<i64> = Vec::new();
+    for s in &current {
+        let copy = i64::from(s.copy);
+        let made = progress
+            .iter()
+            .find(|p| p.script.copy == copy)
+            .is_some_and(|p| p.script.pages_json == s.pages_json());
+        if !made {
+            out_of_date.push(copy);
+        }
+    }
+    for p in progress {
+        if !current.iter().any(|s| i64::from(s.copy) == p.script.copy) {
+            out_of_date.push(p.script.copy);
+        }
+    }
+    out_of_date.sort_unstable();
+    let marked = scripts.iter().filter(|s| s["state"] == "marked").count();
+    json!({
+        "state": if progress.is_empty() {
+            "notStarted"
+        } else if marked == scripts.len() {
+            "marked"
+        } else {
+            "marking"
+        },
+        "scriptsMarked": marked,
+        "outOfDate": out_of_date,
+        "scripts": scripts,
+    })
+}
+
+/// One script: its copy and student, its session, the pages it lacks, and its questions.
+fn script(
+    progress: &ScriptProgress,
+    copies: &[CopyRow],
+    current: &[crate::class_sets::scripts::Script],
+) -> Value {
+    let row = &progress.script;
+    let count = |status: &str| {
+        progress
+            .questions
+            .iter()
+            .filter(|q| q.0 == status)
+            .map(|q| q.1)
+            .sum::<i64>()
+    };
+    let total: i64 = progress.questions.iter().map(|q| q.1).sum();
+    let waiting = count("queued") + count("running");
+    let indexed = matches!(
+        progress.indexing_state.as_deref(),
+        Some("completed" | "failed")
+    );
+    let state = if progress.indexing_state.as_deref() == Some("failed") && total == 0 {
+        "failed"
+    } else if !indexed || total == 0 {
+        "preparing"
+    } else if waiting > 0 {
+        "marking"
+    } else {
+        "marked"
+    };
+    let marked = |q: &&(String, i64, i64, i64, i64)| q.0 == "completed" || q.0 == "needs_review";
+    let awarded: i64 = progress.questions.iter().filter(marked).map(|q| q.2).sum();
+    let possible: i64 = progress.questions.iter().filter(marked).map(|q| q.3).sum();
+    let max: i64 = progress.questions.iter().map(|q| q.4).sum();
+    let missing: Vec<i64> = serde_json::from_str(&row.missing_json).unwrap_or_default();
+    let student = copies.iter().find(|c| c.copy == row.copy).and_then(|c| {
+        c.name.as_ref().map(|name| {
+            json!({
+                "name": name,
+                "candidateNumber": c.candidate_number,
+                "source": "printed",
+                "confirmed": false,
+            })
+        })
+    });
+    json!({
+        "copy": row.copy,
+        "student": student,
+        "sessionId": row.session_id,
+        "state": state,
+        "current": current
+            .iter()
+            .any(|s| i64::from(s.copy) == row.copy && s.pages_json() == row.pages_json),
+        "missingPages": missing,
+        "questions": {
+            "total": total,
+            "queued": count("queued"),
+            "running": count("running"),
+            "completed": count("completed"),
+            "needsReview": count("needs_review"),
+            "failed": count("failed"),
+            "cancelled": count("cancelled"),
+        },
+        "score": { "awarded": awarded, "possible": possible, "max": max },
+        "madeAt": rfc3339(row.created_at),
     })
 }

@@ -1,0 +1,17 @@
+-- The scripts of a class set: one marking session per copy that has pages, made when marking
+-- starts and made again when the copy's pages change (a later decision), so its questions are
+-- marked again. The session's work is the stack's own pages: its work assets are views of the
+-- stack's files (source_asset_id: the bytes are the source's), holding the index of the pages
+-- placed in that copy only.
+ALTER TABLE assets ADD COLUMN source_asset_id TEXT REFERENCES assets (id);
+
+CREATE TABLE class_set_scripts (
+    class_set_id  TEXT NOT NULL REFERENCES class_sets (id),
+    copy          BIGINT NOT NULL,
+    session_id    TEXT NOT NULL REFERENCES marking_sessions (id),
+    pages_json    TEXT NOT NULL,    -- JSON: the stack pages the script was made from
+    missing_json  TEXT NOT NULL,    -- JSON array of the paper pages that were not scanned
+    created_at    BIGINT NOT NULL,
+    PRIMARY KEY (class_set_id, copy)
+);
+CREATE UNIQUE INDEX class_set_scripts_session ON class_set_scripts (session_id);

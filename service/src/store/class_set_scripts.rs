@@ -1,0 +1,363 @@
+//! The scripts of a class set: one automated-marking session per copy with pages, made from the
+//! stack (see `crate::class_sets::scripts`).
+//!
+//! A script's session is an ordinary session made from the set's paper revision, so review,
+//! revisions and the app's marking by question read it as any other. Its work is the stack's own
+//! pages: a work asset per stack file the script draws on, a view of that file (its bytes are the
+//! file's, through `assets.source_asset_id`), holding a copy of the index of the script's pages
+//! only. Its mark scheme is the revision's, stored once per start and viewed by every script.
+//! Only the scheme's pages are indexed, and the questions are placed when they are, as for a
+//! session made from a paper.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::automated::{Allowance, PaperBinding};
+use super::jobs::NewJob;
+use super::{Store, StoreError, now_ms};
+
+/// A script as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptRow {
+    /// The copy.
+    pub copy: i64,
+    /// Its marking session.
+    pub session_id: String,
+    /// The stack pages it was made from, JSON (see `crate::class_sets::scripts`).
+    pub pages_json: String,
+    /// The paper pages that were not scanned, JSON array.
+    pub missing_json: String,
+    /// When it was made (Unix milliseconds).
+    pub created_at: i64,
+}
+
+/// A script with its session's progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptProgress {
+    /// The script.
+    pub script: ScriptRow,
+    /// The session's indexing state (its scheme pages are indexed before questions are placed).
+    pub indexing_state: Option<String>,
+    /// The session's questions by status: status, count, and the sums of awarded, possible and
+    /// maximum marks.
+    pub questions: Vec<(String, i64, i64, i64, i64)>,
+}
+
+/// One stack page of a new script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptPageRef {
+    /// The stack file.
+    pub asset_id: String,
+    /// Its page.
+    pub page: i64,
+    /// The questions the page answers when a person said so (an extra sheet), as indexing's
+    /// labels JSON; `None` keeps what indexing found.
+    pub labels_json: Option<String>,
+}
+
+/// A script to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewScript {
+    /// The copy.
+    pub copy: i64,
+    /// Its session's title.
+    pub title: String,
+    /// Its pages, in script order.
+    pub pages: Vec<ScriptPageRef>,
+    /// What it was made from, JSON.
+    pub pages_json: String,
+    /// The paper pages not scanned, JSON array.
+    pub missing_json: String,
+}
+
+/// The revision's mark scheme, as every script cites it.
+#[derive(Debug, Clone)]
+pub struct SchemeFile<'a> {
+    /// Its file name.
+    pub name: &'a str,
+    /// The PDF.
+    pub bytes: &'a [u8],
+    /// Its pages.
+    pub page_count: i64,
+}
+
+/// What starting scripts did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartScripts {
+    /// The scripts are made and their scheme pages queued.
+    Started,
+    /// Indexing their scheme pages would exceed today's page allowance.
+    AllowanceExceeded {
+        /// Pages used today.
+        used: i64,
+        /// Pages these scripts need.
+        needed: i64,
+        /// Seconds until the allowance renews.
+        retry_after: i64,
+    },
+}
+
+const SCRIPT_COLUMNS: &str = "copy, session_id, pages_json, missing_json, created_at";
+
+fn script_row(row: &AnyRow) -> Result<ScriptRow, sqlx::Error> {
+    Ok(ScriptRow {
+        copy: row.try_get("copy")?,
+        session_id: row.try_get("session_id")?,
+        pages_json: row.try_get("pages_json")?,
+        missing_json: row.try_get("missing_json")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+impl Store {
+    /// Makes `scripts` of the set `set_id` (replacing a copy's earlier script), and sets aside
+    /// the scripts of the copies in `gone` (their sessions stay as they are), in one transaction: each a started session of origin `automated` made from `paper`, with views of
+    /// its stack files, the index of its pages, and the mark scheme, whose pages are queued for
+    /// indexing within today's allowance. A refused start makes nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn start_scripts(
+        &self,
+        user_id: &str,
+        set_id: &str,
+        paper: &PaperBinding,
+        scheme: &SchemeFile<'_>,
+        scripts: &[NewScript],
+        gone: &[i64],
+        job_kind: &str,
+        allowance: &Allowance,
+        max_attempts: i64,
+    ) -> Result<StartScripts, StoreError> {
+        // The scheme is stored only when a script will name it.
+        let kept = match scripts.is_empty() {
+            true => super::objects::Kept::Inline(Vec::new()),
+            false => self.keep(scheme.bytes.to_vec()).await?,
+        };
+        let sha = crate::auth::sha256_hex(scheme.bytes);
+        let size = i64::try_from(scheme.bytes.len()).unwrap_or(i64::MAX);
+        let now = now_ms();
+        let needed = scheme
+            .page_count
+            .saturating_mul(i64::try_from(scripts.len()).unwrap_or(i64::MAX));
+        let mut tx = self.begin_write().await?;
+        if let Some((used, retry_after)) =
+            Store::reserve_pages(&mut tx, user_id, needed, allowance, now).await?
+        {
+            tx.rollback().await?;
+            return Ok(StartScripts::AllowanceExceeded {
+                used,
+                needed,
+                retry_after,
+            });
+        }
+        for copy in gone {
+            sqlx::query("DELETE FROM class_set_scripts WHERE class_set_id = $1 AND copy = $2")
+                .bind(set_id)
+                .bind(copy)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let mut scheme_source: Option<String> = None;
+        for script in scripts {
+            let session_id = uuid::Uuid::new_v4().to_string();
+            sqlx::query(
+                "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, \
+                 updated_at, indexing_state, pages_total, pages_done, started_at, paper_id, \
+                 paper_revision, scheme_json) \
+                 VALUES ($1, $2, $3, $4, 'started', $5, $5, 'queued', $6, 0, $5, $7, $8, $9)",
+            )
+            .bind(&session_id)
+            .bind(user_id)
+            .bind(&script.title)
+            .bind(super::automated::ORIGIN)
+            .bind(now)
+            .bind(scheme.page_count)
+            .bind(&paper.paper_id)
+            .bind(paper.revision)
+            .bind(&paper.scheme_json)
+            .execute(&mut *tx)
+            .await?;
+            // The mark scheme: stored with the first script, viewed by the others.
+            let scheme_id = uuid::Uuid::new_v4().to_string();
+            sqlx::query(
+                "INSERT INTO assets (id, session_id, user_id, kind, name, content_type, \
+                 size_bytes, page_count, sha256, created_at, source_asset_id) \
+                 VALUES ($1, $2, $3, 'scheme', $4, 'application/pdf', $5, $6, $7, $8, $9)",
+            )
+            .bind(&scheme_id)
+            .bind(&session_id)
+            .bind(user_id)
+            .bind(scheme.name)
+            .bind(size)
+            .bind(scheme.page_count)
+            .bind(&sha)
+            .bind(now)
+            .bind(&scheme_source)
+            .execute(&mut *tx)
+            .await?;
+            if scheme_source.is_none() {
+                Store::hold_object(&mut tx, &kept).await?;
+                sqlx::query(
+                    "INSERT INTO asset_blobs (asset_id, bytes, object) VALUES ($1, $2, $3)",
+                )
+                .bind(&scheme_id)
+                .bind(kept.inline())
+                .bind(kept.object())
+                .execute(&mut *tx)
+                .await?;
+                scheme_source = Some(scheme_id.clone());
+            }
+            // A view of each stack file the script draws on, in the order of its pages.
+            let mut views: Vec<(String, String)> = Vec::new();
+            for page in &script.pages {
+                let view = match views.iter().find(|(source, _)| source == &page.asset_id) {
+                    Some((_, view)) => view.clone(),
+                    None => {
+                        let view = uuid::Uuid::new_v4().to_string();
+                        let made = sqlx::query(
+                            "INSERT INTO assets (id, session_id, user_id, kind, name, \
+                             content_type, size_bytes, page_count, sha256, created_at, \
+                             source_asset_id) \
+                             SELECT $1, $2, user_id, 'work', name, content_type, size_bytes, \
+                             page_count, sha256, $3, id FROM assets WHERE id = $4 AND user_id = $5",
+                        )
+                        .bind(&view)
+                        .bind(&session_id)
+                        .bind(now)
+                        .bind(&page.asset_id)
+                        .bind(user_id)
+                        .execute(&mut *tx)
+                        .await?;
+                        if made.rows_affected() != 1 {
+                            return Err(StoreError::Corrupt(format!(
+                                "stack file {} is not stored",
+                                page.asset_id
+                            )));
+                        }
+                        views.push((page.asset_id.clone(), view.clone()));
+                        view
+                    }
+                };
+                let copied = sqlx::query(
+                    "INSERT INTO asset_pages (asset_id, page, session_id, state, error, \
+                     orientation, text_source, width_px, height_px, role, role_reason, code_json, \
+                     labels_json, words_json, compare_json, indexed_at, image, image_object) \
+                     SELECT $1, page, $2, state, error, orientation, text_source, width_px, \
+                     height_px, role, role_reason, code_json, COALESCE($3, labels_json), \
+                     words_json, compare_json, indexed_at, image, image_object \
+                     FROM asset_pages WHERE asset_id = $4 AND page = $5",
+                )
+                .bind(&view)
+                .bind(&session_id)
+                .bind(&page.labels_json)
+                .bind(&page.asset_id)
+                .bind(page.page)
+                .execute(&mut *tx)
+                .await?;
+                if copied.rows_affected() != 1 {
+                    return Err(StoreError::Corrupt(format!(
+                        "page {} of stack file {} is not indexed",
+                        page.page, page.asset_id
+                    )));
+                }
+            }
+            let jobs: Vec<NewJob> = (1..=scheme.page_count)
+                .map(|page| NewJob {
+                    kind: job_kind.to_owned(),
+                    payload: serde_json::json!({ "assetId": scheme_id, "page": page }).to_string(),
+                })
+                .collect();
+            Store::enqueue_jobs(&mut tx, &session_id, user_id, &jobs, max_attempts, now).await?;
+            sqlx::query("DELETE FROM class_set_scripts WHERE class_set_id = $1 AND copy = $2")
+                .bind(set_id)
+                .bind(script.copy)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "INSERT INTO class_set_scripts (class_set_id, copy, session_id, pages_json, \
+                 missing_json, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(set_id)
+            .bind(script.copy)
+            .bind(&session_id)
+            .bind(&script.pages_json)
+            .bind(&script.missing_json)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(StartScripts::Started)
+    }
+
+    /// The scripts of a set, in copy order.
+    pub async fn class_set_scripts(&self, set_id: &str) -> Result<Vec<ScriptRow>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts WHERE class_set_id = $1 ORDER BY copy"
+        )))
+        .bind(set_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().map(script_row).collect::<Result<_, _>>()?)
+    }
+
+    /// The script a session marks, if it marks one.
+    pub async fn script_of_session(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<ScriptRow>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts WHERE session_id = $1"
+        )))
+        .bind(session_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(script_row).transpose()?)
+    }
+
+    /// The scripts of a set with their sessions' progress, in copy order.
+    pub async fn script_progress(&self, set_id: &str) -> Result<Vec<ScriptProgress>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT c.copy AS copy, c.session_id AS session_id, c.pages_json AS pages_json, \
+             c.missing_json AS missing_json, c.created_at AS created_at, \
+             s.indexing_state AS indexing_state \
+             FROM class_set_scripts c JOIN marking_sessions s ON s.id = c.session_id \
+             WHERE c.class_set_id = $1 ORDER BY c.copy",
+        )
+        .bind(set_id)
+        .fetch_all(self.pool())
+        .await?;
+        let counts = sqlx::query(
+            "SELECT q.session_id AS session_id, q.status AS status, COUNT(*) AS n, \
+             CAST(COALESCE(SUM(q.awarded), 0) AS BIGINT) AS awarded, \
+             CAST(COALESCE(SUM(q.possible), 0) AS BIGINT) AS possible, \
+             CAST(COALESCE(SUM(q.max_marks), 0) AS BIGINT) AS max_marks \
+             FROM marking_questions q JOIN class_set_scripts c ON c.session_id = q.session_id \
+             WHERE c.class_set_id = $1 GROUP BY q.session_id, q.status ORDER BY q.status",
+        )
+        .bind(set_id)
+        .fetch_all(self.pool())
+        .await?;
+        let mut progress = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let script = script_row(row)?;
+            let mut questions = Vec::new();
+            for count in &counts {
+                if count.try_get::<String, _>("session_id")? == script.session_id {
+                    questions.push((
+                        count.try_get("status")?,
+                        count.try_get("n")?,
+                        count.try_get("awarded")?,
+                        count.try_get("possible")?,
+                        count.try_get("max_marks")?,
+                    ));
+                }
+            }
+            progress.push(ScriptProgress {
+                indexing_state: row.try_get("indexing_state")?,
+                script,
+                questions,
+            });
+        }
+        Ok(progress)
+    }
+}
