@@ -775,6 +775,64 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     assert_eq!(after[0], before[0], "copy 1 did not change");
     assert_ne!(after[1], before[1], "copy 2 was made again");
     workers.shutdown().await;
+
+    // Alan sat in Ada's seat: a person says so. Ada's copy is Alan's, and Alan's copy holds
+    // nobody until a person says who wrote it; nobody is ever held by two scripts.
+    let said = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "student", "copy": 1, "student": 2}),
+    )
+    .await;
+    assert_eq!(said.status, 201, "{}", text(&said));
+    assert_eq!(said.json()["decision"]["student"], 2);
+    let scripts = |set: &Value| set["classSet"]["marking"]["scripts"].clone();
+    let set_now = s.get(&format!("/v1/class-sets/{id}"), &key).await.json();
+    let now = scripts(&set_now);
+    assert_eq!(now[0]["student"]["name"], roster[1], "{now}");
+    assert_eq!(now[0]["student"]["confirmed"], true);
+    assert_eq!(now[0]["student"]["source"], "person");
+    assert_eq!(now[0]["writer"], "confirmed");
+    assert_eq!(now[1]["student"], Value::Null, "{now}");
+    assert_eq!(now[1]["writer"], "displaced");
+    assert_eq!(now[2]["writer"], "printed");
+    let taken = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "student", "copy": 3, "student": 2}),
+    )
+    .await;
+    taken.assert_error(422, "invalid_fields");
+    assert_eq!(
+        taken.json()["error"]["details"]["errors"][0]["code"],
+        "student_taken"
+    );
+    let nobody = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "student", "copy": 3, "student": 9}),
+    )
+    .await;
+    nobody.assert_error(422, "invalid_fields");
+    assert_eq!(
+        nobody.json()["error"]["details"]["errors"][0]["code"],
+        "not_in_set"
+    );
+    let settled = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "student", "copy": 2, "student": 1}),
+    )
+    .await;
+    assert_eq!(settled.status, 201, "{}", text(&settled));
+    let now = scripts(&s.get(&format!("/v1/class-sets/{id}"), &key).await.json());
+    assert_eq!(now[1]["student"]["name"], roster[0], "{now}");
+    assert_eq!(now[1]["writer"], "confirmed");
+
     // Starting needs an Idempotency-Key.
     s.send(
         Method::POST,

@@ -15,3 +15,7 @@ CREATE TABLE class_set_scripts (
     PRIMARY KEY (class_set_id, copy)
 );
 CREATE UNIQUE INDEX class_set_scripts_session ON class_set_scripts (session_id);
+
+-- Who wrote a copy, as a person said (kind 'student'): the roster copy whose student it is, or
+-- NULL for a student not on the roster.
+ALTER TABLE class_set_decisions ADD COLUMN student BIGINT;

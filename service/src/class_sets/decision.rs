@@ -8,6 +8,7 @@
 //! {"kind": "extra",   "file": "<file id>", "page": 2, "copy": 12, "question": "4(b)"}
 //! {"kind": "absent",  "copy": 17}
 //! {"kind": "present", "copy": 17}
+//! {"kind": "student", "copy": 17, "student": 4}
 //! ```
 //!
 //! - `place` puts an unknown page (no readable code) in a copy, from the line printed beside its
@@ -17,6 +18,8 @@
 //! - `extra` assigns an extra answer sheet of the set to a copy and a question (its label, 1 to
 //!   [`MAX_QUESTION_CHARS`] characters).
 //! - `absent` says a copy was not sat (absent is not zero); `present` takes that back.
+//! - `student` says who wrote a copy of a named set: the student of roster copy `student` (the
+//!   copy printed for them), or `null` for a student not on the roster (see `super::students`).
 
 use serde_json::{Map, Value};
 
@@ -28,7 +31,7 @@ use super::stack::{Decision, Placement, StackPage};
 pub const MAX_QUESTION_CHARS: usize = 40;
 
 /// The kinds of decision.
-pub const KINDS: [&str; 5] = ["place", "choose", "extra", "absent", "present"];
+pub const KINDS: [&str; 6] = ["place", "choose", "extra", "absent", "present", "student"];
 
 /// Reads the body (already parsed as JSON): the decision as asked, or every problem.
 pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
@@ -62,6 +65,7 @@ pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
         "place" => &["kind", "file", "page", "copy", "copyPage"],
         "choose" => &["kind", "file", "page"],
         "extra" => &["kind", "file", "page", "copy", "question"],
+        "student" => &["kind", "copy", "student"],
         _ => &["kind", "copy"],
     };
     for key in object.keys() {
@@ -97,6 +101,14 @@ pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
                 &mut problems,
             ),
         });
+    let student = (kind == "student").then(|| match object.get("student") {
+        None => {
+            problems.push(problem("/student", "required", "student is required"));
+            None
+        }
+        Some(Value::Null) => Some(None),
+        Some(_) => number(object, "student", &mut problems).map(Some),
+    });
     let (at, copy, copy_page, question) = (
         at.flatten(),
         copy.flatten(),
@@ -114,6 +126,10 @@ pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
         }
         ("absent", _, Some(copy), ..) => Ok(Decision::Absent { copy }),
         ("present", _, Some(copy), ..) => Ok(Decision::Present { copy }),
+        ("student", _, Some(copy), ..) => match student.flatten() {
+            Some(student) => Ok(Decision::Student { copy, student }),
+            None => Err(vec![problem("", "type", "the decision is incomplete")]),
+        },
         // Every field a kind needs was read above, or its problem reported.
         _ => Err(vec![problem("", "type", "the decision is incomplete")]),
     }
@@ -205,7 +221,8 @@ pub fn check(decision: &Decision, stack: &Stack) -> Result<(), Vec<Problem>> {
         }
         Decision::AssignExtra { copy, .. }
         | Decision::Absent { copy }
-        | Decision::Present { copy } => copy_of(*copy, &mut problems),
+        | Decision::Present { copy }
+        | Decision::Student { copy, .. } => copy_of(*copy, &mut problems),
         Decision::Choose { .. } => {}
     }
     if let Decision::Place { at, .. } | Decision::Choose { at } | Decision::AssignExtra { at, .. } =
@@ -360,6 +377,20 @@ mod tests {
             parse(&json!({"kind": "present", "copy": 7})),
             Ok(Decision::Present { copy: 7 })
         );
+        assert_eq!(
+            parse(&json!({"kind": "student", "copy": 7, "student": 3})),
+            Ok(Decision::Student {
+                copy: 7,
+                student: Some(3)
+            })
+        );
+        assert_eq!(
+            parse(&json!({"kind": "student", "copy": 7, "student": null})),
+            Ok(Decision::Student {
+                copy: 7,
+                student: None
+            })
+        );
     }
 
     #[test]
@@ -403,6 +434,17 @@ mod tests {
         assert_eq!(
             codes(json!({"kind": "absent", "copy": 1, "file": FILE})),
             [("/file".to_owned(), "unknown_field")]
+        );
+        assert_eq!(
+            codes(json!({"kind": "student", "copy": 1})),
+            [("/student".to_owned(), "required")]
+        );
+        assert_eq!(
+            codes(json!({"kind": "student", "copy": 0, "student": "Ada"})),
+            [
+                ("/copy".to_owned(), "minimum"),
+                ("/student".to_owned(), "type")
+            ]
         );
     }
 

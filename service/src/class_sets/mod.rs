@@ -14,6 +14,7 @@ pub mod request;
 pub mod scans;
 pub mod scripts;
 pub mod stack;
+pub mod students;
 
 pub use request::{NewClassSet, Problem, parse_new};
 

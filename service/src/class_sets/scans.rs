@@ -73,6 +73,13 @@ pub fn decisions_of(rows: &[DecisionRow]) -> Vec<Decision> {
             }),
             "absent" => Some(Decision::Absent { copy: copy(row)? }),
             "present" => Some(Decision::Present { copy: copy(row)? }),
+            "student" => Some(Decision::Student {
+                copy: copy(row)?,
+                student: match row.student {
+                    Some(s) => Some(u32::try_from(s).ok()?),
+                    None => None,
+                },
+            }),
             _ => None,
         })
         .collect()

@@ -87,6 +87,14 @@ pub enum Decision {
         /// The copy.
         copy: u32,
     },
+    /// Who wrote the copy: the student of the roster copy `student` (the copy printed for them),
+    /// or, `None`, a student not on the roster. It places no page (see `super::students`).
+    Student {
+        /// The copy.
+        copy: u32,
+        /// The roster copy whose student wrote it.
+        student: Option<u32>,
+    },
 }
 
 /// Where one page of the stack went.

@@ -124,6 +124,8 @@ pub struct DecisionRow {
     pub copy_page: Option<i64>,
     /// The question an extra sheet answers (`extra`).
     pub question: Option<String>,
+    /// The roster copy whose student wrote the copy (`student`; `None` when not on the roster).
+    pub student: Option<i64>,
     /// The API key (or the app's session) that made it.
     pub made_by_key: String,
     /// The account.
@@ -147,14 +149,16 @@ pub struct NewDecision<'a> {
     pub copy_page: Option<i64>,
     /// The question.
     pub question: Option<&'a str>,
+    /// The roster copy whose student wrote the copy.
+    pub student: Option<i64>,
     /// Who made it: the key.
     pub made_by_key: &'a str,
     /// Who made it: the account.
     pub made_by_user: &'a str,
 }
 
-const DECISION_COLUMNS: &str =
-    "seq, kind, asset_id, page, copy, copy_page, question, made_by_key, made_by_user, made_at";
+const DECISION_COLUMNS: &str = "seq, kind, asset_id, page, copy, copy_page, question, \
+     made_by_key, made_by_user, made_at, student";
 
 fn decision_row(row: &AnyRow) -> Result<DecisionRow, sqlx::Error> {
     Ok(DecisionRow {
@@ -168,6 +172,7 @@ fn decision_row(row: &AnyRow) -> Result<DecisionRow, sqlx::Error> {
         made_by_key: row.try_get(7)?,
         made_by_user: row.try_get(8)?,
         made_at: row.try_get(9)?,
+        student: row.try_get(10)?,
     })
 }
 
@@ -421,8 +426,8 @@ impl Store {
         .await?;
         sqlx::query(
             "INSERT INTO class_set_decisions (id, class_set_id, seq, kind, asset_id, page, copy, \
-             copy_page, question, made_by_key, made_by_user, made_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+             copy_page, question, made_by_key, made_by_user, made_at, student) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         )
         .bind(uuid::Uuid::new_v4().to_string())
         .bind(set_id)
@@ -436,6 +441,7 @@ impl Store {
         .bind(decision.made_by_key)
         .bind(decision.made_by_user)
         .bind(now)
+        .bind(decision.student)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -450,6 +456,7 @@ impl Store {
             made_by_key: decision.made_by_key.to_owned(),
             made_by_user: decision.made_by_user.to_owned(),
             made_at: now,
+            student: decision.student,
         })
     }
 

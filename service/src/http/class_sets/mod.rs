@@ -20,6 +20,7 @@ use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, pars
 use crate::auth::{Scope, sha256_hex};
 use crate::class_sets::scans::{self, Stack};
 use crate::class_sets::scripts::{self, NotReady, Script};
+use crate::class_sets::stack::Decision;
 use crate::class_sets::{self, NewClassSet};
 use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::placement::{Found, FoundLabel};
@@ -309,10 +310,19 @@ async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
 async fn full_view(ctx: &Ctx, set: &SetRow, copies: &[CopyRow]) -> Result<Value, ApiError> {
     let (files, stack, decisions) = stack_of(ctx, set, copies).await?;
     let progress = ctx.state.store.script_progress(&set.id).await?;
+    let writers = class_sets::students::writers(&roster(copies), &scans::decisions_of(&decisions));
     let mut view = set_view(set, Some(copies));
     view["stack"] = view::stack(&files, &stack, &decisions);
-    view["marking"] = view::marking(&progress, copies, &stack);
+    view["marking"] = view::marking(&progress, copies, &writers, &stack);
     Ok(view)
+}
+
+/// Each copy, with whether it was printed for a student.
+fn roster(copies: &[CopyRow]) -> Vec<(u32, bool)> {
+    copies
+        .iter()
+        .filter_map(|c| Some((u32::try_from(c.copy).ok()?, c.name.is_some())))
+        .collect()
 }
 
 /// The set's stack as it stands: its files, and the report with people's decisions.
@@ -416,8 +426,17 @@ async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         };
         let decision = class_sets::decision::parse(&value).map_err(fields)?;
         let copies = ctx.state.store.class_set_copies(&set.id).await?;
-        let (_, stack, _) = stack_of(&ctx, &set, &copies).await?;
+        let (_, stack, earlier) = stack_of(&ctx, &set, &copies).await?;
         class_sets::decision::check(&decision, &stack).map_err(fields)?;
+        if let Decision::Student { copy, student } = &decision {
+            class_sets::students::check(
+                &roster(&copies),
+                &scans::decisions_of(&earlier),
+                *copy,
+                *student,
+            )
+            .map_err(fields)?;
+        }
         let row = ctx
             .state
             .store

@@ -1,10 +1,13 @@
 //! Class sets' stacks and scripts as the API shows them (the JSON of `GET /v1/class-sets/{id}`'s
 //! `stack` and `marking`).
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use crate::class_sets::scans::Stack;
 use crate::class_sets::stack::{CopyState, Decision, Placement};
+use crate::class_sets::students::Writer;
 use crate::store::class_set_scripts::ScriptProgress;
 use crate::store::class_set_stacks::{DecisionRow, NewDecision};
 use crate::store::class_sets::CopyRow;
@@ -44,6 +47,9 @@ pub fn decision(row: &DecisionRow) -> Value {
             view[name] = value;
         }
     }
+    if row.kind == "student" {
+        view["student"] = json!(row.student);
+    }
     view
 }
 
@@ -60,6 +66,7 @@ pub fn new_decision<'a>(
         copy: None,
         copy_page: None,
         question: None,
+        student: None,
         made_by_key,
         made_by_user,
     };
@@ -90,6 +97,11 @@ pub fn new_decision<'a>(
         Decision::Present { copy } => {
             new.kind = "present";
             new.copy = Some(i64::from(*copy));
+        }
+        Decision::Student { copy, student } => {
+            new.kind = "student";
+            new.copy = Some(i64::from(*copy));
+            new.student = student.map(i64::from);
         }
     }
     new
@@ -231,11 +243,16 @@ pub fn stack(files: &[AssetRow], stack: &Stack, decisions: &[DecisionRow]) -> Va
 /// The marking of a set (`GET /v1/class-sets/{id}`'s `marking`): every script with its
 /// session's progress, and the copies whose script is not the stack as it stands (start again to
 /// mark them).
-pub fn marking(progress: &[ScriptProgress], copies: &[CopyRow], stack: &Stack) -> Value {
+pub fn marking(
+    progress: &[ScriptProgress],
+    copies: &[CopyRow],
+    writers: &BTreeMap<u32, Writer>,
+    stack: &Stack,
+) -> Value {
     let current = crate::class_sets::scripts::scripts(stack).unwrap_or_default();
     let scripts: Vec<Value> = progress
         .iter()
-        .map(|p| script(p, copies, &current))
+        .map(|p| script(p, copies, writers, &current))
         .collect();
     let mut out_of_date: Vec<i64> = Vec::new();
     for s in &current {
@@ -273,6 +290,7 @@ pub fn marking(progress: &[ScriptProgress], copies: &[CopyRow], stack: &Stack) -
 fn script(
     progress: &ScriptProgress,
     copies: &[CopyRow],
+    writers: &BTreeMap<u32, Writer>,
     current: &[crate::class_sets::scripts::Script],
 ) -> Value {
     let row = &progress.script;
@@ -304,19 +322,29 @@ fn script(
     let possible: i64 = progress.questions.iter().filter(marked).map(|q| q.3).sum();
     let max: i64 = progress.questions.iter().map(|q| q.4).sum();
     let missing: Vec<i64> = serde_json::from_str(&row.missing_json).unwrap_or_default();
-    let student = copies.iter().find(|c| c.copy == row.copy).and_then(|c| {
-        c.name.as_ref().map(|name| {
-            json!({
-                "name": name,
-                "candidateNumber": c.candidate_number,
-                "source": "printed",
-                "confirmed": false,
+    let writer = u32::try_from(row.copy)
+        .ok()
+        .and_then(|copy| writers.get(&copy).copied())
+        .unwrap_or(Writer::Numbered);
+    let confirmed = matches!(writer, Writer::Confirmed(_));
+    let student = writer
+        .student()
+        .and_then(|s| copies.iter().find(|c| c.copy == i64::from(s)))
+        .and_then(|c| {
+            c.name.as_ref().map(|name| {
+                json!({
+                    "name": name,
+                    "candidateNumber": c.candidate_number,
+                    "printedOnCopy": c.copy,
+                    "source": if confirmed { "person" } else { "printed" },
+                    "confirmed": confirmed,
+                })
             })
-        })
-    });
+        });
     json!({
         "copy": row.copy,
         "student": student,
+        "writer": writer.name(),
         "sessionId": row.session_id,
         "state": state,
         "current": current
