@@ -1,5 +1,6 @@
 //! The root README's curl sections, "Import a marked paper with curl", "Search the bank and
-//! build a paper with curl" and "Mark a completed scan with curl", each run as written.
+//! build a paper with curl" and "Mark a completed scan with curl", and the walkthrough
+//! `docs/marking-a-class.md` ("Marking a class with curl"), each run as written.
 //!
 //! A section's `sh` code blocks are extracted from `../README.md` and run, in order, as one bash
 //! script with `set -euo pipefail`: the import section from the repository root (it reads the
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 const IMPORT: &str = "## Import a marked paper with curl";
 const PAPERS: &str = "## Search the bank and build a paper with curl";
 const MARKING: &str = "## Mark a completed scan with curl";
+const CLASS: &str = "## Marking a class with curl";
 const INSTALL_SCANMAKER: &str = "cargo install --path examples/scanmaker --locked";
 
 /// The `sh` code blocks of the section under `heading`, up to the next `## ` heading.
@@ -82,7 +84,13 @@ fn run_section(heading: &str, cwd: &Path) -> String {
     let readme_path = std::env::var_os("EXAMKIT_README")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("README.md"));
-    let readme = std::fs::read_to_string(&readme_path)
+    run_section_of(&readme_path, heading, cwd)
+}
+
+/// Runs the `sh` blocks of the section under `heading` of the Markdown file `readme_path`, as
+/// [`run_section`] does the README's.
+fn run_section_of(readme_path: &Path, heading: &str, cwd: &Path) -> String {
+    let readme = std::fs::read_to_string(readme_path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", readme_path.display()));
     let blocks = section_blocks(&readme, heading).unwrap_or_else(|message| panic!("{message}"));
     let commands: Vec<&str> = blocks
@@ -204,4 +212,51 @@ fn readme_marking_section_runs_as_written() {
         out.contains("\"revision\":2"),
         "the review saved revision 2: {out}"
     );
+}
+
+#[test]
+fn class_walkthrough_runs_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = run_section_of(&root.join("docs/marking-a-class.md"), CLASS, &root);
+    // The stack: Ada's scan and Alan's photos placed, the second scan of Ada's first page in
+    // conflict until a person chose, Grace absent.
+    assert!(
+        out.contains("ada.pdf page 1: conflict copy 1 page 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ada-again-1.jpg page 1: conflict copy 1 page 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("alan-2.jpg page 1: placed copy 2 page 2"),
+        "{out}"
+    );
+    assert!(out.contains("copy 1: incomplete [1]"), "{out}");
+    assert!(out.contains("copy 2: complete"), "{out}");
+    assert!(out.contains("copy 3: absent"), "{out}");
+    assert!(out.contains("\"notChosen\": 1"), "the choice: {out}");
+    // Two scripts marked, each named as printed; every question ended.
+    assert!(
+        out.contains("copy 1 Ada Lovelace (printed): marked"),
+        "{out}"
+    );
+    assert!(
+        out.contains("copy 2 Alan Turing (printed): marked"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("copy 3 "),
+        "no script for the absent copy: {out}"
+    );
+    for label in ["1", "2", "3"] {
+        assert_eq!(
+            out.matches(&format!("question {label}: completed")).count()
+                + out
+                    .matches(&format!("question {label}: needs_review"))
+                    .count(),
+            2,
+            "question {label} of both scripts: {out}"
+        );
+    }
 }
