@@ -401,17 +401,22 @@ async fn scans(
     Reply::json(StatusCode::CREATED, &json!({ "file": view::file(&asset) }))
 }
 
-/// `POST /v1/class-sets/{id}/decisions`: a person's decision about a page or a copy of the
-/// stack, recorded with the key that made it.
-async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
-    let set = owned(&ctx, &p, &id).await?;
-    let bytes = read_body(&ctx, body, MAX_DECISION_BODY, |size| {
+/// A body of at most [`MAX_DECISION_BODY`] bytes (a decision, or a start's).
+async fn small_body(ctx: &Ctx, body: Body) -> Result<Vec<u8>, ApiError> {
+    read_body(ctx, body, MAX_DECISION_BODY, |size| {
         ApiError::PayloadTooLarge {
             size,
             limit: MAX_DECISION_BODY,
         }
     })
-    .await?;
+    .await
+}
+
+/// `POST /v1/class-sets/{id}/decisions`: a person's decision about a page or a copy of the
+/// stack, recorded with the key that made it.
+async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
+    let set = owned(&ctx, &p, &id).await?;
+    let bytes = small_body(&ctx, body).await?;
     ctx.idempotent(&p, &DECISIONS, &bytes, || async {
         super::require_json(&ctx)?;
         let value: Value =
@@ -466,13 +471,7 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
         return Err(ApiError::AutomatedMarkingDisabled);
     }
     let set = owned(&ctx, &p, &id).await?;
-    let bytes = read_body(&ctx, body, MAX_DECISION_BODY, |size| {
-        ApiError::PayloadTooLarge {
-            size,
-            limit: MAX_DECISION_BODY,
-        }
-    })
-    .await?;
+    let bytes = small_body(&ctx, body).await?;
     ctx.idempotent(&p, &START, &bytes, || async {
         let store = &ctx.state.store;
         let copies = store.class_set_copies(&set.id).await?;
