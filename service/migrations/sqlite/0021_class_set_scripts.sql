@@ -6,15 +6,19 @@
 ALTER TABLE assets ADD COLUMN source_asset_id TEXT REFERENCES assets (id);
 
 CREATE TABLE class_set_scripts (
-    class_set_id  TEXT NOT NULL REFERENCES class_sets (id),
-    copy          BIGINT NOT NULL,
-    session_id    TEXT NOT NULL REFERENCES marking_sessions (id),
-    pages_json    TEXT NOT NULL,    -- JSON: the stack pages the script was made from
-    missing_json  TEXT NOT NULL,    -- JSON array of the paper pages that were not scanned
-    created_at    BIGINT NOT NULL,
-    PRIMARY KEY (class_set_id, copy)
+    session_id     TEXT PRIMARY KEY REFERENCES marking_sessions (id),
+    class_set_id   TEXT NOT NULL REFERENCES class_sets (id),
+    copy           BIGINT NOT NULL,
+    pages_json     TEXT NOT NULL,   -- JSON: the stack pages the script was made from
+    missing_json   TEXT NOT NULL,   -- JSON array of the paper pages that were not scanned
+    created_at     BIGINT NOT NULL,
+    -- When a later script of the copy replaced it, or the copy was said absent: its session's
+    -- unfinished work was cancelled then.
+    superseded_at  BIGINT
 );
-CREATE UNIQUE INDEX class_set_scripts_session ON class_set_scripts (session_id);
+-- One current script per copy.
+CREATE UNIQUE INDEX class_set_scripts_current ON class_set_scripts (class_set_id, copy)
+    WHERE superseded_at IS NULL;
 
 -- Who wrote a copy, as a person said (kind 'student'): the roster copy whose student it is, or
 -- NULL for a student not on the roster.

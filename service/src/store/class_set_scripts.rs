@@ -13,8 +13,9 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::automated::{Allowance, PaperBinding};
+use super::automated_questions::error_json;
 use super::jobs::NewJob;
-use super::{Store, StoreError, now_ms};
+use super::{Store, StoreError, WriteTx, now_ms};
 
 /// A script as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,8 @@ pub struct ScriptRow {
     pub missing_json: String,
     /// When it was made (Unix milliseconds).
     pub created_at: i64,
+    /// When a later script of the copy replaced it, or the copy was said absent.
+    pub superseded_at: Option<i64>,
 }
 
 /// A script with its session's progress.
@@ -38,6 +41,8 @@ pub struct ScriptProgress {
     pub script: ScriptRow,
     /// The session's indexing state (its scheme pages are indexed before questions are placed).
     pub indexing_state: Option<String>,
+    /// The session's jobs still queued or running (indexing, placing, marking).
+    pub pending_jobs: i64,
     /// The session's questions by status: status, count, and the sums of awarded, possible and
     /// maximum marks.
     pub questions: Vec<(String, i64, i64, i64, i64)>,
@@ -97,7 +102,8 @@ pub enum StartScripts {
     },
 }
 
-const SCRIPT_COLUMNS: &str = "copy, session_id, pages_json, missing_json, created_at";
+const SCRIPT_COLUMNS: &str =
+    "copy, session_id, pages_json, missing_json, created_at, superseded_at";
 
 fn script_row(row: &AnyRow) -> Result<ScriptRow, sqlx::Error> {
     Ok(ScriptRow {
@@ -106,14 +112,18 @@ fn script_row(row: &AnyRow) -> Result<ScriptRow, sqlx::Error> {
         pages_json: row.try_get("pages_json")?,
         missing_json: row.try_get("missing_json")?,
         created_at: row.try_get("created_at")?,
+        superseded_at: row.try_get("superseded_at")?,
     })
 }
 
 impl Store {
-    /// Makes `scripts` of the set `set_id` (replacing a copy's earlier script), and sets aside
-    /// the scripts of the copies in `gone` (their sessions stay as they are), in one transaction: each a started session of origin `automated` made from `paper`, with views of
-    /// its stack files, the index of its pages, and the mark scheme, whose pages are queued for
-    /// indexing within today's allowance. A refused start makes nothing.
+    /// Makes those of `scripts` of the set `set_id` that are not its current scripts already
+    /// (same copy, same pages), and supersedes the scripts they replace and those of the copies
+    /// in `gone`, in one transaction that holds the set's row, so concurrent starts make each
+    /// script once. A new script is a started session of origin `automated` made from `paper`,
+    /// with views of its stack files, the index of its pages, and the mark scheme, whose pages
+    /// are queued for indexing within today's allowance. A superseded script's session has its
+    /// unfinished jobs and questions cancelled. A refused start changes nothing.
     #[allow(clippy::too_many_arguments)]
     pub async fn start_scripts(
         &self,
@@ -127,7 +137,7 @@ impl Store {
         allowance: &Allowance,
         max_attempts: i64,
     ) -> Result<StartScripts, StoreError> {
-        // The scheme is stored only when a script will name it.
+        // The scheme is stored only when a script may name it.
         let kept = match scripts.is_empty() {
             true => super::objects::Kept::Inline(Vec::new()),
             false => self.keep(scheme.bytes.to_vec()).await?,
@@ -135,10 +145,36 @@ impl Store {
         let sha = crate::auth::sha256_hex(scheme.bytes);
         let size = i64::try_from(scheme.bytes.len()).unwrap_or(i64::MAX);
         let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        // Holds the set's row (PostgreSQL) until commit: a concurrent start waits, then sees
+        // what this one made.
+        sqlx::query("UPDATE class_sets SET stack_session_id = stack_session_id WHERE id = $1")
+            .bind(set_id)
+            .execute(&mut *tx)
+            .await?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts \
+             WHERE class_set_id = $1 AND superseded_at IS NULL"
+        )))
+        .bind(set_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let current = rows.iter().map(script_row).collect::<Result<Vec<_>, _>>()?;
+        let scripts: Vec<&NewScript> = scripts
+            .iter()
+            .filter(|s| {
+                !current
+                    .iter()
+                    .any(|c| c.copy == s.copy && c.pages_json == s.pages_json)
+            })
+            .collect();
+        let replaced: Vec<&ScriptRow> = current
+            .iter()
+            .filter(|c| gone.contains(&c.copy) || scripts.iter().any(|s| s.copy == c.copy))
+            .collect();
         let needed = scheme
             .page_count
             .saturating_mul(i64::try_from(scripts.len()).unwrap_or(i64::MAX));
-        let mut tx = self.begin_write().await?;
         if let Some((used, retry_after)) =
             Store::reserve_pages(&mut tx, user_id, needed, allowance, now).await?
         {
@@ -149,12 +185,8 @@ impl Store {
                 retry_after,
             });
         }
-        for copy in gone {
-            sqlx::query("DELETE FROM class_set_scripts WHERE class_set_id = $1 AND copy = $2")
-                .bind(set_id)
-                .bind(copy)
-                .execute(&mut *tx)
-                .await?;
+        for old in replaced {
+            Store::supersede(&mut tx, &old.session_id, now).await?;
         }
         let mut scheme_source: Option<String> = None;
         for script in scripts {
@@ -267,11 +299,6 @@ impl Store {
                 })
                 .collect();
             Store::enqueue_jobs(&mut tx, &session_id, user_id, &jobs, max_attempts, now).await?;
-            sqlx::query("DELETE FROM class_set_scripts WHERE class_set_id = $1 AND copy = $2")
-                .bind(set_id)
-                .bind(script.copy)
-                .execute(&mut *tx)
-                .await?;
             sqlx::query(
                 "INSERT INTO class_set_scripts (class_set_id, copy, session_id, pages_json, \
                  missing_json, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -289,10 +316,66 @@ impl Store {
         Ok(StartScripts::Started)
     }
 
-    /// The scripts of a set, in copy order.
+    /// Supersedes the script marked by `session_id`: its session's queued and running jobs and
+    /// questions are cancelled (a worker holding one loses its lease, and saves nothing).
+    async fn supersede(tx: &mut WriteTx, session_id: &str, now: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE marking_questions SET status = 'cancelled', cancel_requested = 1, \
+             error_json = $1, updated_at = $2 \
+             WHERE session_id = $3 AND status IN ('queued', 'running')",
+        )
+        .bind(error_json(
+            crate::marking::failure::FailureCode::Cancelled.as_str(),
+            "the script was made again from the class set's stack, or its copy said absent",
+            None,
+        ))
+        .bind(now)
+        .bind(session_id)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query(
+            "UPDATE marking_jobs SET state = 'cancelled', lease_token = NULL, \
+             lease_expires = NULL, updated_at = $1, finished_at = $1 \
+             WHERE session_id = $2 AND state IN ('queued', 'running')",
+        )
+        .bind(now)
+        .bind(session_id)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query("UPDATE class_set_scripts SET superseded_at = $1 WHERE session_id = $2")
+            .bind(now)
+            .bind(session_id)
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Whether an asset is a view of another (a script's work file, a view of a stack file).
+    pub async fn is_view(&self, asset_id: &str) -> Result<bool, StoreError> {
+        let source: Option<Option<String>> =
+            sqlx::query_scalar("SELECT source_asset_id FROM assets WHERE id = $1")
+                .bind(asset_id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(source.flatten().is_some())
+    }
+
+    /// Whether a page of an asset has an index: of a view, exactly the pages it holds.
+    pub async fn page_indexed(&self, asset_id: &str, page: u32) -> Result<bool, StoreError> {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT page FROM asset_pages WHERE asset_id = $1 AND page = $2")
+                .bind(asset_id)
+                .bind(i64::from(page))
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(found.is_some())
+    }
+
+    /// The current scripts of a set, in copy order.
     pub async fn class_set_scripts(&self, set_id: &str) -> Result<Vec<ScriptRow>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts WHERE class_set_id = $1 ORDER BY copy"
+            "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts \
+             WHERE class_set_id = $1 AND superseded_at IS NULL ORDER BY copy"
         )))
         .bind(set_id)
         .fetch_all(self.pool())
@@ -300,7 +383,7 @@ impl Store {
         Ok(rows.iter().map(script_row).collect::<Result<_, _>>()?)
     }
 
-    /// The script a session marks, if it marks one.
+    /// The script a session marks, if it marks one (current or superseded).
     pub async fn script_of_session(
         &self,
         session_id: &str,
@@ -314,14 +397,16 @@ impl Store {
         Ok(row.as_ref().map(script_row).transpose()?)
     }
 
-    /// The scripts of a set with their sessions' progress, in copy order.
+    /// The current scripts of a set with their sessions' progress, in copy order.
     pub async fn script_progress(&self, set_id: &str) -> Result<Vec<ScriptProgress>, StoreError> {
         let rows = sqlx::query(
             "SELECT c.copy AS copy, c.session_id AS session_id, c.pages_json AS pages_json, \
              c.missing_json AS missing_json, c.created_at AS created_at, \
-             s.indexing_state AS indexing_state \
+             c.superseded_at AS superseded_at, s.indexing_state AS indexing_state, \
+             (SELECT COUNT(*) FROM marking_jobs j WHERE j.session_id = c.session_id \
+                 AND j.state IN ('queued', 'running')) AS pending_jobs \
              FROM class_set_scripts c JOIN marking_sessions s ON s.id = c.session_id \
-             WHERE c.class_set_id = $1 ORDER BY c.copy",
+             WHERE c.class_set_id = $1 AND c.superseded_at IS NULL ORDER BY c.copy",
         )
         .bind(set_id)
         .fetch_all(self.pool())
@@ -332,7 +417,8 @@ impl Store {
              CAST(COALESCE(SUM(q.possible), 0) AS BIGINT) AS possible, \
              CAST(COALESCE(SUM(q.max_marks), 0) AS BIGINT) AS max_marks \
              FROM marking_questions q JOIN class_set_scripts c ON c.session_id = q.session_id \
-             WHERE c.class_set_id = $1 GROUP BY q.session_id, q.status ORDER BY q.status",
+             WHERE c.class_set_id = $1 AND c.superseded_at IS NULL \
+             GROUP BY q.session_id, q.status ORDER BY q.status",
         )
         .bind(set_id)
         .fetch_all(self.pool())
@@ -354,6 +440,7 @@ impl Store {
             }
             progress.push(ScriptProgress {
                 indexing_state: row.try_get("indexing_state")?,
+                pending_jobs: row.try_get("pending_jobs")?,
                 script,
                 questions,
             });

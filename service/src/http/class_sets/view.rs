@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::class_sets::scans::Stack;
+use crate::class_sets::scripts::NotReady;
 use crate::class_sets::stack::{CopyState, Decision, Placement};
 use crate::class_sets::students::Writer;
 use crate::store::class_set_scripts::ScriptProgress;
@@ -249,13 +250,21 @@ pub fn marking(
     writers: &BTreeMap<u32, Writer>,
     stack: &Stack,
 ) -> Value {
-    let current = crate::class_sets::scripts::scripts(stack).unwrap_or_default();
+    // While pages are being read, what the scripts will be is not known yet: nothing is judged
+    // out of date until the stack is read.
+    let current = match crate::class_sets::scripts::scripts(stack) {
+        Ok(scripts) => Some(scripts),
+        Err(NotReady::Reading(_)) => None,
+        Err(_) => Some(Vec::new()),
+    };
     let scripts: Vec<Value> = progress
         .iter()
-        .map(|p| script(p, copies, writers, &current))
+        .map(|p| script(p, copies, writers, current.as_deref()))
         .collect();
+    let reading = current.is_none();
+    let current = current.unwrap_or_default();
     let mut out_of_date: Vec<i64> = Vec::new();
-    for s in &current {
+    for s in current.iter().filter(|_| !reading) {
         let copy = i64::from(s.copy);
         let made = progress
             .iter()
@@ -265,17 +274,18 @@ pub fn marking(
             out_of_date.push(copy);
         }
     }
-    for p in progress {
+    for p in progress.iter().filter(|_| !reading) {
         if !current.iter().any(|s| i64::from(s.copy) == p.script.copy) {
             out_of_date.push(p.script.copy);
         }
     }
     out_of_date.sort_unstable();
     let marked = scripts.iter().filter(|s| s["state"] == "marked").count();
+    let failed = scripts.iter().filter(|s| s["state"] == "failed").count();
     json!({
         "state": if progress.is_empty() {
             "notStarted"
-        } else if marked == scripts.len() {
+        } else if marked + failed == scripts.len() {
             "marked"
         } else {
             "marking"
@@ -291,7 +301,7 @@ fn script(
     progress: &ScriptProgress,
     copies: &[CopyRow],
     writers: &BTreeMap<u32, Writer>,
-    current: &[crate::class_sets::scripts::Script],
+    current: Option<&[crate::class_sets::scripts::Script]>,
 ) -> Value {
     let row = &progress.script;
     let count = |status: &str| {
@@ -304,13 +314,11 @@ fn script(
     };
     let total: i64 = progress.questions.iter().map(|q| q.1).sum();
     let waiting = count("queued") + count("running");
-    let indexed = matches!(
-        progress.indexing_state.as_deref(),
-        Some("completed" | "failed")
-    );
-    let state = if progress.indexing_state.as_deref() == Some("failed") && total == 0 {
+    // Questions are placed once the scheme's pages are read; with nothing placed and nothing
+    // left to do (the scheme unreadable, placing failed), the script failed.
+    let state = if total == 0 && progress.pending_jobs == 0 {
         "failed"
-    } else if !indexed || total == 0 {
+    } else if total == 0 {
         "preparing"
     } else if waiting > 0 {
         "marking"
@@ -347,9 +355,12 @@ fn script(
         "writer": writer.name(),
         "sessionId": row.session_id,
         "state": state,
-        "current": current
-            .iter()
-            .any(|s| i64::from(s.copy) == row.copy && s.pages_json() == row.pages_json),
+        // While the stack is being read, a script is taken as current.
+        "current": current.is_none_or(|current| {
+            current
+                .iter()
+                .any(|s| i64::from(s.copy) == row.copy && s.pages_json() == row.pages_json)
+        }),
         "missingPages": missing,
         "questions": {
             "total": total,
