@@ -27,6 +27,11 @@ pub async fn page(signed: Signed, asset: &str, page: &str) -> Result<Response, A
     if number == 0 || i64::from(number) > row.page_count {
         return Err(not_found());
     }
+    // A view (a class-set script's work file) shows only the pages it holds, never the other
+    // pages of the stack file it views.
+    if store.is_view(&asset_id).await? && !store.page_indexed(&asset_id, number).await? {
+        return Err(not_found());
+    }
     let body = match store.page_image(&asset_id, number).await? {
         Some(kept) => kept,
         None => {

@@ -51,19 +51,38 @@ impl Writer {
 /// Who wrote each copy, from the copies (each with whether it was printed for a student) and
 /// people's decisions in order (the latest about a copy stands).
 pub fn writers(copies: &[(u32, bool)], decisions: &[Decision]) -> BTreeMap<u32, Writer> {
-    let mut said: BTreeMap<u32, Option<u32>> = BTreeMap::new();
-    for decision in decisions {
+    // copy → (the student said, when it was said).
+    let mut said: BTreeMap<u32, (Option<u32>, usize)> = BTreeMap::new();
+    for (n, decision) in decisions.iter().enumerate() {
         if let Decision::Student { copy, student } = decision {
-            said.insert(*copy, *student);
+            said.insert(*copy, (*student, n));
         }
     }
-    let taken: Vec<u32> = said.values().filter_map(|s| *s).collect();
+    // Checked decisions never give one student to two copies; should two that raced do so, the
+    // later stands and the earlier copy is displaced, so nobody is ever held twice.
+    let mut holder: BTreeMap<u32, (u32, usize)> = BTreeMap::new();
+    for (&copy, &(student, n)) in &said {
+        if let Some(student) = student
+            && holder.get(&student).is_none_or(|&(_, m)| m < n)
+        {
+            holder.insert(student, (copy, n));
+        }
+    }
+    let said: BTreeMap<u32, Option<Option<u32>>> = said
+        .into_iter()
+        .map(|(copy, (student, _))| match student {
+            Some(s) if holder.get(&s).map(|h| h.0) != Some(copy) => (copy, None),
+            other => (copy, Some(other)),
+        })
+        .collect();
+    let taken: Vec<u32> = holder.keys().copied().collect();
     copies
         .iter()
         .map(|&(copy, named)| {
             let writer = match (said.get(&copy), named) {
-                (Some(Some(student)), _) => Writer::Confirmed(*student),
-                (Some(None), _) => Writer::NotOnRoster,
+                (Some(None), _) => Writer::Displaced,
+                (Some(Some(Some(student))), _) => Writer::Confirmed(*student),
+                (Some(Some(None)), _) => Writer::NotOnRoster,
                 (None, false) => Writer::Numbered,
                 (None, true) if taken.contains(&copy) => Writer::Displaced,
                 (None, true) => Writer::Printed(copy),
@@ -165,6 +184,15 @@ mod tests {
                 usize::from(writer.student().is_some())
             );
         }
+    }
+
+    #[test]
+    fn two_raced_answers_never_hold_one_student_twice() {
+        // Both checked against the same earlier state, both recorded: the later stands.
+        let w = writers(&ROSTER, &[said(1, Some(3)), said(2, Some(3))]);
+        assert_eq!(w[&2], Writer::Confirmed(3));
+        assert_eq!(w[&1], Writer::Displaced);
+        assert_eq!(w[&3], Writer::Displaced);
     }
 
     #[test]

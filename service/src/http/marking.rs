@@ -360,6 +360,11 @@ async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
 
 async fn asset(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
     let id = parse_id(&id, "asset")?;
+    // A class-set script's work file is a view of a stack file that holds other students'
+    // pages too: it has no bytes of its own to send.
+    if ctx.state.store.is_view(&id).await? {
+        return Err(ApiError::NotFound("asset"));
+    }
     let (asset, bytes) = ctx
         .state
         .store

@@ -7,6 +7,7 @@
 
 mod view;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -21,6 +22,7 @@ use crate::auth::{Scope, sha256_hex};
 use crate::class_sets::scans::{self, Stack};
 use crate::class_sets::scripts::{self, NotReady, Script};
 use crate::class_sets::stack::Decision;
+use crate::class_sets::students::Writer;
 use crate::class_sets::{self, NewClassSet};
 use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::placement::{Found, FoundLabel};
@@ -475,7 +477,9 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
     ctx.idempotent(&p, &START, &bytes, || async {
         let store = &ctx.state.store;
         let copies = store.class_set_copies(&set.id).await?;
-        let (_, stack, _) = stack_of(&ctx, &set, &copies).await?;
+        let (_, stack, decisions) = stack_of(&ctx, &set, &copies).await?;
+        let writers =
+            class_sets::students::writers(&roster(&copies), &scans::decisions_of(&decisions));
         let scripts = scripts::scripts(&stack).map_err(|why| {
             ApiError::StackNotReady(match why {
                 NotReady::Empty => "no page of the stack is uploaded yet".to_owned(),
@@ -502,7 +506,7 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
             .filter(|copy| !scripts.iter().any(|s| i64::from(s.copy) == *copy))
             .collect();
         if !changed.is_empty() || !gone.is_empty() {
-            mark_scripts(&ctx, &p, &set, &copies, &changed, &gone).await?;
+            mark_scripts(&ctx, &p, &set, &copies, &writers, &changed, &gone).await?;
         }
         let copies = store.class_set_copies(&set.id).await?;
         Reply::json(
@@ -520,6 +524,7 @@ async fn mark_scripts(
     p: &Principal,
     set: &SetRow,
     copies: &[CopyRow],
+    writers: &BTreeMap<u32, Writer>,
     changed: &[&Script],
     gone: &[i64],
 ) -> Result<(), ApiError> {
@@ -552,7 +557,7 @@ async fn mark_scripts(
         .ok_or(ApiError::ExportsNotReady)?;
     let new: Vec<NewScript> = changed
         .iter()
-        .map(|script| new_script(set, copies, script))
+        .map(|script| new_script(set, copies, writers, script))
         .collect();
     let name = format!("paper-{}-r{}-mark-scheme.pdf", set.paper_id, set.revision);
     let outcome = store
@@ -592,13 +597,20 @@ async fn mark_scripts(
     }
 }
 
-/// A script as the store makes it: titled with its student (or its copy number), with its pages
-/// and the extra sheets a person assigned to it, each answering its question.
-fn new_script(set: &SetRow, copies: &[CopyRow], script: &Script) -> NewScript {
+/// A script as the store makes it: titled with who wrote it as it stands (else its copy
+/// number), with its pages and the extra sheets a person assigned to it, each answering its
+/// question (the number a label such as `4(b)` starts with: the paper's questions are numbered).
+fn new_script(
+    set: &SetRow,
+    copies: &[CopyRow],
+    writers: &BTreeMap<u32, Writer>,
+    script: &Script,
+) -> NewScript {
     let copy = i64::from(script.copy);
-    let who = copies
-        .iter()
-        .find(|c| c.copy == copy)
+    let who = writers
+        .get(&script.copy)
+        .and_then(|w| w.student())
+        .and_then(|s| copies.iter().find(|c| c.copy == i64::from(s)))
         .and_then(|c| c.name.clone())
         .unwrap_or_else(|| format!("Copy {:03}", script.copy));
     let mut pages: Vec<ScriptPageRef> = script
@@ -616,7 +628,7 @@ fn new_script(set: &SetRow, copies: &[CopyRow], script: &Script) -> NewScript {
             page: i64::from(at.page),
             labels_json: Some(
                 json!([FoundLabel {
-                    label: question.clone(),
+                    label: question_number(question),
                     how: Found::Assigned,
                 }])
                 .to_string(),
@@ -629,6 +641,20 @@ fn new_script(set: &SetRow, copies: &[CopyRow], script: &Script) -> NewScript {
         pages,
         pages_json: script.pages_json(),
         missing_json: script.missing_json(),
+    }
+}
+
+/// The question a label names: the number it starts with (`4(b)` is of question 4), else the
+/// label as written.
+fn question_number(label: &str) -> String {
+    let digits: String = label
+        .trim()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    match digits.trim_start_matches('0') {
+        "" => label.trim().to_owned(),
+        number => number.to_owned(),
     }
 }
 
@@ -696,4 +722,17 @@ async fn export(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
         reply,
         &format!("class-set-{}.pdf", set.id),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::question_number;
+
+    #[test]
+    fn an_extra_sheet_answers_the_question_its_label_starts_with() {
+        assert_eq!(question_number("4(b)"), "4");
+        assert_eq!(question_number(" 12 "), "12");
+        assert_eq!(question_number("07a"), "7");
+        assert_eq!(question_number("b"), "b");
+    }
 }
