@@ -856,7 +856,11 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     let stranger_key = s.key(&stranger, Scope::ALL).await;
     let read = s.get(&format!("/v1/class-sets/{id}"), &stranger_key).await;
     read.assert_error(404, "not_found");
-    let sent = upload(&s, &stranger_key, &id, "x.pdf", pdf.body.clone()).await;
+    // A refusal that comes before the body is read leaves the rest of a large body unread, and
+    // the connection then closes: the refused uploads send a little, so the next request does
+    // not race that close on a reused connection.
+    let head = pdf.body[..1024].to_vec();
+    let sent = upload(&s, &stranger_key, &id, "x.pdf", head.clone()).await;
     sent.assert_error(404, "not_found");
     let decided = decide(&s, &stranger_key, &id, json!({"kind": "absent", "copy": 1})).await;
     decided.assert_error(404, "not_found");
@@ -871,7 +875,7 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
             &format!("/v1/class-sets/{id}/scans"),
             Some(&key),
             &[("content-type", "application/pdf")],
-            Some(pdf.body.clone()),
+            Some(head),
         )
         .await;
     nameless.assert_error(400, "invalid_query");
