@@ -1252,7 +1252,7 @@ async fn class_sets_print_named_and_numbered_copies(db: Db) {
         .get(&format!("/v1/class-sets/{}", id.to_uppercase()), &key)
         .await;
     assert_eq!(read.status, 200);
-    // A read adds the stack: nothing scanned yet.
+    // A read adds the stack and the marking: nothing scanned, nothing started yet.
     let mut read = read.json();
     let stack = read["classSet"]
         .as_object_mut()
@@ -1260,6 +1260,14 @@ async fn class_sets_print_named_and_numbered_copies(db: Db) {
         .expect("a stack");
     assert_eq!(stack["state"], "empty");
     assert_eq!(stack["pages"], json!([]));
+    let marking = read["classSet"]
+        .as_object_mut()
+        .and_then(|set| set.remove("marking"))
+        .expect("the marking");
+    assert_eq!(
+        marking,
+        json!({"state": "notStarted", "scriptsMarked": 0, "outOfDate": [], "scripts": []})
+    );
     assert_eq!(read, made.json());
 
     let pdf = s.get(&format!("/v1/class-sets/{id}/export"), &key).await;
