@@ -93,6 +93,20 @@ impl Pen {
         out
     }
 
+    /// The one line of writing in the space above a name line (whose bottom is just below the
+    /// line): `None` when its page is not among `pages`.
+    pub fn name_slot(&self, space: &Region, pages: &[(u32, u32)]) -> Option<Slot> {
+        let &(w, h) = pages.get((space.page as usize).wrapping_sub(1))?;
+        let (w, h) = (f64::from(w), f64::from(h));
+        Some(Slot {
+            page: space.page,
+            left: space.x * w + 2.0 * self.px_per_mm,
+            right: (space.x + space.width) * w - 3.0 * self.px_per_mm,
+            // The region ends 1.5 mm below the line.
+            baseline: (space.y + space.height) * h - (1.5 + BASELINE_LIFT_MM) * self.px_per_mm,
+        })
+    }
+
     /// Writes `text` on the slots from `first` on (wrapping words, starting a new line at each
     /// `\n`), drawing on `pages` (indexed by page − 1), and returns the next free slot. Text that
     /// does not fit is dropped, and the number of dropped words is returned too, with the lines

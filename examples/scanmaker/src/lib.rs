@@ -39,7 +39,8 @@ const USAGE: &str =
        [--answers answers.json] [--format pdf|png|jpeg] [--rotate 3:180,5:90] [--skew 1.2|0.5:3]
        [--scale 0.94:1] [--shift 0.02] [--bed 160] [--paper-tone 0.9:0.95] [--uneven 0.03]
        [--blur 0.6:0.9] [--noise 0.03] [--photo] [--perspective 8] [--curl 0.01]
-       [--dpi 150] [--seed N] [--font PATH] [--quality 80] [--truth truth.json] [--pages 5:8]";
+       [--dpi 150] [--seed N] [--font PATH] [--quality 80] [--truth truth.json] [--pages 5:8]
+       [--name \"Ada Lovelace\"]";
 
 /// Why nothing was made.
 #[derive(Debug)]
@@ -107,6 +108,8 @@ pub struct Options {
     truth: Option<PathBuf>,
     /// Only these pages of the paper (first and last, from 1), as one copy of a class set.
     pages: Option<(u32, u32)>,
+    /// The name the student writes on the cover's name line.
+    name: Option<String>,
 }
 
 /// `A` or `A:B` within `low..=high`: a fixed value or a range (`A <= B`).
@@ -164,6 +167,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
     let mut font = PathBuf::from(DEFAULT_FONT);
     let mut quality = 80;
     let mut pages = None;
+    let mut name = None;
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -247,6 +251,12 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
                 }
             }
             "--truth" => truth = Some(PathBuf::from(value)),
+            "--name" => {
+                if value.trim().is_empty() || value.chars().count() > 120 {
+                    return Err(Error::Usage("--name is 1 to 120 characters".into()));
+                }
+                name = Some(value.clone());
+            }
             "--pages" => {
                 let range = value
                     .split_once(':')
@@ -327,6 +337,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
         quality,
         truth,
         pages,
+        name,
     })
 }
 
@@ -457,6 +468,20 @@ pub fn run(options: &Options) -> Result<Vec<PathBuf>, Error> {
     })?;
     let pen = Pen::new(font, options.dpi, &mut rng).map_err(Error::Input)?;
     let sizes: Vec<(u32, u32)> = pages.iter().map(|p| p.dimensions()).collect();
+
+    // The student's name on the cover's name line, one line of writing.
+    if let Some(name) = &options.name {
+        let space = layout.name_space.ok_or_else(|| {
+            Error::Input("--name: the layout records no name line (it predates name lines)".into())
+        })?;
+        let slot = pen
+            .name_slot(&space, &sizes)
+            .ok_or_else(|| Error::Input("--name: the name line is on a page not scanned".into()))?;
+        let (_, dropped, _) = pen.write(&mut pages, &[slot], 0, name, &mut rng);
+        if dropped > 0 {
+            eprintln!("warning: {dropped} words of the name did not fit on its line");
+        }
+    }
 
     // What was written where, and which answer spaces stay blank (page pixels).
     let mut written: Vec<(usize, String, WrittenLine)> = Vec::new();
@@ -839,6 +864,25 @@ mod tests {
         .expect("valid");
         assert_eq!((o.perspective, o.curl), (Some(8.0), 0.01));
         assert_eq!(o.scale, Some(Spread::fixed(0.86)));
+    }
+
+    #[test]
+    fn a_name_is_one_to_120_characters() {
+        let with = |name: &str| {
+            parse_args(&args(&[
+                "--paper", "p", "--layout", "l", "--out", "s", "--name", name,
+            ]))
+        };
+        assert_eq!(
+            with("Ada Lovelace").expect("valid").name.as_deref(),
+            Some("Ada Lovelace")
+        );
+        for bad in ["", "   ", &"x".repeat(121)] {
+            assert!(
+                matches!(with(bad), Err(Error::Usage(ref m)) if m.contains("--name")),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

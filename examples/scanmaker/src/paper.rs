@@ -16,6 +16,9 @@ pub struct Layout {
     pub pages: Vec<PageGeometry>,
     /// Every question, in paper order.
     pub questions: Vec<QuestionLayout>,
+    /// The space above the cover's name line, when the layout records it.
+    #[serde(default)]
+    pub name_space: Option<Region>,
 }
 
 /// A page's size in points.

@@ -5,7 +5,9 @@
 //! corners of what is recorded (see `template.typ`): the question number (`q:N`), the top left of
 //! each part and the right edge where its text ends (`ps:N:I`, `pe:N:I`), the top left and bottom
 //! right of each ruled answer line (`ls:N:I`, `le:N:I`) and of the ruled area of each writing page
-//! (`ws:N`, `we:N`). `N` is the question's number, `I` the part's index in the question.
+//! (`ws:N`, `we:N`). `N` is the question's number, `I` the part's index in the question. The
+//! cover's name line is marked `ns:0` (above its left end, where the name is written) and `ne:0`
+//! (below its right end).
 
 use std::collections::BTreeMap;
 
@@ -39,6 +41,10 @@ pub struct Layout {
     pub pages: Vec<PageGeometry>,
     /// Every question, in paper order.
     pub questions: Vec<QuestionLayout>,
+    /// Where the candidate writes their name on the cover (the space above the name line);
+    /// absent from layouts recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_space: Option<Region>,
 }
 
 /// The size of one page as displayed, in PDF points (1/72 inch).
@@ -171,6 +177,8 @@ struct QuestionMarks {
     parts: BTreeMap<usize, PartMarks>,
     writing_starts: Vec<Mark>,
     writing_ends: Vec<Mark>,
+    name_start: Option<Mark>,
+    name_end: Option<Mark>,
 }
 
 fn layout_error(what: String) -> RenderError {
@@ -193,7 +201,15 @@ pub(crate) fn read(
             height_pt: p.frame.height().to_pt(),
         })
         .collect();
-    let marks = collect_marks(document)?;
+    let mut marks = collect_marks(document)?;
+    // Number 0 is the cover, not a question.
+    let name_space = marks.remove(&0).and_then(|cover| {
+        let (start, end) = (cover.name_start?, cover.name_end?);
+        pair_rects(&[start], &[end])
+            .into_iter()
+            .next()
+            .map(|r| normalise(r, &pages))
+    });
 
     let mut questions = Vec::with_capacity(paper.questions.len());
     for (index, q) in paper.questions.iter().enumerate() {
@@ -250,6 +266,7 @@ pub(crate) fn read(
         writing_space: paper.writing_space.to_string(),
         pages,
         questions,
+        name_space,
     })
 }
 
@@ -290,6 +307,8 @@ fn collect_marks(document: &PagedDocument) -> Result<BTreeMap<usize, QuestionMar
                 question.label.get_or_insert(mark);
             }
             ("ws", None) => question.writing_starts.push(mark),
+            ("ns", None) if number == 0 => question.name_start = Some(mark),
+            ("ne", None) if number == 0 => question.name_end = Some(mark),
             ("we", None) => question.writing_ends.push(mark),
             ("ps", Some(i)) => {
                 question
@@ -494,8 +513,10 @@ mod tests {
                     answer_space: vec![region],
                 }],
             }],
+            name_space: Some(region),
         };
         let json = serde_json::to_value(&layout).expect("serialises");
+        assert_eq!(json["nameSpace"]["page"], 1);
         assert_eq!(json["paperId"], "00000000-0000-0000-0000-000000000000");
         assert_eq!(json["writingSpace"], "smart");
         assert_eq!(json["pages"][0]["widthPt"], 595.0);

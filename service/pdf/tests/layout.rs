@@ -107,6 +107,16 @@ fn check_regions(layout: &Layout, paper: &PaperDocument, pages: usize) {
             "{space}: {what} {r:?} too small"
         );
     };
+    // The cover's name space: on page 1, a strip above the name line, clear of every question.
+    let name_space = layout
+        .name_space
+        .expect("the cover's name space is recorded");
+    valid(&name_space, "name space");
+    assert_eq!(name_space.page, 1);
+    assert!(
+        (0.025..0.05).contains(&name_space.height),
+        "{space}: name space {name_space:?}"
+    );
     let mut previous_page = 1;
     let mut answer_spaces: Vec<(String, Region)> = Vec::new();
     for (i, (q, pq)) in layout.questions.iter().zip(&paper.questions).enumerate() {
@@ -148,6 +158,10 @@ fn check_regions(layout: &Layout, paper: &PaperDocument, pages: usize) {
             assert!(part.prompt[0].page >= q.label_page, "{space}: {name}");
             for r in &part.prompt {
                 valid(r, &format!("{name} prompt"));
+                assert!(
+                    !r.overlaps(&name_space, 0.0),
+                    "{space}: {name} under the name"
+                );
             }
             for r in &part.answer_space {
                 valid(r, &format!("{name} answer space"));
