@@ -1,6 +1,7 @@
 //! The teachers' app at `/app/` over real HTTP, on SQLite and PostgreSQL: sign-in, cookies,
-//! CSRF, sign-in limits, keys and usage, the review page saving through the review path, owner
-//! isolation, escaping, and the separation of browser sessions from API keys.
+//! CSRF, sign-in limits, keys and usage, the review page saving through the review path, class
+//! sets' pages deciding through the API's path, owner isolation, escaping, and the separation of
+//! browser sessions from API keys.
 
 mod common;
 
@@ -29,6 +30,7 @@ on_both!(
     sign_out_everywhere_is_a_button_on_the_keys_page,
     page_images_and_signed_in_pages_are_never_stored,
     the_saved_message_comes_from_the_question_not_the_address,
+    class_sets_are_settled_on_their_pages,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -1582,4 +1584,422 @@ fn a_bad_public_url_stops_the_service_at_start() {
         assert!(stderr.contains(reason), "{how}: {stderr}");
         assert!(out.stdout.is_empty(), "{how}: never listened");
     }
+}
+
+/// A form's fields, in order.
+type Fields = Vec<(String, String)>;
+
+/// The values of every form field `name` of the page (`name="…" value="…"`).
+fn field_values(page: &str, name: &str) -> Vec<String> {
+    let marker = format!("name=\"{name}\" value=\"");
+    page.match_indices(&marker)
+        .filter_map(|(at, _)| {
+            let rest = &page[at + marker.len()..];
+            Some(rest[..rest.find('"')?].to_owned())
+        })
+        .collect()
+}
+
+/// The `data-…` value of copy `copy`'s row of a set's page, for attribute `attr`.
+fn copy_attr(page: &str, copy: u32, attr: &str) -> String {
+    let row = format!("data-copy=\"{copy}\"");
+    let at = page.find(&row).unwrap_or_else(|| panic!("no copy {copy}"));
+    let rest = &page[at..];
+    let end = rest.find("</tr>").expect("row end");
+    let marker = format!("{attr}=\"");
+    let found = rest[..end]
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {attr} in copy {copy}"));
+    let value = &rest[found + marker.len()..end];
+    value[..value.find('"').expect("quote")].to_owned()
+}
+
+async fn class_sets_are_settled_on_their_pages(db: Db) {
+    use common::marking::{NEAT_HAND, SAMPLE_QUESTIONS, exported_paper, idem, sample_answers};
+
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS[..2]).await;
+    let made = s
+        .post_json(
+            "/v1/class-sets",
+            &key,
+            Some(&idem()),
+            json!({
+                "paperId": exported.id, "revision": 1, "title": "Year 9 <b>mock</b>",
+                "roster": [
+                    {"name": "Ada Lovelace", "candidateNumber": "0001"},
+                    {"name": "Alan Turing", "candidateNumber": "0002"}
+                ]
+            })
+            .to_string()
+            .as_bytes(),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
+    let set = made.json()["classSet"].clone();
+    let id = set["id"].as_str().expect("id").to_owned();
+    let paper_pages = set["paperPages"].as_u64().expect("pages");
+    let path = format!("/app/class-sets/{id}");
+    let decide_path = format!("{path}/decide");
+    let decisions = || async {
+        s.store
+            .decisions(&id)
+            .await
+            .expect("decisions")
+            .into_iter()
+            .map(|d| d.kind)
+            .collect::<Vec<_>>()
+    };
+
+    // The list links to the set; the title a user typed is text.
+    let list = b.get("/app/class-sets").await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert!(
+        list.body.contains(&format!("href=\"{path}\"")),
+        "{}",
+        list.body
+    );
+    assert!(list.body.contains("Year 9 &lt;b&gt;mock&lt;/b&gt;"));
+    assert!(list.body.contains("data-stack=\"empty\""));
+    assert!(list.body.contains("href=\"/app/class-sets\""), "a nav link");
+    let empty = b.get(&path).await;
+    assert_eq!(empty.status, 200);
+    assert_eq!(
+        empty
+            .headers
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-store")
+    );
+    assert!(empty.body.contains("No page is uploaded yet"));
+    assert!(empty.body.contains("Ada Lovelace") && empty.body.contains("0002"));
+    assert_eq!(copy_attr(&empty.body, 1, "data-writer"), "printed");
+    assert!(
+        !empty.body.contains("id=\"start-marking\""),
+        "nothing to mark yet"
+    );
+    // Starting with nothing scanned is refused with the reason.
+    let csrf = empty.csrf();
+    let refused = b
+        .post(
+            &format!("{path}/start"),
+            &[("csrf", &csrf), ("token", &idem())],
+        )
+        .await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .contains("no page of the stack is uploaded yet")
+    );
+
+    // Ada's copy written and scanned; its first page with its code covered, and its second,
+    // uploaded. Alan's copy has no page.
+    let pdf = s.get(&format!("/v1/class-sets/{id}/export"), &key).await;
+    assert_eq!(pdf.status, 200);
+    let dir = tempfile::tempdir().expect("dir");
+    let write = |name: &str, bytes: &[u8]| {
+        let at = dir.path().join(name);
+        std::fs::write(&at, bytes).expect("written");
+        at.to_string_lossy().into_owned()
+    };
+    let (set_pdf, layout, answers) = (
+        write("set.pdf", &pdf.body),
+        write("layout.json", exported.layout.to_string().as_bytes()),
+        write("answers.json", sample_answers().to_string().as_bytes()),
+    );
+    let out = write("page.png", b"");
+    let range = format!("1:{paper_pages}");
+    let made = examkit_scanmaker::make(&[
+        "--paper",
+        &set_pdf,
+        "--layout",
+        &layout,
+        "--answers",
+        &answers,
+        "--out",
+        &out,
+        "--font",
+        NEAT_HAND,
+        "--pages",
+        &range,
+        "--dpi",
+        "150",
+    ])
+    .expect("scanned");
+    let mut images: Vec<image::RgbImage> = made[..2]
+        .iter()
+        .map(|path| image::open(path).expect("image").to_rgb8())
+        .collect();
+    let (w, h) = images[0].dimensions();
+    for y in 0..h / 9 {
+        for x in w * 3 / 4..w {
+            images[0].put_pixel(x, y, image::Rgb([255, 255, 255]));
+        }
+    }
+    let bytes = examkit_scanmaker::pdf_of_images(&images, 150, 85).expect("a PDF");
+    let sent = s
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/class-sets/{id}/scans?name=stack.pdf"),
+            Some(&key),
+            &[("content-type", "application/pdf")],
+            Some(bytes),
+        )
+        .await;
+    assert_eq!(sent.status, 201, "{}", String::from_utf8_lossy(&sent.body));
+    let file = sent.json()["file"]["id"].as_str().expect("id").to_owned();
+    // The pages' codes are what places them: no text needs reading.
+    let workers = common::marking::workers(&s, |config| config.ocr = false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let page = loop {
+        let page = b.get(&path).await;
+        if page.body.contains("data-stack=\"read\"") {
+            break page;
+        }
+        assert!(std::time::Instant::now() < deadline, "still reading");
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    };
+    workers.shutdown().await;
+
+    // The covered page waits for a person, shown with its image and a form.
+    let image = format!("/app/pages/{file}/1");
+    assert!(
+        page.body.contains(&format!("src=\"{image}\"")),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("data-placement=\"unknown\""));
+    assert!(page.body.contains("Pages waiting for a person (1)"));
+    let shown = b.get(&image).await;
+    assert_eq!(shown.status, 200);
+    assert_eq!(
+        shown
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("image/jpeg")
+    );
+    assert_eq!(copy_attr(&page.body, 1, "data-state"), "incomplete");
+    assert_eq!(copy_attr(&page.body, 2, "data-state"), "absent", "no page");
+    assert!(page.body.contains("id=\"start-marking\""));
+    let csrf = page.csrf();
+    let place = |copy: &str, copy_page: &str, token: &str| {
+        vec![
+            ("csrf".to_owned(), csrf.clone()),
+            ("token".to_owned(), token.to_owned()),
+            ("kind".to_owned(), "place".to_owned()),
+            ("file".to_owned(), file.clone()),
+            ("page".to_owned(), "1".to_owned()),
+            ("copy".to_owned(), copy.to_owned()),
+            ("copyPage".to_owned(), copy_page.to_owned()),
+        ]
+    };
+
+    // Bad forms are refused with a message, and save nothing.
+    let cases: Vec<(Fields, u16, &str)> = vec![
+        (place("9", "1", &idem()), 422, "the set has no copy 9"),
+        (place("1", "", &idem()), 422, "copyPage is required"),
+        (place("one", "1", &idem()), 422, "copy must be an integer"),
+        (
+            place("1", &(paper_pages + 1).to_string(), &idem()),
+            422,
+            "pages of the paper",
+        ),
+        (
+            {
+                let mut form = place("1", "1", &idem());
+                form[3].1 = uuid::Uuid::new_v4().to_string();
+                form
+            },
+            422,
+            "the stack has no page 1",
+        ),
+        (
+            vec![
+                ("csrf".to_owned(), csrf.clone()),
+                ("token".to_owned(), idem()),
+                ("kind".to_owned(), "choose".to_owned()),
+                ("file".to_owned(), file.clone()),
+                ("page".to_owned(), "2".to_owned()),
+            ],
+            422,
+            "one of the different scans",
+        ),
+        (
+            {
+                let mut form = place("1", "1", "");
+                form.remove(1);
+                form
+            },
+            400,
+            "Reload the page",
+        ),
+    ];
+    for (form, status, message) in cases {
+        let refused = post_form(&mut b, &decide_path, form.clone()).await;
+        assert_eq!(refused.status, status, "{form:?}: {}", refused.body);
+        assert!(
+            refused.body.contains(message),
+            "{message}: {}",
+            refused.body
+        );
+        if status == 422 {
+            assert!(refused.body.contains("The decision was not saved."));
+            assert!(
+                refused.body.contains("id=\"copies-table\""),
+                "the page again"
+            );
+        }
+    }
+    let mut forged = place("1", "1", &idem());
+    forged[0].1 = "wrong".into();
+    assert_eq!(post_form(&mut b, &decide_path, forged).await.status, 403);
+    assert!(decisions().await.is_empty(), "nothing was saved");
+
+    // The covered page placed through its form; sending the form again saves nothing more.
+    let token = idem();
+    let placed = post_form(&mut b, &decide_path, place("1", "1", &token)).await;
+    assert_eq!(placed.status, 303, "{}", placed.body);
+    assert_eq!(placed.location(), format!("{path}?saved=1#stack"));
+    let again = post_form(&mut b, &decide_path, place("1", "1", &token)).await;
+    assert_eq!((again.status, again.location()), (303, placed.location()));
+    assert_eq!(decisions().await, ["place"]);
+    let reused = post_form(&mut b, &decide_path, place("2", "1", &token)).await;
+    assert_eq!(reused.status, 400, "another form under a used token");
+    let page = b.get(placed.location()).await;
+    assert!(
+        page.body
+            .contains("Saved: page 1 of stack.pdf placed as copy 001 page 1.")
+    );
+    assert!(page.body.contains("Pages waiting for a person (0)"));
+    assert_eq!(copy_attr(&page.body, 1, "data-state"), "incomplete");
+    assert!(
+        page.body
+            .contains(&format!("Incomplete: missing page {paper_pages}"))
+    );
+    let stored = s.store.decisions(&id).await.expect("decisions").remove(0);
+    assert!(stored.made_by_key.starts_with("app:"), "{stored:?}");
+    assert_eq!(stored.made_by_user, user);
+
+    // Copy 1 said absent, then present again; written by Alan, who then cannot be given to
+    // copy 2 as well.
+    let copy_form = |kind: &str, copy: &str, extra: Option<&str>| {
+        let mut form = vec![
+            ("csrf".to_owned(), csrf.clone()),
+            ("token".to_owned(), idem()),
+            ("kind".to_owned(), kind.to_owned()),
+            ("copy".to_owned(), copy.to_owned()),
+        ];
+        if let Some(student) = extra {
+            form.push(("student".to_owned(), student.to_owned()));
+        }
+        form
+    };
+    let absent = post_form(&mut b, &decide_path, copy_form("absent", "1", None)).await;
+    assert_eq!(absent.location(), format!("{path}?saved=2#copies"));
+    let page = b.get(absent.location()).await;
+    assert!(page.body.contains("Saved: copy 001 marked absent."));
+    assert_eq!(copy_attr(&page.body, 1, "data-state"), "absent");
+    assert!(page.body.contains("Absent (said by a person)"));
+    assert!(page.body.contains("Mark present"));
+    let present = post_form(&mut b, &decide_path, copy_form("present", "1", None)).await;
+    assert_eq!(present.location(), format!("{path}?saved=3#copies"));
+    let said = post_form(&mut b, &decide_path, copy_form("student", "1", Some("2"))).await;
+    assert_eq!(said.status, 303, "{}", said.body);
+    let taken = post_form(&mut b, &decide_path, copy_form("student", "2", Some("2"))).await;
+    assert_eq!(taken.status, 409, "{}", taken.body);
+    assert!(taken.body.contains("already said to be by this student"));
+    let nobody = post_form(&mut b, &decide_path, copy_form("student", "2", Some("7"))).await;
+    assert_eq!(nobody.status, 422);
+    assert!(nobody.body.contains("no copy 7 was printed for a student"));
+    assert_eq!(decisions().await, ["place", "absent", "present", "student"]);
+    let page = b.get(&path).await;
+    assert_eq!(copy_attr(&page.body, 1, "data-state"), "incomplete");
+    assert!(!page.body.contains("(said by a person)"));
+    assert_eq!(copy_attr(&page.body, 1, "data-writer"), "confirmed");
+    assert_eq!(copy_attr(&page.body, 2, "data-writer"), "displaced");
+    let row = &page.body[page.body.find("data-copy=\"1\"").expect("row")..];
+    let row = &row[..row.find("</tr>").expect("end")];
+    assert!(
+        row.contains("<td class=\"student\">Alan Turing</td>")
+            && row.contains("<td class=\"candidate\">0002</td>"),
+        "{row}"
+    );
+    assert!(page.body.contains("copy 001 written by Alan Turing"));
+    assert!(page.body.contains("In the app"));
+
+    // The API sees the same decisions, made by the app's session.
+    let read = s.get(&format!("/v1/class-sets/{id}"), &key).await.json();
+    let api: Vec<&str> = read["classSet"]["stack"]["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .map(|d| d["kind"].as_str().expect("kind"))
+        .collect();
+    assert_eq!(api, ["place", "absent", "present", "student"]);
+
+    // Another account finds nothing: not the page, not its forms.
+    let (mut other, _) = signed_in(&s, "bob@school.test").await;
+    assert_eq!(other.get(&path).await.status, 404);
+    assert!(!other.get("/app/class-sets").await.body.contains(&id));
+    let theirs = other.get("/app/class-sets").await.csrf();
+    let mut form = place("1", "1", &idem());
+    form[0].1 = theirs.clone();
+    assert_eq!(post_form(&mut other, &decide_path, form).await.status, 404);
+    let start_form = vec![("csrf".to_owned(), theirs), ("token".to_owned(), idem())];
+    assert_eq!(
+        post_form(&mut other, &format!("{path}/start"), start_form)
+            .await
+            .status,
+        404
+    );
+    assert_eq!(decisions().await.len(), 4);
+
+    // Marking starts from the page: one script (copy 2 has no page), linked to its review.
+    let start_form = || {
+        vec![
+            ("csrf".to_owned(), csrf.clone()),
+            ("token".to_owned(), idem()),
+        ]
+    };
+    let started = post_form(&mut b, &format!("{path}/start"), start_form()).await;
+    assert_eq!(started.status, 303, "{}", started.body);
+    assert_eq!(
+        started.location(),
+        format!("{path}?started=1&aside=0#marking")
+    );
+    let page = b.get(started.location()).await;
+    assert!(
+        page.body
+            .contains("Marking started: 1 script made, 0 set aside.")
+    );
+    let scripts = s.store.class_set_scripts(&id).await.expect("scripts");
+    assert_eq!(scripts.len(), 1);
+    assert!(
+        page.body
+            .contains(&format!("href=\"/app/sessions/{}\"", scripts[0].session_id)),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("Start marking again"));
+    let again = post_form(&mut b, &format!("{path}/start"), start_form()).await;
+    assert_eq!(
+        again.location(),
+        format!("{path}?started=0&aside=0#marking")
+    );
+    assert_eq!(
+        s.store.class_set_scripts(&id).await.expect("scripts").len(),
+        1
+    );
+    // Every form carries a token of its own.
+    let tokens = field_values(&page.body, "token");
+    assert!(tokens.len() > 2, "{tokens:?}");
+    let distinct: std::collections::HashSet<&String> = tokens.iter().collect();
+    assert_eq!(distinct.len(), tokens.len());
 }

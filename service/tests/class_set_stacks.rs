@@ -6,8 +6,12 @@
 //! page, resolves the conflict and marks a copy absent and present again, each recorded with the
 //! key that decided it. Then the set is marked: a script per copy sat, each marked from its own
 //! student's pages only, the questions on a page never scanned waiting for a person, and a script
-//! made and marked again when a later decision changes it. On SQLite with files in the database, and on PostgreSQL with them in an
-//! object store when one is configured (`tests/s3-server.sh`).
+//! made and marked again when a later decision changes it. On SQLite with files in the database,
+//! and on PostgreSQL with them in an object store when one is configured (`tests/s3-server.sh`).
+//!
+//! With a vision model configured, the names students wrote on their covers are read and matched
+//! to the roster as a whole: a student in another's seat, a misread name, a blank line and a
+//! visitor, each flagged or not, and nothing changed until a person decides.
 
 mod common;
 
@@ -21,6 +25,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 on_both!(a_class_stack_is_split_into_scripts);
+on_both!(names_written_on_covers_are_matched_to_the_roster);
 
 /// Three students' hands: upright and neat, slanted, and cursive.
 const HANDS: [&str; 3] = [
@@ -804,6 +809,20 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     assert_eq!(now[1]["student"], Value::Null, "{now}");
     assert_eq!(now[1]["writer"], "displaced");
     assert_eq!(now[2]["writer"], "printed");
+    // The scripts' sessions are named for who wrote them now.
+    for (i, who) in [(0, roster[1].to_owned()), (1, "Copy 002".to_owned())] {
+        let session = now[i]["sessionId"].as_str().expect("session");
+        let read = s
+            .get(&format!("/v1/marking/sessions/{session}"), &key)
+            .await;
+        let title = read.json()["session"]["title"].clone();
+        assert!(
+            title
+                .as_str()
+                .is_some_and(|t| t.ends_with(&format!(" · {who}"))),
+            "script {i}: {title}"
+        );
+    }
     let taken = decide(
         &s,
         &key,
@@ -893,4 +912,196 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     assert_eq!(empty.status, 400, "{}", text(&empty));
     let after = read_stack(&s, &key, &id).await;
     assert_eq!(after["files"], stack["files"], "nothing was added");
+}
+
+/// The name each copy's student wrote on the cover, as the test's model reads it (a misreading
+/// included); `None`: the line is blank.
+fn written_on(copy: u32) -> Option<&'static str> {
+    match copy {
+        // Alan sat in Ada's seat.
+        1 => Some("Alan Turing"),
+        // Ada sat in Alan's, and her name is misread.
+        2 => Some("Ada Lovelase"),
+        3 => Some("Grace Hopper"),
+        // Mary left the line blank.
+        4 => None,
+        // A visitor not on the roster took Emmy's copy.
+        _ => Some("Sophie Germain"),
+    }
+}
+
+/// The copy whose cover a name request shows, read from its copy code as a model would see it.
+fn cover_copy(seen: &common::provider::Seen) -> Option<u32> {
+    let page = common::provider::cover_image(&seen.body)?.to_luma8();
+    examkit_scan::decode_codes(&page)
+        .iter()
+        .find_map(|code| examkit_pdf::CopyCode::parse(&code.payload))
+        .filter(|code| code.page == 1)
+        .map(|code| code.copy)
+}
+
+fn name_check(stack: &Value, copy: u32) -> Value {
+    copy_view(stack, copy)["handwrittenName"].clone()
+}
+
+async fn names_written_on_covers_are_matched_to_the_roster(db: Db) {
+    use common::provider::{self, Reply};
+    use examkit::marking::MarkerChoice;
+    use examkit::marking::openai::OpenAiConfig;
+
+    let model = provider::start("reader", None, true, |seen| {
+        if seen.label != "cover" {
+            return Reply::Status(500, None, "only covers are read here".into());
+        }
+        match cover_copy(seen) {
+            Some(copy) => Reply::Answer(json!({ "name": written_on(copy) })),
+            None => Reply::Status(500, None, "no copy code on the cover".into()),
+        }
+    })
+    .await;
+    let choice = MarkerChoice::OpenAi(OpenAiConfig {
+        base_url: model.base_url.clone(),
+        model: "reader".into(),
+        timeout: std::time::Duration::from_secs(30),
+        backoff: std::time::Duration::from_millis(20),
+        ..OpenAiConfig::default()
+    });
+    let adjust = {
+        let choice = choice.clone();
+        move |state: &mut examkit::http::AppState| state.marking.marker = choice
+    };
+    let Some(s) = start_with(db, generous(), adjust).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS[..2]).await;
+    let roster = [
+        "Ada Lovelace",
+        "Alan Turing",
+        "Grace Hopper",
+        "Mary Somerville",
+        "Emmy Noether",
+    ];
+    let set = make_set(&s, &key, &exported.id, &roster).await;
+    let id = set["id"].as_str().expect("id").to_owned();
+    let per_copy = u32::try_from(set["pagesPerCopy"].as_u64().expect("pages")).expect("small");
+    let paper_pages = u32::try_from(set["paperPages"].as_u64().expect("pages")).expect("small");
+    let pdf = s.get(&format!("/v1/class-sets/{id}/export"), &key).await;
+    assert_eq!(pdf.status, 200);
+
+    // Each student's cover, written in their own hand (copy 4's name line left blank).
+    let mut covers = Vec::new();
+    for copy in 1..=5u32 {
+        let first = (copy - 1) * per_copy + 1;
+        let seed = (copy + 40).to_string();
+        let mut options = vec!["--skew", "0.3:1.2", "--seed", &seed];
+        let name = written_on(copy).map(|n| n.replace("Lovelase", "Lovelace"));
+        if let Some(name) = &name {
+            options.extend_from_slice(&["--name", name]);
+        }
+        let hand = HANDS[copy as usize % HANDS.len()];
+        let pages = (first, first + paper_pages - 1);
+        let scanned = scan_copy(&pdf.body, &exported.layout, pages, hand, &options);
+        covers.push(scanned.into_iter().next().expect("the cover"));
+    }
+    covers.reverse();
+    let bytes = examkit_scanmaker::pdf_of_images(&covers, 150, 85).expect("a PDF");
+    let sent = upload(&s, &key, &id, "covers.pdf", bytes).await;
+    assert_eq!(sent.status, 201, "{}", text(&sent));
+
+    let workers = common::marking::workers(&s, |config| config.marker = choice.clone());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let stack = loop {
+        let stack = read_stack(&s, &key, &id).await;
+        let pending = (1..=5).any(|copy| {
+            let check = name_check(&stack, copy);
+            check.is_null() || check["state"] == "reading"
+        });
+        if stack["state"] == "read" && !pending {
+            break stack;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the covers are still being read: {stack}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    };
+    workers.shutdown().await;
+    model.assert_clean();
+    let asked = model.log().len();
+    assert_eq!(asked, 5, "one reading per cover");
+
+    // Alan, in Ada's seat: his name, matched to him, disagrees with the printed Ada.
+    let alan = name_check(&stack, 1);
+    assert_eq!(alan["state"], "read", "{alan}");
+    assert_eq!(alan["written"], "Alan Turing");
+    assert_eq!(alan["match"]["student"], 2);
+    assert_eq!(alan["match"]["name"], "Alan Turing");
+    assert_eq!(alan["match"]["confidence"], 1.0);
+    assert_eq!(alan["verdict"], "disagrees");
+    assert_eq!(alan["flagged"], true);
+    // Ada's misread name still finds her, with less confidence.
+    let ada = name_check(&stack, 2);
+    assert_eq!(ada["written"], "Ada Lovelase");
+    assert_eq!(ada["match"]["student"], 1);
+    let confidence = ada["match"]["confidence"].as_f64().expect("a number");
+    assert!((0.7..1.0).contains(&confidence), "{ada}");
+    assert_eq!(ada["verdict"], "disagrees");
+    let grace = name_check(&stack, 3);
+    assert_eq!(
+        (
+            &grace["verdict"],
+            &grace["flagged"],
+            &grace["match"]["student"]
+        ),
+        (&json!("agrees"), &json!(false), &json!(3))
+    );
+    let mary = name_check(&stack, 4);
+    assert_eq!(mary["written"], Value::Null);
+    assert_eq!(mary["match"], Value::Null);
+    assert_eq!(
+        (&mary["verdict"], &mary["flagged"]),
+        (&json!("blank"), &json!(false))
+    );
+    let visitor = name_check(&stack, 5);
+    assert_eq!(visitor["written"], "Sophie Germain");
+    assert_eq!(visitor["match"], Value::Null);
+    assert_eq!(
+        (&visitor["verdict"], &visitor["flagged"]),
+        (&json!("unmatched"), &json!(true))
+    );
+    assert_eq!(stack["namesToCheck"], json!([1, 2, 5]));
+    // Nothing is overridden: every copy is still its printed student's, unconfirmed.
+    let writers: Vec<Value> = (1..=5)
+        .map(|copy| copy_view(&stack, copy)["writer"].clone())
+        .collect();
+    assert_eq!(writers, vec![json!("printed"); 5], "{stack}");
+
+    // A person settles each: Alan wrote copy 1, Ada copy 2, copy 5's student is not on the roster.
+    for (copy, student) in [(1, json!(2)), (2, json!(1)), (5, Value::Null)] {
+        let decided = decide(
+            &s,
+            &key,
+            &id,
+            json!({ "kind": "student", "copy": copy, "student": student }),
+        )
+        .await;
+        assert_eq!(decided.status, 201, "{}", text(&decided));
+    }
+    let stack = read_stack(&s, &key, &id).await;
+    for copy in [1, 2] {
+        let check = name_check(&stack, copy);
+        assert_eq!(
+            (&check["verdict"], &check["flagged"]),
+            (&json!("agrees"), &json!(false)),
+            "{check}"
+        );
+    }
+    assert_eq!(name_check(&stack, 5)["flagged"], false, "a person said who");
+    assert_eq!(copy_view(&stack, 1)["writer"], "confirmed");
+    assert_eq!(copy_view(&stack, 5)["writer"], "notOnRoster");
+    assert_eq!(stack["namesToCheck"], json!([]));
+    assert_eq!(model.log().len(), asked, "decisions read nothing again");
 }

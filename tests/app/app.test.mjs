@@ -420,6 +420,30 @@ test('the marked work: the session title stays text, the class set lists the que
   assert.deepStrictEqual(takeProblems(), []);
 });
 
+test('a class set from a roster: listed, its copies shown with a form for each', async () => {
+  const made = await apiJson('POST', '/v1/class-sets', {
+    body: {
+      paperId: state.paperId,
+      revision: 1,
+      title: 'Class <b>set</b>',
+      roster: [{ name: 'Ada Lovelace', candidateNumber: '0001' }, { name: '=HYPERLINK("x")' }],
+    },
+    headers: { 'idempotency-key': `set-${Date.now()}` },
+  });
+  const id = made.classSet.id;
+  await page.goto(`${baseUrl}/app/class-sets`);
+  const link = page.locator(`a[href="/app/class-sets/${id}"]`);
+  assert.equal(await link.textContent(), 'Class <b>set</b>', 'the title stays text');
+  await audit('class-sets');
+  await link.click();
+  await page.waitForURL((url) => url.pathname === `/app/class-sets/${id}`);
+  const students = await page.$$eval('tbody tr[data-copy] td.student', (tds) => tds.map((td) => td.textContent.trim()));
+  assert.deepStrictEqual(students, ['Ada Lovelace', '=HYPERLINK("x")']);
+  assert.ok(await page.locator('select[name="student"]').count() >= 2, 'a student form per copy');
+  await audit('class-set-page');
+  assert.deepStrictEqual(takeProblems(), []);
+});
+
 /** The review page's criteria as shown. */
 function criteria() {
   return page.$$eval('li.criterion', (rows) => rows.map((row) => ({

@@ -177,6 +177,8 @@ fn a_scan_has_image_pages_turned_as_asked_and_ink_only_in_answered_parts() {
         &DPI.to_string(),
         "--seed",
         "5",
+        "--name",
+        "Ada Lovelace",
     ]);
     assert_eq!(printed.trim(), scan.display().to_string());
 
@@ -284,6 +286,12 @@ fn a_scan_has_image_pages_turned_as_asked_and_ink_only_in_answered_parts() {
         }
     }
     assert_eq!(answered, 7, "the example answers seven parts");
+
+    // The name is written on the cover's name line, nowhere over a question.
+    let name = layout.name_space.expect("the layout records the name line");
+    assert_eq!(name.page, 1);
+    let ink = added_ink(&scanned[0], &clean[0], &name, false);
+    assert!(ink > 300, "only {ink} ink pixels of the name on its line");
 }
 
 #[test]

@@ -12,6 +12,8 @@ use super::session::CSRF_FIELD;
 pub enum Section {
     /// Marked work.
     Review,
+    /// Class sets: their stacks and marking.
+    ClassSets,
     /// API keys and usage.
     Keys,
     /// Signing in (no navigation).
@@ -38,6 +40,7 @@ pub fn page(title: &str, signed: Option<&Signed>, section: Section, body: Markup
                         nav aria-label="Sections" {
                             ul {
                                 li { a href="/app/sessions" aria-current=[(section == Section::Review).then_some("page")] { "Marked work" } }
+                                li { a href="/app/class-sets" aria-current=[(section == Section::ClassSets).then_some("page")] { "Class sets" } }
                                 li { a href="/app/keys" aria-current=[(section == Section::Keys).then_some("page")] { "API keys" } }
                             }
                         }

@@ -1,5 +1,5 @@
-//! The signed-in app for teachers, at `/app/`: sign in, API keys and their usage, and the review
-//! page for marked work.
+//! The signed-in app for teachers, at `/app/`: sign in, API keys and their usage, the review
+//! page for marked work, and class sets' stacks and marking.
 //!
 //! Pages are rendered on the server with `maud` (escaped by default, checked at compile time, no
 //! template files to keep in step) and work without JavaScript; one small script adds the review
@@ -11,6 +11,7 @@
 //! authenticates only by API key, so neither credential opens the other.
 
 pub mod assets;
+pub mod class_sets;
 pub mod client;
 pub mod keys;
 pub mod layout;
@@ -470,6 +471,8 @@ async fn signed_get(signed: Signed, path: &[&str]) -> Result<Response, AppError>
         }
         ["questions", id] => review::question(signed, id).await,
         ["pages", asset, page] => pages::page(signed, asset, page).await,
+        ["class-sets"] => class_sets::list(signed).await,
+        ["class-sets", id] => class_sets::show(signed, id).await,
         _ => Err(AppError::NotFound("page")),
     }
 }
@@ -479,6 +482,8 @@ async fn signed_post(signed: Signed, path: &[&str], form: Form) -> Result<Respon
         ["keys"] => keys::create(signed, form).await,
         ["keys", id, "revoke"] => keys::revoke(signed, id).await,
         ["questions", id, "decide"] => review::decide(signed, id, form).await,
+        ["class-sets", id, "decide"] => class_sets::decide(signed, id, form).await,
+        ["class-sets", id, "start"] => class_sets::start(signed, id, form).await,
         ["sign-out-everywhere"] => sign_in::sign_out_everywhere(signed).await,
         _ => Err(AppError::NotFound("page")),
     }

@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use super::request::{Problem, integer, pointer_token, problem, text};
 use super::scans::Stack;
 use super::stack::{Decision, Placement, StackPage};
+use crate::store::class_set_stacks::NewDecision;
 
 /// The longest question label an extra sheet can be assigned to.
 pub const MAX_QUESTION_CHARS: usize = 40;
@@ -318,6 +319,60 @@ pub fn describe(placement: &Placement) -> String {
         Placement::Unknown { .. } => "unknown".to_owned(),
         Placement::Foreign { reason } => format!("not of this set ({reason})"),
     }
+}
+
+/// A checked decision as the store records it.
+pub fn record<'a>(
+    decision: &'a Decision,
+    made_by_key: &'a str,
+    made_by_user: &'a str,
+) -> NewDecision<'a> {
+    let mut new = NewDecision {
+        kind: "",
+        asset_id: None,
+        page: None,
+        copy: None,
+        copy_page: None,
+        question: None,
+        student: None,
+        made_by_key,
+        made_by_user,
+    };
+    match decision {
+        Decision::Place { at, copy, page } => {
+            new.kind = "place";
+            new.asset_id = Some(&at.file);
+            new.page = Some(i64::from(at.page));
+            new.copy = Some(i64::from(*copy));
+            new.copy_page = Some(i64::from(*page));
+        }
+        Decision::Choose { at } => {
+            new.kind = "choose";
+            new.asset_id = Some(&at.file);
+            new.page = Some(i64::from(at.page));
+        }
+        Decision::AssignExtra { at, copy, question } => {
+            new.kind = "extra";
+            new.asset_id = Some(&at.file);
+            new.page = Some(i64::from(at.page));
+            new.copy = Some(i64::from(*copy));
+            new.question = Some(question);
+        }
+        Decision::Absent { copy } => {
+            new.kind = "absent";
+            new.copy = Some(i64::from(*copy));
+        }
+        Decision::Present { copy } => {
+            new.kind = "present";
+            new.copy = Some(i64::from(*copy));
+        }
+        Decision::Student { copy, student } => {
+            new.kind = "student";
+            new.copy = Some(i64::from(*copy));
+            new.student = student.map(i64::from);
+        }
+    }
+    new
 }
 
 #[cfg(test)]

@@ -5,11 +5,17 @@
 //!
 //! This room holds the class-set domain: what a request to make a set may say ([`request`]),
 //! how a scanned stack is split into scripts and accounted for ([`stack`]), the stack as it
-//! stands with people's decisions ([`scans`]), what those decisions may say ([`decision`]),
-//! and the limits where the specification is silent. Its routes are in `http::class_sets`, its
-//! rows in `store::class_sets`; typesetting is `examkit_pdf::Renderer::class_set`.
+//! stands with people's decisions ([`scans`]), what those decisions may say ([`decision`]), the
+//! names written on covers checked against the roster ([`names`]), what people do to a set
+//! whoever asks ([`actions`]), a set as it stands for whoever shows it ([`overview`]), and the
+//! limits where the specification is silent. Its routes are in `http::class_sets` and its pages
+//! in `app::class_sets`, its rows in `store::class_sets`; typesetting is
+//! `examkit_pdf::Renderer::class_set`.
 
+pub mod actions;
 pub mod decision;
+pub mod names;
+pub mod overview;
 pub mod request;
 pub mod scans;
 pub mod scripts;

@@ -206,7 +206,7 @@ async fn from_builder(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiEr
         }
         let (paper, bank) =
             super::papers::ensure_exports(&ctx, &p, &paper_id, request.revision).await?;
-        let scheme = structured_scheme(&paper.content.questions, &bank)?;
+        let scheme = crate::marking::paper_scheme::paper_scheme(&paper.content.questions, &bank)?;
         let store = &ctx.state.store;
         let mark_scheme = store
             .paper_export(
@@ -252,32 +252,6 @@ async fn from_builder(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiEr
         Reply::json(StatusCode::CREATED, &json!({ "session": view }))
     })
     .await
-}
-
-/// The paper's structured scheme, question by question in paper order: each question's label
-/// (its number), its bank question and revision, and the parts and criteria the PDFs were
-/// typeset from.
-pub(crate) fn structured_scheme(
-    pins: &[crate::store::papers::Pin],
-    bank: &[crate::store::papers::BankRevision],
-) -> Result<Value, ApiError> {
-    let mut questions = Vec::with_capacity(bank.len());
-    for (n, (pin, stored)) in pins.iter().zip(bank).enumerate() {
-        let revision: Value = serde_json::from_str(&stored.body).map_err(|e| {
-            tracing::error!(error = %e, "a stored bank revision is not JSON");
-            ApiError::Internal
-        })?;
-        questions.push(json!({
-            "label": (n + 1).to_string(),
-            "questionId": pin.question_id,
-            "revision": pin.revision,
-            "title": revision["title"],
-            "marks": revision["marks"],
-            "parts": revision["scheme"]["parts"],
-            "criteria": revision["scheme"]["criteria"],
-        }));
-    }
-    Ok(json!({ "questions": questions }))
 }
 
 /// An automated-marking session of this account, or 404.

@@ -207,16 +207,21 @@ pub async fn run(
         reference.as_ref(),
     )?;
     crate::telemetry::page_indexed("ok", &record.text_source, started.elapsed());
-    let stack = stack_of.map(|(_, set)| StackRead {
-        class_set_id: set.id,
-        codes: found
-            .index
-            .codes
-            .iter()
-            .map(|c| c.payload.clone())
-            .collect(),
-        fingerprint: found.fingerprint.clone(),
-    });
+    let codes: Vec<String> = found
+        .index
+        .codes
+        .iter()
+        .map(|c| c.payload.clone())
+        .collect();
+    let stack = match stack_of {
+        Some((_, set)) => Some(StackRead {
+            read_name: context.marker.reads_names() && named_cover(context, &set, &codes).await?,
+            class_set_id: set.id,
+            codes,
+            fingerprint: found.fingerprint.clone(),
+        }),
+        None => None,
+    };
     Ok(store
         .save_page_index_with(
             job,
@@ -227,6 +232,32 @@ pub async fn run(
             stack.as_ref(),
         )
         .await?)
+}
+
+/// Whether a stack page's codes say, all of them, that it is the cover (page 1) of one copy of
+/// the set, printed for a student: the page whose written name is read.
+async fn named_cover(
+    context: &JobContext,
+    set: &SetRow,
+    codes: &[String],
+) -> Result<bool, JobFailure> {
+    let mut copies = codes.iter().map(|payload| {
+        CopyCode::parse(payload)
+            .filter(|c| c.run_id.as_hyphenated().to_string() == set.id && c.page == 1)
+            .map(|c| c.copy)
+    });
+    let Some(Some(copy)) = copies.next() else {
+        return Ok(false);
+    };
+    if !copies.all(|other| other == Some(copy)) {
+        return Ok(false);
+    }
+    Ok(context
+        .store
+        .class_set_copies(&set.id)
+        .await?
+        .iter()
+        .any(|c| c.copy == i64::from(copy) && c.name.is_some()))
 }
 
 /// A class set's copies as printed, for the pages of its stack.

@@ -15,6 +15,9 @@ pub const INDEX_PAGE: &str = "index_page";
 pub const PLAN_QUESTIONS: &str = crate::store::automated::PLAN_QUESTIONS_JOB;
 /// Mark one question: payload `{"questionId"}`.
 pub const MARK_QUESTION: &str = "mark_question";
+/// Read the name written on a named copy's cover: payload `{"assetId", "page"}` (enqueued with
+/// the cover's index).
+pub const READ_NAME: &str = crate::store::class_set_names::READ_NAME_JOB;
 
 /// What every job can reach.
 #[derive(Debug)]

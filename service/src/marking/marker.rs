@@ -287,6 +287,20 @@ pub struct Marked {
 /// A boxed future, so markers can be chosen at run time.
 pub type MarkFuture<'a> = Pin<Box<dyn Future<Output = Result<Marked, MarkerError>> + Send + 'a>>;
 
+/// A boxed future of a name read from a cover: the name as written, or `None` when nothing is
+/// written there.
+pub type NameFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Option<String>, MarkerError>> + Send + 'a>>;
+
+/// What a name reader is shown: a copy's cover as displayed, and where its name line is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NameRequest {
+    /// The cover page, in the marker's image format at its size.
+    pub image: Vec<u8>,
+    /// The space above the name line, from the paper's layout, when it is recorded.
+    pub name_space: Option<Rect>,
+}
+
 /// A marker.
 pub trait Marker: Send + Sync + std::fmt::Debug {
     /// Its name in configuration and in saved results (`builtin`, `external`).
@@ -315,6 +329,22 @@ pub trait Marker: Send + Sync + std::fmt::Debug {
         check: AnswerCheck<'a>,
         cancelled: Arc<AtomicBool>,
     ) -> MarkFuture<'a>;
+
+    /// Whether it reads the names students write on their covers (a vision model does).
+    fn reads_names(&self) -> bool {
+        false
+    }
+
+    /// Reads the name written on a cover. Only called when [`Marker::reads_names`] is true.
+    fn read_name<'a>(&'a self, _request: &'a NameRequest) -> NameFuture<'a> {
+        Box::pin(async {
+            Err(MarkerError::new(
+                FailureCode::JobFailed,
+                "this marker does not read handwritten names",
+                false,
+            ))
+        })
+    }
 }
 
 /// The import contract's rubric for a structured scheme: its parts (`id`, `label` when it has

@@ -141,7 +141,8 @@ async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiv
             .claim_job(&name, now_ms(), config.lease_ms())
             .await;
         match claimed {
-            Ok(Some(job)) if job.kind == jobs::MARK_QUESTION => {
+            // A model's answer takes seconds: these run beside the claiming loop.
+            Ok(Some(job)) if job.kind == jobs::MARK_QUESTION || job.kind == jobs::READ_NAME => {
                 let (context, name, mut stopped) = (context.clone(), name.clone(), stopped.clone());
                 marking.spawn(async move {
                     run_one(&context, &name, job, &mut stopped).await;
@@ -300,6 +301,7 @@ async fn run(
         jobs::INDEX_PAGE => indexing::run(&context, &job, &lost).await,
         jobs::PLAN_QUESTIONS => questions::plan(&context, &job, &lost).await,
         jobs::MARK_QUESTION => questions::mark(&context, &job, &lost).await,
+        jobs::READ_NAME => super::names::run(&context, &job, &lost).await,
         other => Err(JobFailure::permanent(format!("unknown job kind {other:?}"))),
     }
 }
@@ -309,6 +311,7 @@ async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Result<(
     match job.kind.as_str() {
         jobs::INDEX_PAGE => indexing::fail(context, job, &failure.message).await,
         jobs::MARK_QUESTION => questions::fail(context, job, failure).await,
+        jobs::READ_NAME => super::names::fail(context, job, &failure.message).await,
         _ => {
             let mut tx = context.store.begin_write().await?;
             Store::fail_job_in(&mut tx, job, &failure.message, crate::store::now_ms()).await?;

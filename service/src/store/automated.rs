@@ -362,6 +362,17 @@ impl Store {
         .await?;
         if let Some(read) = stack {
             Store::save_stack_read(&mut tx, &record.asset_id, record.page, read).await?;
+            if read.read_name {
+                Store::queue_name_read(
+                    &mut tx,
+                    job,
+                    &read.class_set_id,
+                    &record.asset_id,
+                    record.page,
+                    now,
+                )
+                .await?;
+            }
         }
         sqlx::query(
             "UPDATE marking_sessions SET pages_done = pages_done + 1, updated_at = $1, \

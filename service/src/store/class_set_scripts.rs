@@ -350,6 +350,34 @@ impl Store {
         Ok(())
     }
 
+    /// Gives the current scripts of a set new titles (copy, title): after a person says who
+    /// wrote a copy, its script's session is named for its student. A copy with no current
+    /// script is left alone.
+    pub async fn retitle_scripts(
+        &self,
+        set_id: &str,
+        titles: &[(i64, String)],
+    ) -> Result<(), StoreError> {
+        if titles.is_empty() {
+            return Ok(());
+        }
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        for (copy, title) in titles {
+            sqlx::query(
+                "UPDATE marking_sessions SET title = $1, updated_at = $2                  WHERE title <> $1 AND id IN (SELECT session_id FROM class_set_scripts                      WHERE class_set_id = $3 AND copy = $4 AND superseded_at IS NULL)",
+            )
+            .bind(title)
+            .bind(now)
+            .bind(set_id)
+            .bind(copy)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Whether an asset is a view of another (a script's work file, a view of a stack file).
     pub async fn is_view(&self, asset_id: &str) -> Result<bool, StoreError> {
         let source: Option<Option<String>> =

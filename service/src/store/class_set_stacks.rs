@@ -29,6 +29,8 @@ pub struct StackRead {
     pub codes: Vec<String>,
     /// A digest of the page's pixels as rendered.
     pub fingerprint: String,
+    /// Whether the page is a named copy's cover whose written name is to be read.
+    pub read_name: bool,
 }
 
 /// A file to add to a stack.

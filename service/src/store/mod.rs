@@ -12,6 +12,8 @@ pub mod app_sessions;
 pub mod automated;
 pub mod automated_questions;
 pub mod bank;
+pub mod class_set_app;
+pub mod class_set_names;
 pub mod class_set_scripts;
 pub mod class_set_stacks;
 pub mod class_sets;

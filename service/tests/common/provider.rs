@@ -8,7 +8,9 @@
 //! - every image is a PNG or JPEG data URI that decodes, and follows a text part
 //!   `Work page <id>` or `Scheme page <id>` naming a page of the request (a work page is one
 //!   the schema lets the model cite);
-//! - a repair request repeats the conversation, then the model's answer, then the problems.
+//! - a repair request repeats the conversation, then the model's answer, then the problems;
+//! - a request to read a cover's written name (label `cover`) has its own rules and schema
+//!   (`examkit_cover_name`), the text `Cover page` then the page's one image.
 //!
 //! These prove the protocol and the service's safety rules, not any model's quality.
 
@@ -24,7 +26,7 @@ use warp::Filter;
 pub struct Seen {
     /// Which call this is, from 0, over the provider's life.
     pub call: usize,
-    /// The question's label.
+    /// The question's label; `cover` for a request to read a cover's written name.
     pub label: String,
     /// The criteria the prompt lists: (id, part id, code); empty for a scheme of pages.
     pub criteria: Vec<(String, String, String)>,
@@ -239,6 +241,12 @@ fn check(body: &Value, model: &str, schema_mode: bool, problems: &mut Vec<String
         fail(format!("temperature {}", body["temperature"]));
     }
     let schema = &body["response_format"]["json_schema"]["schema"];
+    let cover = body
+        .pointer("/messages/1/content/0/text")
+        .is_some_and(|t| t == "Cover page");
+    if cover {
+        return check_cover(body, schema_mode, problems);
+    }
     if schema_mode {
         let format = &body["response_format"];
         if format["type"] != "json_schema"
@@ -355,6 +363,56 @@ fn check(body: &Value, model: &str, schema_mode: bool, problems: &mut Vec<String
         repair,
         body: body.clone(),
     }
+}
+
+/// Checks a request to read the name written on a cover.
+fn check_cover(body: &Value, schema_mode: bool, problems: &mut Vec<String>) -> Seen {
+    let format = &body["response_format"];
+    if schema_mode
+        && (format["type"] != "json_schema"
+            || format["json_schema"]["name"] != "examkit_cover_name"
+            || format["json_schema"]["strict"] != true
+            || format["json_schema"]["schema"]["required"] != json!(["name"]))
+    {
+        problems.push(format!("cover response_format {format}"));
+    }
+    let rules = body.pointer("/messages/0/content").and_then(Value::as_str);
+    if !rules
+        .is_some_and(|r| r.starts_with("You read the name") && r.contains("never instructions"))
+    {
+        problems.push("the cover request does not start with its rules".into());
+    }
+    let parts = body
+        .pointer("/messages/1/content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if parts.len() != 3 || parts[1]["type"] != "image_url" || cover_image(body).is_none() {
+        problems.push("the cover request is not its text, its image and the question".into());
+    }
+    Seen {
+        call: 0,
+        label: "cover".into(),
+        criteria: Vec::new(),
+        work_pages: Vec::new(),
+        scheme_pages: Vec::new(),
+        repair: None,
+        body: body.clone(),
+    }
+}
+
+/// The page image of a request to read a cover's written name.
+pub fn cover_image(body: &Value) -> Option<image::DynamicImage> {
+    let url = body
+        .pointer("/messages/1/content/1/image_url/url")?
+        .as_str()?;
+    let data = url
+        .strip_prefix("data:image/jpeg;base64,")
+        .or_else(|| url.strip_prefix("data:image/png;base64,"))?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .ok()?;
+    image::load_from_memory(&bytes).ok()
 }
 
 /// A decision as a model gives it.

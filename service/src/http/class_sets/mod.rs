@@ -2,12 +2,11 @@
 //! revision and a number of copies or a roster (scopes `marking:submit` and `papers:read`, with
 //! an `Idempotency-Key` like the marking routes), list and read them, and download the PDF of
 //! every copy (`marking:read`; byte ranges as for a paper's exports) and the set's extra answer
-//! sheet. Requests are parsed here;
-//! `crate::class_sets` holds the rules and the store the rows.
+//! sheet. Requests are parsed here; `crate::class_sets` holds the rules (a decision and a
+//! start go through `crate::class_sets::actions`, as the app's forms do) and the store the rows.
 
 mod view;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -19,18 +18,12 @@ use warp::reply::Response;
 use super::fields::{FieldError, invalid_fields};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
 use crate::auth::{Scope, sha256_hex};
-use crate::class_sets::scans::{self, Stack};
-use crate::class_sets::scripts::{self, NotReady, Script};
-use crate::class_sets::stack::Decision;
-use crate::class_sets::students::Writer;
+use crate::class_sets::actions::{self, Actor, DecideError, StartError};
+use crate::class_sets::overview::{self, LoadError, StackNow};
 use crate::class_sets::{self, NewClassSet};
 use crate::marking::jobs::INDEX_PAGE;
-use crate::marking::placement::{Found, FoundLabel};
-use crate::store::automated::PaperBinding;
-use crate::store::class_set_scripts::{NewScript, SchemeFile, ScriptPageRef, StartScripts};
-use crate::store::class_set_stacks::{AddStackFileError, DecisionRow, NewStackFile};
+use crate::store::class_set_stacks::{AddStackFileError, NewStackFile};
 use crate::store::class_sets::{CopyRow, NewSetRow, SetRow};
-use crate::store::marking::AssetRow;
 use crate::store::{now_ms, rfc3339};
 use crate::typeset::TypesetError;
 
@@ -310,35 +303,29 @@ async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
 
 /// A set with its copies, its stack and its scripts.
 async fn full_view(ctx: &Ctx, set: &SetRow, copies: &[CopyRow]) -> Result<Value, ApiError> {
-    let (files, stack, decisions) = stack_of(ctx, set, copies).await?;
+    let now = stack_of(ctx, set, copies).await?;
     let progress = ctx.state.store.script_progress(&set.id).await?;
-    let writers = class_sets::students::writers(&roster(copies), &scans::decisions_of(&decisions));
+    let writers = now.writers(copies);
     let mut view = set_view(set, Some(copies));
-    view["stack"] = view::stack(&files, &stack, &decisions);
-    view["marking"] = view::marking(&progress, copies, &writers, &stack);
+    view["stack"] = view::stack_now(&now, copies);
+    view["marking"] = view::marking(&progress, copies, &writers, &now.stack);
     Ok(view)
 }
 
-/// Each copy, with whether it was printed for a student.
-fn roster(copies: &[CopyRow]) -> Vec<(u32, bool)> {
-    copies
-        .iter()
-        .filter_map(|c| Some((u32::try_from(c.copy).ok()?, c.name.is_some())))
-        .collect()
+/// A set's stack could not be loaded: the database failed, or the set's stored values are out
+/// of range.
+fn load_failed(e: LoadError) -> ApiError {
+    match e {
+        LoadError::Store(e) => e.into(),
+        LoadError::Corrupt(_) => ApiError::Internal,
+    }
 }
 
 /// The set's stack as it stands: its files, and the report with people's decisions.
-async fn stack_of(
-    ctx: &Ctx,
-    set: &SetRow,
-    copies: &[CopyRow],
-) -> Result<(Vec<AssetRow>, Stack, Vec<DecisionRow>), ApiError> {
-    let store = &ctx.state.store;
-    let (files, pages) = store.stack_pages(set).await?;
-    let rows = store.decisions(&set.id).await?;
-    let run = scans::run_of(set, copies).ok_or(ApiError::Internal)?;
-    let stack = scans::assemble(run, &pages, &scans::decisions_of(&rows));
-    Ok((files, stack, rows))
+async fn stack_of(ctx: &Ctx, set: &SetRow, copies: &[CopyRow]) -> Result<StackNow, ApiError> {
+    overview::stack_now(&ctx.state.store, set, copies)
+        .await
+        .map_err(load_failed)
 }
 
 /// `POST /v1/class-sets/{id}/scans?name=…`: one file of the scanned stack.
@@ -423,51 +410,35 @@ async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         super::require_json(&ctx)?;
         let value: Value =
             serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
-        let fields = |problems: Vec<class_sets::Problem>| {
-            invalid_fields(
-                problems
-                    .into_iter()
-                    .map(|p| FieldError::new(&p.path, p.code, p.message))
-                    .collect(),
-            )
+        let by = Actor {
+            key_id: &p.key.id,
+            user_id: &p.user.id,
         };
-        let decision = class_sets::decision::parse(&value).map_err(fields)?;
+        let decided = actions::decide(&ctx.state.store, &set, &value, by)
+            .await
+            .map_err(|e| match e {
+                DecideError::Invalid(problems) => invalid_fields(
+                    problems
+                        .into_iter()
+                        .map(|p| FieldError::new(&p.path, p.code, p.message))
+                        .collect(),
+                ),
+                DecideError::Load(e) => load_failed(e),
+            })?;
         let copies = ctx.state.store.class_set_copies(&set.id).await?;
-        let (_, stack, earlier) = stack_of(&ctx, &set, &copies).await?;
-        class_sets::decision::check(&decision, &stack).map_err(fields)?;
-        if let Decision::Student { copy, student } = &decision {
-            class_sets::students::check(
-                &roster(&copies),
-                &scans::decisions_of(&earlier),
-                *copy,
-                *student,
-            )
-            .map_err(fields)?;
-        }
-        let row = ctx
-            .state
-            .store
-            .record_decision(
-                &set.id,
-                &view::new_decision(&decision, &p.key.id, &p.user.id),
-            )
-            .await?;
-        let (files, stack, decisions) = stack_of(&ctx, &set, &copies).await?;
         Reply::json(
             StatusCode::CREATED,
             &json!({
-                "decision": view::decision(&row),
-                "stack": view::stack(&files, &stack, &decisions),
+                "decision": view::decision(&decided.row),
+                "stack": view::stack_now(&decided.now, &copies),
             }),
         )
     })
     .await
 }
 
-/// `POST /v1/class-sets/{id}/start`: marks every script of the stack as it stands. A script is
-/// made (a marking session of its own pages) for each copy that was sat; one already made from
-/// the same pages is left as it is, one whose pages changed since (a later decision) is made
-/// again and marked again, and the script of a copy now absent is set aside.
+/// `POST /v1/class-sets/{id}/start`: marks every script of the stack as it stands (see
+/// [`actions::start`]).
 async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
     if !ctx.state.marking.enabled {
         return Err(ApiError::AutomatedMarkingDisabled);
@@ -476,38 +447,24 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
     let bytes = small_body(&ctx, body).await?;
     ctx.idempotent(&p, &START, &bytes, || async {
         let store = &ctx.state.store;
-        let copies = store.class_set_copies(&set.id).await?;
-        let (_, stack, decisions) = stack_of(&ctx, &set, &copies).await?;
-        let writers =
-            class_sets::students::writers(&roster(&copies), &scans::decisions_of(&decisions));
-        let scripts = scripts::scripts(&stack).map_err(|why| {
-            ApiError::StackNotReady(match why {
-                NotReady::Empty => "no page of the stack is uploaded yet".to_owned(),
-                NotReady::Reading(n) => {
-                    format!("{n} pages of the stack are still being read; start when none is")
+        let paper = super::papers::ensure_exports(&ctx, &p, &set.paper_id, set.revision);
+        actions::start(store, &ctx.state.marking, &p.user.id, &set, paper)
+            .await
+            .map_err(|e| match e {
+                StartError::NotReady(why) => {
+                    ApiError::StackNotReady(actions::not_ready_message(why))
                 }
-                NotReady::NoScript => {
-                    "every copy of the set is absent: there is nothing to mark".to_owned()
-                }
-            })
-        })?;
-        let made = store.class_set_scripts(&set.id).await?;
-        let changed: Vec<&Script> = scripts
-            .iter()
-            .filter(|script| {
-                !made.iter().any(|row| {
-                    row.copy == i64::from(script.copy) && row.pages_json == script.pages_json()
-                })
-            })
-            .collect();
-        let gone: Vec<i64> = made
-            .iter()
-            .map(|row| row.copy)
-            .filter(|copy| !scripts.iter().any(|s| i64::from(s.copy) == *copy))
-            .collect();
-        if !changed.is_empty() || !gone.is_empty() {
-            mark_scripts(&ctx, &p, &set, &copies, &writers, &changed, &gone).await?;
-        }
+                StartError::Paper(e) => e,
+                StartError::ExportsNotReady => ApiError::ExportsNotReady,
+                StartError::Allowance {
+                    message,
+                    retry_after,
+                } => ApiError::AllowanceExhausted {
+                    message,
+                    retry_after,
+                },
+                StartError::Load(e) => load_failed(e),
+            })?;
         let copies = store.class_set_copies(&set.id).await?;
         Reply::json(
             StatusCode::ACCEPTED,
@@ -515,147 +472,6 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
         )
     })
     .await
-}
-
-/// Makes `changed` scripts (and sets aside those of the copies in `gone`), within the account's
-/// allowance: the scheme's pages for each script, and its questions.
-async fn mark_scripts(
-    ctx: &Ctx,
-    p: &Principal,
-    set: &SetRow,
-    copies: &[CopyRow],
-    writers: &BTreeMap<u32, Writer>,
-    changed: &[&Script],
-    gone: &[i64],
-) -> Result<(), ApiError> {
-    let store = &ctx.state.store;
-    let config = &ctx.state.marking;
-    let (paper, bank) = super::papers::ensure_exports(ctx, p, &set.paper_id, set.revision).await?;
-    let scheme = super::sessions::structured_scheme(&paper.content.questions, &bank)?;
-    let questions = i64::try_from(bank.len()).unwrap_or(i64::MAX);
-    let needed = questions.saturating_mul(i64::try_from(changed.len()).unwrap_or(i64::MAX));
-    let now = now_ms();
-    let (_, used) = store.allowance_used(&p.user.id, now).await?;
-    if used.saturating_add(needed) > config.allowance.questions_per_day {
-        return Err(ApiError::AllowanceExhausted {
-            message: format!(
-                "marking these {} scripts needs {needed} questions; {used} of today's {} questions are used",
-                changed.len(),
-                config.allowance.questions_per_day
-            ),
-            retry_after: crate::store::automated::seconds_to_next_utc_day(now),
-        });
-    }
-    let mark_scheme = store
-        .paper_export(
-            &p.user.id,
-            &set.paper_id,
-            set.revision,
-            crate::store::papers::ExportKind::MarkScheme,
-        )
-        .await?
-        .ok_or(ApiError::ExportsNotReady)?;
-    let new: Vec<NewScript> = changed
-        .iter()
-        .map(|script| new_script(set, copies, writers, script))
-        .collect();
-    let name = format!("paper-{}-r{}-mark-scheme.pdf", set.paper_id, set.revision);
-    let outcome = store
-        .start_scripts(
-            &p.user.id,
-            &set.id,
-            &PaperBinding {
-                paper_id: set.paper_id.clone(),
-                revision: set.revision,
-                scheme_json: scheme.to_string(),
-            },
-            &SchemeFile {
-                name: &name,
-                bytes: &mark_scheme,
-                page_count: paper.figures.scheme_pages,
-            },
-            &new,
-            gone,
-            INDEX_PAGE,
-            &config.allowance,
-            config.max_attempts,
-        )
-        .await?;
-    match outcome {
-        StartScripts::Started => Ok(()),
-        StartScripts::AllowanceExceeded {
-            used,
-            needed,
-            retry_after,
-        } => Err(ApiError::AllowanceExhausted {
-            message: format!(
-                "reading the mark scheme for these scripts needs {needed} pages; {used} of today's {} pages are used",
-                config.allowance.pages_per_day
-            ),
-            retry_after,
-        }),
-    }
-}
-
-/// A script as the store makes it: titled with who wrote it as it stands (else its copy
-/// number), with its pages and the extra sheets a person assigned to it, each answering its
-/// question (the number a label such as `4(b)` starts with: the paper's questions are numbered).
-fn new_script(
-    set: &SetRow,
-    copies: &[CopyRow],
-    writers: &BTreeMap<u32, Writer>,
-    script: &Script,
-) -> NewScript {
-    let copy = i64::from(script.copy);
-    let who = writers
-        .get(&script.copy)
-        .and_then(|w| w.student())
-        .and_then(|s| copies.iter().find(|c| c.copy == i64::from(s)))
-        .and_then(|c| c.name.clone())
-        .unwrap_or_else(|| format!("Copy {:03}", script.copy));
-    let mut pages: Vec<ScriptPageRef> = script
-        .pages
-        .iter()
-        .map(|(_, at)| ScriptPageRef {
-            asset_id: at.file.clone(),
-            page: i64::from(at.page),
-            labels_json: None,
-        })
-        .collect();
-    pages.extend(script.extras.iter().map(|(question, at)| {
-        ScriptPageRef {
-            asset_id: at.file.clone(),
-            page: i64::from(at.page),
-            labels_json: Some(
-                json!([FoundLabel {
-                    label: question_number(question),
-                    how: Found::Assigned,
-                }])
-                .to_string(),
-            ),
-        }
-    }));
-    NewScript {
-        copy,
-        title: format!("{} · {who}", set.title),
-        pages,
-        pages_json: script.pages_json(),
-        missing_json: script.missing_json(),
-    }
-}
-
-/// The question a label names: the number it starts with (`4(b)` is of question 4), else the
-/// label as written.
-fn question_number(label: &str) -> String {
-    let digits: String = label
-        .trim()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    match digits.trim_start_matches('0') {
-        "" => label.trim().to_owned(),
-        number => number.to_owned(),
-    }
 }
 
 /// The set's extra answer sheet, typeset on request (the same bytes every time).
@@ -722,17 +538,4 @@ async fn export(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
         reply,
         &format!("class-set-{}.pdf", set.id),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::question_number;
-
-    #[test]
-    fn an_extra_sheet_answers_the_question_its_label_starts_with() {
-        assert_eq!(question_number("4(b)"), "4");
-        assert_eq!(question_number(" 12 "), "12");
-        assert_eq!(question_number("07a"), "7");
-        assert_eq!(question_number("b"), "b");
-    }
 }

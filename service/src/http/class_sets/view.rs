@@ -5,12 +5,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::class_sets::names::{NameCheck, Reading};
+use crate::class_sets::overview::StackNow;
 use crate::class_sets::scans::Stack;
 use crate::class_sets::scripts::NotReady;
-use crate::class_sets::stack::{CopyState, Decision, Placement};
+use crate::class_sets::stack::{CopyState, Placement};
 use crate::class_sets::students::Writer;
 use crate::store::class_set_scripts::ScriptProgress;
-use crate::store::class_set_stacks::{DecisionRow, NewDecision};
+use crate::store::class_set_stacks::DecisionRow;
 use crate::store::class_sets::CopyRow;
 use crate::store::marking::AssetRow;
 use crate::store::rfc3339;
@@ -52,60 +54,6 @@ pub fn decision(row: &DecisionRow) -> Value {
         view["student"] = json!(row.student);
     }
     view
-}
-
-/// A checked decision as the store records it.
-pub fn new_decision<'a>(
-    decision: &'a Decision,
-    made_by_key: &'a str,
-    made_by_user: &'a str,
-) -> NewDecision<'a> {
-    let mut new = NewDecision {
-        kind: "",
-        asset_id: None,
-        page: None,
-        copy: None,
-        copy_page: None,
-        question: None,
-        student: None,
-        made_by_key,
-        made_by_user,
-    };
-    match decision {
-        Decision::Place { at, copy, page } => {
-            new.kind = "place";
-            new.asset_id = Some(&at.file);
-            new.page = Some(i64::from(at.page));
-            new.copy = Some(i64::from(*copy));
-            new.copy_page = Some(i64::from(*page));
-        }
-        Decision::Choose { at } => {
-            new.kind = "choose";
-            new.asset_id = Some(&at.file);
-            new.page = Some(i64::from(at.page));
-        }
-        Decision::AssignExtra { at, copy, question } => {
-            new.kind = "extra";
-            new.asset_id = Some(&at.file);
-            new.page = Some(i64::from(at.page));
-            new.copy = Some(i64::from(*copy));
-            new.question = Some(question);
-        }
-        Decision::Absent { copy } => {
-            new.kind = "absent";
-            new.copy = Some(i64::from(*copy));
-        }
-        Decision::Present { copy } => {
-            new.kind = "present";
-            new.copy = Some(i64::from(*copy));
-        }
-        Decision::Student { copy, student } => {
-            new.kind = "student";
-            new.copy = Some(i64::from(*copy));
-            new.student = student.map(i64::from);
-        }
-    }
-    new
 }
 
 /// The name of a placement in the API.
@@ -239,6 +187,61 @@ pub fn stack(files: &[AssetRow], stack: &Stack, decisions: &[DecisionRow]) -> Va
         "copies": copies,
         "decisions": decisions.iter().map(decision).collect::<Vec<_>>(),
     })
+}
+
+/// The stack as it stands, with who wrote each copy and the name written on its cover when it
+/// was read, and the copies whose written name a person must look at.
+pub fn stack_now(now: &StackNow, copies: &[CopyRow]) -> Value {
+    let mut view = stack(&now.files, &now.stack, &now.decisions);
+    let writers = now.writers(copies);
+    let checks = now.name_checks(copies);
+    if let Some(listed) = view["copies"].as_array_mut() {
+        for entry in listed {
+            let Some(copy) = entry["copy"].as_u64().and_then(|c| u32::try_from(c).ok()) else {
+                continue;
+            };
+            let writer = writers.get(&copy).copied().unwrap_or(Writer::Numbered);
+            entry["writer"] = json!(writer.name());
+            entry["handwrittenName"] = checks
+                .get(&copy)
+                .map_or(Value::Null, |check| handwritten(check, copies));
+        }
+    }
+    view["namesToCheck"] = json!(
+        checks
+            .iter()
+            .filter(|(_, check)| check.flagged)
+            .map(|(copy, _)| copy)
+            .collect::<Vec<_>>()
+    );
+    view
+}
+
+/// A copy's written name, checked.
+fn handwritten(check: &NameCheck, copies: &[CopyRow]) -> Value {
+    let (state, written, error) = match &check.reading {
+        Reading::Reading => ("reading", None, None),
+        Reading::Read(written) => ("read", written.as_deref(), None),
+        Reading::Failed(error) => ("failed", None, Some(error.as_str())),
+    };
+    let matched = check.matched.map_or(Value::Null, |m| {
+        let name = copies
+            .iter()
+            .find(|c| c.copy == i64::from(m.student))
+            .and_then(|c| c.name.as_deref());
+        json!({ "student": m.student, "name": name, "confidence": m.confidence })
+    });
+    let mut view = json!({
+        "state": state,
+        "written": written,
+        "match": matched,
+        "verdict": check.verdict.name(),
+        "flagged": check.flagged,
+    });
+    if let Some(error) = error {
+        view["error"] = json!(error);
+    }
+    view
 }
 
 /// The marking of a set (`GET /v1/class-sets/{id}`'s `marking`): every script with its

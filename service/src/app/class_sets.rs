@@ -1,0 +1,1031 @@
+//! The class sets' pages: the account's sets, and one set's page with its copies, its stack
+//! report (every page waiting for a person shown with its image and a form to settle it), its
+//! marking and the decisions made so far.
+//!
+//! Every form is a plain POST that redirects back to the set's page with what was saved. A
+//! decision goes through [`crate::class_sets::actions::decide`] and starting marking through
+//! [`crate::class_sets::actions::start`], the path of `POST /v1/class-sets/{id}/decisions` and
+//! `/start`: the form's fields are read as that route's JSON body and checked by the same rules.
+//! A refused form shows the set's page again with the reasons, and saves nothing.
+//!
+//! Each form carries a token of its own, claimed in the idempotency records as an API request's
+//! `Idempotency-Key` is (under the browser session's name for itself): a form sent twice, by a
+//! double click or a resend, is saved once.
+
+use std::time::{Duration, Instant};
+
+use maud::{Markup, html};
+use serde_json::{Map, Value, json};
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::layout::{Section, csrf, page, score, when};
+use super::{AppError, Form, Signed, html, see_other};
+use crate::class_sets::actions::{self, Actor, DecideError, StartError, Unprepared};
+use crate::class_sets::decision::MAX_QUESTION_CHARS;
+use crate::class_sets::names::{NameCheck, Reading, Verdict};
+use crate::class_sets::overview::{
+    self, CopyLine, LoadError, MarkingState, Overview, ScriptState, StackState,
+};
+use crate::class_sets::stack::{CopyState, Placement, StackPage};
+use crate::class_sets::students::Writer;
+use crate::http::ApiError;
+use crate::store::accounts::ApiKey;
+use crate::store::class_set_stacks::DecisionRow;
+use crate::store::class_sets::CopyRow;
+use crate::store::idempotency::Claim;
+use crate::store::now_ms;
+
+/// The form field holding a form's own token.
+pub const TOKEN_FIELD: &str = "token";
+
+/// How long a form waits for the same form, sent a moment earlier, to be saved.
+const SAME_FORM_WAIT: Duration = Duration::from_secs(10);
+
+fn not_found() -> AppError {
+    AppError::NotFound("class set")
+}
+
+fn load_failed(e: LoadError) -> AppError {
+    match e {
+        LoadError::Store(e) => e.into(),
+        LoadError::Corrupt(set) => {
+            tracing::error!(class_set = %set, "a class set's stored values are out of range");
+            AppError::Api(ApiError::Internal)
+        }
+    }
+}
+
+/// The account's set `id`, as it stands; 404 for an id that is not one (another account's
+/// sets included).
+async fn load(signed: &Signed, id: &str) -> Result<Overview, AppError> {
+    let id = crate::http::parse_id(id, "class set").map_err(|_| not_found())?;
+    overview::load(&signed.visit.state.store, &signed.user.id, &id)
+        .await
+        .map_err(load_failed)?
+        .ok_or_else(not_found)
+}
+
+/// The name decisions made in the app record for the browser session that made them (never
+/// its secret: the start of the hash the store keeps).
+fn session_name(signed: &Signed) -> String {
+    let hash = &signed.session.id_hash;
+    format!("app:{}", hash.get(..16).unwrap_or(hash))
+}
+
+fn copy_number(copy: i64) -> String {
+    format!("{copy:03}")
+}
+
+/// `GET /app/class-sets`: the account's class sets, newest first.
+pub async fn list(signed: Signed) -> Result<Response, AppError> {
+    let sets = overview::list(&signed.visit.state.store, &signed.user.id).await?;
+    let body = html! {
+        h1 { "Class sets" }
+        p { "A class set prints one copy of a paper per student, each page coded, so that the scanned stack is split into one script per student. Sets are made and their scans uploaded through the API (" code { "/v1/class-sets" } "); here you settle the pages that need a person and start the marking." }
+        @if sets.is_empty() {
+            p #no-class-sets { "No class sets yet." }
+        } @else {
+            div.scroll {
+                table #class-sets {
+                    caption { "Your class sets, newest first" }
+                    thead { tr {
+                        th scope="col" { "Title" } th scope="col" { "Paper" } th scope="col" { "Copies" }
+                        th scope="col" { "Stack" } th scope="col" { "Marking" } th scope="col" { "Made" }
+                    } }
+                    tbody {
+                        @for s in &sets {
+                            tr data-set=(s.set.id) {
+                                th scope="row" { a href={ "/app/class-sets/" (s.set.id) } { (s.set.title) } }
+                                td { (s.paper_title.as_deref().unwrap_or("(paper no longer saved)")) " · revision " (s.set.revision) }
+                                td.num { (s.set.copies) }
+                                td data-stack=(s.stack.name()) {
+                                    @match s.stack {
+                                        StackState::Empty => "No scans yet",
+                                        StackState::Reading => { "Reading: " (s.pages_read) " of " (s.pages) " pages" }
+                                        StackState::Read => { "Read (" (s.pages) " pages)" }
+                                    }
+                                }
+                                td data-marking=(s.marking.name()) {
+                                    @match s.marking {
+                                        MarkingState::NotStarted => "Not started",
+                                        MarkingState::Marking => { "Marking: " (s.scripts_done) " of " (s.scripts) " scripts done" }
+                                        MarkingState::Marked => { "Marked (" (s.scripts) " scripts)" }
+                                    }
+                                }
+                                td { (when(s.set.created_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html(
+        StatusCode::OK,
+        page("Class sets", Some(&signed), Section::ClassSets, body),
+    ))
+}
+
+/// What the set's page shows above its sections.
+enum Notice {
+    None,
+    Saved(String),
+    Problem { title: String, reasons: Vec<String> },
+}
+
+/// `GET /app/class-sets/{id}`, with `?saved={seq}` after a decision and
+/// `?started={made}&aside={n}` after starting.
+pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
+    let set = load(&signed, id).await?;
+    let number = |name: &str| {
+        signed
+            .visit
+            .query_param(name)
+            .and_then(|v| v.parse::<usize>().ok())
+    };
+    // The message is the set's, never the address's: a number that names no decision shows
+    // nothing.
+    let notice = if let Some(seq) = signed
+        .visit
+        .query_param("saved")
+        .and_then(|v| v.parse::<i64>().ok())
+    {
+        set.now
+            .decisions
+            .iter()
+            .find(|d| d.seq == seq)
+            .map_or(Notice::None, |d| {
+                Notice::Saved(format!("Saved: {}.", describe(&set, d)))
+            })
+    } else if let Some(made) = number("started") {
+        let aside = number("aside").unwrap_or(0);
+        Notice::Saved(if made == 0 && aside == 0 {
+            "Nothing changed since marking last started: every script is current.".to_owned()
+        } else {
+            format!(
+                "Marking started: {made} {} made, {aside} set aside.",
+                if made == 1 { "script" } else { "scripts" }
+            )
+        })
+    } else {
+        Notice::None
+    };
+    render(&signed, &set, &notice, StatusCode::OK).await
+}
+
+async fn render(
+    signed: &Signed,
+    set: &Overview,
+    notice: &Notice,
+    status: StatusCode,
+) -> Result<Response, AppError> {
+    let keys = signed.visit.state.store.keys(Some(&signed.user.id)).await?;
+    let body = html! {
+        p.crumbs { a href="/app/class-sets" { "Class sets" } " › " (set.set.title) }
+        h1 { (set.set.title) }
+        p.meta {
+            (set.paper_title.as_deref().unwrap_or("(paper no longer saved)")) ", revision " (set.set.revision)
+            " · " (set.set.copies) @if set.named() { " copies printed from a roster" } @else { " numbered copies" }
+            " · " (set.set.paper_pages) " pages a copy · made " (when(set.set.created_at))
+        }
+        @match notice {
+            Notice::Saved(message) => { p.notice #saved role="status" { (message) } }
+            Notice::Problem { title, reasons } => {
+                div.error #problem role="alert" {
+                    p { (title) }
+                    @if !reasons.is_empty() {
+                        ul { @for reason in reasons { li { (reason) } } }
+                    }
+                }
+            }
+            Notice::None => {}
+        }
+        (copies_section(signed, set)?)
+        (stack_section(signed, set)?)
+        (marking_section(signed, set)?)
+        (decisions_section(set, &keys))
+    };
+    Ok(html(
+        status,
+        page(&set.set.title, Some(signed), Section::ClassSets, body),
+    ))
+}
+
+/// The hidden fields every form of the page carries: the session's CSRF token and a token of
+/// the form's own.
+fn form_fields(signed: &Signed) -> Result<Markup, AppError> {
+    let token = super::session::random_token()?;
+    Ok(html! {
+        (csrf(signed))
+        input type="hidden" name=(TOKEN_FIELD) value=(token);
+    })
+}
+
+fn writer_text(line: &CopyLine<'_>) -> String {
+    match line.writer {
+        Writer::Numbered => "numbered copy".to_owned(),
+        Writer::Printed(_) => "printed (not confirmed)".to_owned(),
+        Writer::Confirmed(s) if i64::from(s) == line.printed.copy => "confirmed".to_owned(),
+        Writer::Confirmed(s) => format!("confirmed (printed on copy {})", copy_number(s.into())),
+        Writer::NotOnRoster => "not on the roster".to_owned(),
+        Writer::Displaced => "displaced: say who wrote it".to_owned(),
+    }
+}
+
+/// What the student wrote on the cover, and how it matches the roster.
+fn written_text(check: &NameCheck, copies: &[CopyRow]) -> String {
+    let matched = check.matched.map(|m| {
+        let name = copies
+            .iter()
+            .find(|c| c.copy == i64::from(m.student))
+            .and_then(|c| c.name.as_deref())
+            .unwrap_or("?");
+        format!("{name}, {:.0} % alike", m.confidence * 100.0)
+    });
+    match (&check.reading, check.verdict) {
+        (Reading::Reading, _) => "Name on the cover: being read".to_owned(),
+        (Reading::Failed(_), _) => "Name on the cover: could not be read".to_owned(),
+        (Reading::Read(None), _) => "Name on the cover: blank".to_owned(),
+        (Reading::Read(Some(written)), Verdict::Agrees) => format!(
+            "Wrote “{written}”: agrees ({})",
+            matched.unwrap_or_default()
+        ),
+        (Reading::Read(Some(written)), Verdict::Disagrees) => format!(
+            "Wrote “{written}”: matches another student ({})",
+            matched.unwrap_or_default()
+        ),
+        (Reading::Read(Some(written)), _) => {
+            format!("Wrote “{written}”: matches nobody on the roster")
+        }
+    }
+}
+
+fn pages_text(pages: &[u32]) -> String {
+    pages
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn script_state_text(state: ScriptState) -> &'static str {
+    match state {
+        ScriptState::Preparing => "Preparing",
+        ScriptState::Marking => "Marking",
+        ScriptState::Marked => "Marked",
+        ScriptState::Failed => "Failed",
+    }
+}
+
+fn copies_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
+    let action = format!("/app/class-sets/{}/decide", set.set.id);
+    let named = set.named();
+    let lines = set.copy_lines();
+    let mut rows = Vec::with_capacity(lines.len());
+    for line in &lines {
+        let copy = line.printed.copy;
+        let absent_form = html! {
+            form.inline method="post" action=(action) {
+                (form_fields(signed)?)
+                input type="hidden" name="copy" value=(copy);
+                @if line.absent_by_person {
+                    button type="submit" name="kind" value="present" { "Mark present" span.visually-hidden { " copy " (copy) } }
+                } @else {
+                    button type="submit" name="kind" value="absent" { "Mark absent" span.visually-hidden { " copy " (copy) } }
+                }
+            }
+        };
+        let student_form = if named {
+            let held = line.writer.student().map(i64::from);
+            let chosen_none = matches!(line.writer, Writer::NotOnRoster);
+            html! {
+                form.inline method="post" action=(action) {
+                    (form_fields(signed)?)
+                    input type="hidden" name="kind" value="student";
+                    input type="hidden" name="copy" value=(copy);
+                    label.visually-hidden for={ "student-" (copy) } { "Who wrote copy " (copy) }
+                    select id={ "student-" (copy) } name="student" {
+                        @if held.is_none() && !chosen_none { option value="" selected { "Choose…" } }
+                        @for c in set.copies.iter().filter(|c| c.name.is_some()) {
+                            option value=(c.copy) selected[held == Some(c.copy)] {
+                                (c.name.as_deref().unwrap_or_default())
+                                @if let Some(n) = &c.candidate_number { " (" (n) ")" }
+                            }
+                        }
+                        option value="none" selected[chosen_none] { "Not on the roster" }
+                    }
+                    button type="submit" { "Set student" }
+                }
+            }
+        } else {
+            html! {}
+        };
+        rows.push(html! {
+            tr data-copy=(copy) {
+                th scope="row" { (copy_number(copy)) }
+                td.student {
+                    @match (line.student, line.writer) {
+                        (Some(s), _) => { (s.name.as_deref().unwrap_or_default()) }
+                        (None, Writer::NotOnRoster) => { em { "not on the roster" } }
+                        (None, Writer::Displaced) => { em { "nobody yet" } }
+                        (None, _) => { "—" }
+                    }
+                }
+                td.candidate { (line.student.and_then(|s| s.candidate_number.as_deref()).unwrap_or("—")) }
+                td data-writer=(line.writer.name()) {
+                    (writer_text(line))
+                    @if let Some(check) = &line.name {
+                        br;
+                        span.hint data-verdict=(check.verdict.name()) {
+                            (written_text(check, &set.copies))
+                        }
+                        @if check.flagged { " " strong.flag { "check" } }
+                    }
+                }
+                @match line.state {
+                    CopyState::Complete => { td data-state="complete" { "Complete" } }
+                    CopyState::Incomplete { missing } => {
+                        td data-state="incomplete" { "Incomplete: missing " @if missing.len() == 1 { "page " } @else { "pages " } (pages_text(missing)) }
+                    }
+                    CopyState::Absent => {
+                        td data-state="absent" { "Absent" @if line.absent_by_person { " (said by a person)" } }
+                    }
+                }
+                td.script {
+                    @if let Some(script) = line.script {
+                        span data-script=(script.state.name()) { (script_state_text(script.state)) }
+                        " · " (score(script.awarded, script.possible, script.max))
+                        " · " a href={ "/app/sessions/" (script.session_id) } { "Review" span.visually-hidden { " copy " (copy) } }
+                        @if !script.current { " · " strong { "out of date" } }
+                    } @else {
+                        "—"
+                    }
+                    @if !line.extras.is_empty() {
+                        br; span.hint { (line.extras.len()) " extra " @if line.extras.len() == 1 { "sheet" } @else { "sheets" } }
+                    }
+                }
+                td.actions { (absent_form) (student_form) }
+            }
+        });
+    }
+    Ok(html! {
+        section #copies aria-labelledby="copies-title" {
+            h2 #copies-title { "Copies" }
+            div.scroll {
+                table #copies-table {
+                    caption { "Every copy of the set, who wrote it, and its script" }
+                    thead { tr {
+                        th scope="col" { "Copy" } th scope="col" { "Student" } th scope="col" { "Candidate number" }
+                        th scope="col" { "Written by" } th scope="col" { "State" } th scope="col" { "Script" }
+                        th scope="col" { "Change" }
+                    } }
+                    tbody { @for row in rows { (row) } }
+                }
+            }
+        }
+    })
+}
+
+fn placement_words(name: &str) -> &'static str {
+    match name {
+        "placed" => "Placed in a copy",
+        "blankBack" => "Blank backs set aside",
+        "rescan" => "Identical rescans set aside",
+        "conflict" => "Different scans of one page (choose one)",
+        "notChosen" => "Scans not chosen",
+        "extra" => "Extra answer sheets",
+        "unknown" => "Unknown (no readable code)",
+        "foreign" => "Not of this set",
+        _ => "Other",
+    }
+}
+
+/// What a page of the stack is, in words.
+fn placement_text(placement: &Placement) -> String {
+    match placement {
+        Placement::Unknown { reason } => format!("Unknown: {reason}"),
+        Placement::Extra { assigned: None } => "An extra answer sheet, not assigned".to_owned(),
+        Placement::Extra {
+            assigned: Some((copy, question)),
+        } => format!(
+            "An extra answer sheet of copy {}, question {question}",
+            copy_number((*copy).into())
+        ),
+        Placement::Placed {
+            by_hand: true,
+            copy,
+            page,
+        } => format!(
+            "Placed by hand as copy {} page {page}",
+            copy_number((*copy).into())
+        ),
+        other => {
+            let mut text = crate::class_sets::decision::describe(other);
+            if let Some(first) = text.get(..1) {
+                text = first.to_uppercase() + text.get(1..).unwrap_or_default();
+            }
+            text
+        }
+    }
+}
+
+fn stack_page(
+    signed: &Signed,
+    set: &Overview,
+    at: &StackPage,
+    placement: &Placement,
+) -> Result<Markup, AppError> {
+    let action = format!("/app/class-sets/{}/decide", set.set.id);
+    let name = set.now.file_name(&at.file);
+    let image = format!("/app/pages/{}/{}", at.file, at.page);
+    let field = |what: &str| format!("{what}-{}-{}", at.file, at.page);
+    let hidden = html! {
+        input type="hidden" name="file" value=(at.file);
+        input type="hidden" name="page" value=(at.page);
+    };
+    let forms = match placement {
+        Placement::Unknown { .. } | Placement::Placed { by_hand: true, .. } => html! {
+            form.settle method="post" action=(action) {
+                (form_fields(signed)?)
+                input type="hidden" name="kind" value="place";
+                (hidden)
+                span.field {
+                    label for=(field("copy")) { "Copy" }
+                    input.number type="number" id=(field("copy")) name="copy" min="1" max=(set.set.copies) required;
+                }
+                span.field {
+                    label for=(field("copy-page")) { "Page of the copy" }
+                    input.number type="number" id=(field("copy-page")) name="copyPage" min="1" max=(set.set.paper_pages) required;
+                }
+                button type="submit" { "Place the page" }
+            }
+        },
+        Placement::Conflict { .. } | Placement::NotChosen { .. } | Placement::Placed { .. } => {
+            html! {
+                form.settle method="post" action=(action) {
+                    (form_fields(signed)?)
+                    input type="hidden" name="kind" value="choose";
+                    (hidden)
+                    @if matches!(placement, Placement::Placed { .. }) {
+                        span.hint { "This scan stands." }
+                    } @else {
+                        button type="submit" { "Use this scan" }
+                    }
+                }
+            }
+        }
+        Placement::Extra { assigned } => html! {
+            form.settle method="post" action=(action) {
+                (form_fields(signed)?)
+                input type="hidden" name="kind" value="extra";
+                (hidden)
+                span.field {
+                    label for=(field("extra-copy")) { "Copy" }
+                    input.number type="number" id=(field("extra-copy")) name="copy" min="1" max=(set.set.copies) required
+                        value=[assigned.as_ref().map(|(copy, _)| *copy)];
+                }
+                span.field {
+                    label for=(field("question")) { "Question" }
+                    input.short type="text" id=(field("question")) name="question" maxlength=(MAX_QUESTION_CHARS) required
+                        value=[assigned.as_ref().map(|(_, question)| question.as_str())];
+                }
+                button type="submit" { "Assign the sheet" }
+            }
+        },
+        _ => html! {},
+    };
+    Ok(html! {
+        figure.stack-page id=(field("page")) data-placement=(overview::placement_name(placement)) {
+            a href=(image) { img src=(image) alt={ "Page " (at.page) " of " (name) }; }
+            figcaption {
+                strong { "Page " (at.page) " of " (name) }
+                br;
+                (placement_text(placement))
+            }
+            (forms)
+        }
+    })
+}
+
+fn stack_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
+    let now = &set.now;
+    let total: i64 = now.files.iter().map(|f| f.page_count).sum();
+    let read = now.stack.report.pages.len();
+    let waiting = set.waiting();
+    let decided = set.decided_pages();
+    let mut waiting_pages = Vec::with_capacity(waiting.len());
+    for (at, placement) in &waiting {
+        waiting_pages.push(stack_page(signed, set, at, placement)?);
+    }
+    let mut decided_pages = Vec::with_capacity(decided.len());
+    for (at, placement) in &decided {
+        decided_pages.push(stack_page(signed, set, at, placement)?);
+    }
+    Ok(html! {
+        section #stack aria-labelledby="stack-title" data-stack=(now.state().name()) {
+            h2 #stack-title { "Scanned stack" }
+            @match now.state() {
+                StackState::Empty => {
+                    p #stack-state { "No page is uploaded yet. Upload the scanned stack through the API (" code { "POST /v1/class-sets/" (set.set.id) "/scans" } ")." }
+                }
+                StackState::Reading => {
+                    p #stack-state { (read) " of " (total) " pages are read; reload the page to see the rest." }
+                }
+                StackState::Read => {
+                    p #stack-state { "Every page is read: " (total) " pages in " (now.files.len()) @if now.files.len() == 1 { " file." } @else { " files." } }
+                }
+            }
+            @if now.state() != StackState::Empty {
+                table #counts {
+                    caption { "Where the pages went" }
+                    thead { tr { th scope="col" { "Pages" } th scope="col" { "How many" } } }
+                    tbody {
+                        @for (name, n) in set.counts() {
+                            tr data-placement=(name) { th scope="row" { (placement_words(name)) } td.num { (n) } }
+                        }
+                    }
+                }
+            }
+            h3 #waiting-title { "Pages waiting for a person (" (waiting.len()) ")" }
+            @if waiting.is_empty() {
+                p #nothing-waiting { "No page is waiting for a person." }
+            } @else {
+                div.stack-pages #waiting { @for p in waiting_pages { (p) } }
+            }
+            @if !decided.is_empty() {
+                h3 #decided-title { "Pages a person decided (" (decided.len()) ")" }
+                p.hint { "A later decision changes an earlier one." }
+                div.stack-pages #decided { @for p in decided_pages { (p) } }
+            }
+        }
+    })
+}
+
+fn marking_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
+    let marking = set.marking();
+    let done = set
+        .scripts
+        .iter()
+        .filter(|s| matches!(s.state, ScriptState::Marked | ScriptState::Failed))
+        .count();
+    let enabled = signed.visit.state.marking.enabled;
+    Ok(html! {
+        section #marking aria-labelledby="marking-title" data-marking=(marking.name()) {
+            h2 #marking-title { "Marking" }
+            p #marking-state {
+                @match marking {
+                    MarkingState::NotStarted => "Marking has not started.",
+                    MarkingState::Marking => { (done) " of " (set.scripts.len()) " scripts are marked; reload the page to follow them." }
+                    MarkingState::Marked => { "Every script is marked (" (set.scripts.len()) ")." }
+                }
+            }
+            @if !set.out_of_date.is_empty() {
+                p #out-of-date {
+                    "Decisions since marking started changed the scripts of "
+                    @if set.out_of_date.len() == 1 { "copy " } @else { "copies " }
+                    (set.out_of_date.iter().map(|c| copy_number(*c)).collect::<Vec<_>>().join(", "))
+                    ": start marking again to mark them as they stand."
+                }
+            }
+            @if !enabled {
+                p.hint { "Automated marking is turned off in this service's configuration." }
+            } @else if set.now.state() == StackState::Read {
+                form method="post" action={ "/app/class-sets/" (set.set.id) "/start" } {
+                    (form_fields(signed)?)
+                    p.hint { "Makes a script of each copy that was sat, from its own pages, and marks it; a script already made from the same pages is left as it is." }
+                    button #start-marking type="submit" {
+                        @if marking == MarkingState::NotStarted { "Start marking" } @else { "Start marking again" }
+                    }
+                }
+            } @else {
+                p.hint { "Marking can start once every page of the stack is read." }
+            }
+        }
+    })
+}
+
+/// Who made a decision, in words.
+fn who(row: &DecisionRow, keys: &[ApiKey]) -> String {
+    if row.made_by_key.starts_with("app:") {
+        return "In the app".to_owned();
+    }
+    match keys.iter().find(|k| k.id == row.made_by_key) {
+        Some(key) => format!("API key “{}”", key.name),
+        None => format!(
+            "API key {}",
+            row.made_by_key.get(..8).unwrap_or(&row.made_by_key)
+        ),
+    }
+}
+
+/// What a decision said, in words.
+fn describe(set: &Overview, row: &DecisionRow) -> String {
+    let copy = row.copy.map(copy_number).unwrap_or_default();
+    let at = match (&row.asset_id, row.page) {
+        (Some(file), Some(page)) => format!("page {page} of {}", set.now.file_name(file)),
+        _ => String::new(),
+    };
+    match row.kind.as_str() {
+        "place" => format!(
+            "{at} placed as copy {copy} page {}",
+            row.copy_page.unwrap_or_default()
+        ),
+        "choose" => format!("{at} chosen among different scans of its page"),
+        "extra" => format!(
+            "the extra sheet {at} assigned to copy {copy}, question {}",
+            row.question.as_deref().unwrap_or_default()
+        ),
+        "absent" => format!("copy {copy} marked absent"),
+        "present" => format!("copy {copy} marked present"),
+        "student" => {
+            let student = row
+                .student
+                .and_then(|s| set.copies.iter().find(|c| c.copy == s))
+                .and_then(|c| c.name.as_deref());
+            match student {
+                Some(name) => format!("copy {copy} written by {name}"),
+                None => format!("copy {copy} written by a student not on the roster"),
+            }
+        }
+        other => other.to_owned(),
+    }
+}
+
+fn decisions_section(set: &Overview, keys: &[ApiKey]) -> Markup {
+    let rows = &set.now.decisions;
+    html! {
+        section #decisions aria-labelledby="decisions-title" {
+            h2 #decisions-title { "Decisions" }
+            @if rows.is_empty() {
+                p #no-decisions { "No decision yet." }
+            } @else {
+                div.scroll {
+                    table #decisions-table {
+                        caption { "Every decision about the stack, in the order made; a later one stands over an earlier one" }
+                        thead { tr { th scope="col" { "#" } th scope="col" { "When" } th scope="col" { "Who" } th scope="col" { "What" } } }
+                        tbody {
+                            @for row in rows {
+                                tr data-seq=(row.seq) data-kind=(row.kind) {
+                                    td.num { (row.seq) }
+                                    td { (when(row.made_at)) }
+                                    td { (who(row, keys)) }
+                                    td { (describe(set, row)) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A form's fields as the decisions route's JSON body: numbers as numbers (other text is left
+/// as text, for the route's rules to refuse), a blank field as a missing one, `student=none` as
+/// `null` (not on the roster); the CSRF and form tokens are no part of it.
+fn decision_body(form: &Form) -> Value {
+    let number = |text: &str| {
+        text.parse::<i64>()
+            .map_or_else(|_| Value::String(text.to_owned()), Value::from)
+    };
+    let mut object = Map::new();
+    for (key, value) in &form.0 {
+        if key == super::session::CSRF_FIELD || key == TOKEN_FIELD || object.contains_key(key) {
+            continue;
+        }
+        let value = value.trim();
+        if value.is_empty() {
+            continue;
+        }
+        let value = match key.as_str() {
+            "page" | "copy" | "copyPage" => number(value),
+            "student" if value == "none" => Value::Null,
+            "student" => number(value),
+            _ => Value::String(value.to_owned()),
+        };
+        object.insert(key.clone(), value);
+    }
+    Value::Object(object)
+}
+
+/// A form field's name as the page labels it.
+fn field_label(path: &str) -> &'static str {
+    match path {
+        "/kind" => "The form",
+        "/file" => "The file",
+        "/page" => "The page",
+        "/copy" => "Copy",
+        "/copyPage" => "Page of the copy",
+        "/question" => "Question",
+        "/student" => "Student",
+        _ => "The form",
+    }
+}
+
+/// A form's claim on its token: saved before (its stored answer), or to be run now.
+enum Once {
+    Run,
+    Done(Value),
+}
+
+/// Claims the form's token under this session, as [`crate::http::Ctx::idempotent`] claims an
+/// `Idempotency-Key`: the same form again gets what the first one saved; the token of another
+/// form is refused; while the same form is being saved, it is waited for.
+async fn claim(signed: &Signed, route: &str, form: &Form) -> Result<(String, Once), AppError> {
+    let token = form.get(TOKEN_FIELD).unwrap_or_default();
+    if !(8..=128).contains(&token.len())
+        || !token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+    {
+        return Err(AppError::BadForm(
+            "The form is incomplete. Reload the page and try again.".into(),
+        ));
+    }
+    let mut fields: Vec<&(String, String)> = form
+        .0
+        .iter()
+        .filter(|(k, _)| k != super::session::CSRF_FIELD && k != TOKEN_FIELD)
+        .collect();
+    fields.sort();
+    let mut hashed = format!("{route}\n");
+    for (k, v) in fields {
+        hashed.push_str(&format!(
+            "{}={}&",
+            k.replace(['=', '&'], "%"),
+            v.replace(['=', '&'], "%")
+        ));
+    }
+    let request_hash = crate::auth::sha256_hex(hashed.as_bytes());
+    let store = &signed.visit.state.store;
+    let key = session_name(signed);
+    let deadline = Instant::now() + SAME_FORM_WAIT;
+    loop {
+        match store
+            .claim_idempotency(&key, token, &request_hash, now_ms())
+            .await?
+        {
+            Claim::Fresh => return Ok((token.to_owned(), Once::Run)),
+            Claim::Replay { body, .. } => {
+                let saved = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                return Ok((token.to_owned(), Once::Done(saved)));
+            }
+            Claim::Mismatch => {
+                return Err(AppError::BadForm(
+                    "This form was already sent with other values. Reload the page and try again."
+                        .into(),
+                ));
+            }
+            Claim::InProgress if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Claim::InProgress => {
+                return Err(AppError::BadForm(
+                    "This form is still being saved. Reload the page in a moment.".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// Keeps what a claimed form saved, or frees its token when nothing was saved.
+async fn settle(signed: &Signed, token: &str, saved: Option<&Value>) -> Result<(), AppError> {
+    let store = &signed.visit.state.store;
+    let key = session_name(signed);
+    match saved {
+        Some(saved) => {
+            store
+                .finish_idempotency(&key, token, 200, saved.to_string().as_bytes())
+                .await?
+        }
+        None => store.release_idempotency(&key, token).await?,
+    }
+    Ok(())
+}
+
+/// Where on the page a decision's result is.
+fn anchor(kind: &str) -> &'static str {
+    match kind {
+        "absent" | "present" | "student" => "copies",
+        _ => "stack",
+    }
+}
+
+/// `POST /app/class-sets/{id}/decide`: a decision about a page or a copy of the stack.
+pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, AppError> {
+    let set = load(&signed, id).await?;
+    let route = format!("/app/class-sets/{}/decide", set.set.id);
+    let (token, once) = claim(&signed, &route, &form).await?;
+    let saved_at = |seq: i64, kind: &str| {
+        see_other(&format!(
+            "/app/class-sets/{}?saved={seq}#{}",
+            set.set.id,
+            anchor(kind)
+        ))
+    };
+    if let Once::Done(saved) = once {
+        let seq = saved["seq"].as_i64().unwrap_or_default();
+        return Ok(saved_at(seq, saved["kind"].as_str().unwrap_or_default()));
+    }
+    let session = session_name(&signed);
+    let by = Actor {
+        key_id: &session,
+        user_id: &signed.user.id,
+    };
+    let body = decision_body(&form);
+    let result = actions::decide(&signed.visit.state.store, &set.set, &body, by).await;
+    match result {
+        Ok(decided) => {
+            let saved = json!({ "seq": decided.row.seq, "kind": decided.row.kind });
+            settle(&signed, &token, Some(&saved)).await?;
+            Ok(saved_at(decided.row.seq, &decided.row.kind))
+        }
+        Err(DecideError::Invalid(problems)) => {
+            settle(&signed, &token, None).await?;
+            let status = if problems.iter().any(|p| p.code == "student_taken") {
+                StatusCode::CONFLICT
+            } else {
+                StatusCode::UNPROCESSABLE_ENTITY
+            };
+            let reasons = problems
+                .iter()
+                .map(|p| format!("{}: {}.", field_label(&p.path), p.message))
+                .collect();
+            let notice = Notice::Problem {
+                title: "The decision was not saved.".to_owned(),
+                reasons,
+            };
+            render(&signed, &set, &notice, status).await
+        }
+        Err(DecideError::Load(e)) => {
+            settle(&signed, &token, None).await?;
+            Err(load_failed(e))
+        }
+    }
+}
+
+/// `POST /app/class-sets/{id}/start`: marks every script of the stack as it stands.
+pub async fn start(signed: Signed, id: &str, form: Form) -> Result<Response, AppError> {
+    let set = load(&signed, id).await?;
+    let refused = |status: StatusCode, reason: String| {
+        let notice = Notice::Problem {
+            title: "Marking did not start.".to_owned(),
+            reasons: vec![reason],
+        };
+        (status, notice)
+    };
+    let state = &signed.visit.state;
+    if !state.marking.enabled {
+        let (status, notice) = refused(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Automated marking is turned off in this service's configuration.".to_owned(),
+        );
+        return render(&signed, &set, &notice, status).await;
+    }
+    let route = format!("/app/class-sets/{}/start", set.set.id);
+    let (token, once) = claim(&signed, &route, &form).await?;
+    let started_at = |saved: &Value| {
+        see_other(&format!(
+            "/app/class-sets/{}?started={}&aside={}#marking",
+            set.set.id,
+            saved["made"].as_u64().unwrap_or_default(),
+            saved["setAside"].as_u64().unwrap_or_default()
+        ))
+    };
+    if let Once::Done(saved) = once {
+        return Ok(started_at(&saved));
+    }
+    let store = &state.store;
+    let paper = actions::prepared_paper(store, &signed.user.id, &set.set);
+    let result = actions::start(store, &state.marking, &signed.user.id, &set.set, paper).await;
+    let (status, notice) = match result {
+        Ok(started) => {
+            let saved = json!({ "made": started.made, "setAside": started.set_aside });
+            settle(&signed, &token, Some(&saved)).await?;
+            return Ok(started_at(&saved));
+        }
+        Err(StartError::NotReady(why)) => refused(
+            StatusCode::CONFLICT,
+            format!(
+                "The stack is not ready: {}.",
+                actions::not_ready_message(why)
+            ),
+        ),
+        Err(StartError::Paper(Unprepared::Store(e))) => {
+            settle(&signed, &token, None).await?;
+            return Err(e.into());
+        }
+        Err(StartError::Paper(why)) => refused(StatusCode::CONFLICT, format!("{why}.")),
+        Err(StartError::ExportsNotReady) => refused(
+            StatusCode::CONFLICT,
+            "The paper revision's PDFs are not prepared.".to_owned(),
+        ),
+        Err(StartError::Allowance { message, .. }) => refused(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("Today's marking allowance would be exceeded: {message}. Nothing was started."),
+        ),
+        Err(StartError::Load(e)) => {
+            settle(&signed, &token, None).await?;
+            return Err(load_failed(e));
+        }
+    };
+    settle(&signed, &token, None).await?;
+    // A refused start changes nothing: the page as it was.
+    render(&signed, &set, &notice, status).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class_sets::names::Match;
+
+    #[test]
+    fn a_written_name_is_told_with_its_match() {
+        let copies = vec![
+            CopyRow {
+                copy: 1,
+                name: Some("Ada Lovelace".into()),
+                candidate_number: None,
+            },
+            CopyRow {
+                copy: 2,
+                name: Some("Alan Turing".into()),
+                candidate_number: None,
+            },
+        ];
+        let check = |reading: Reading, student: Option<u32>, verdict: Verdict| NameCheck {
+            reading,
+            matched: student.map(|student| Match {
+                student,
+                confidence: 0.92,
+            }),
+            verdict,
+            flagged: false,
+        };
+        let read = |name: &str| Reading::Read(Some(name.to_owned()));
+        assert_eq!(
+            written_text(
+                &check(read("Alan Turing"), Some(2), Verdict::Disagrees),
+                &copies
+            ),
+            "Wrote “Alan Turing”: matches another student (Alan Turing, 92 % alike)"
+        );
+        assert_eq!(
+            written_text(
+                &check(read("Ada Lovelase"), Some(1), Verdict::Agrees),
+                &copies
+            ),
+            "Wrote “Ada Lovelase”: agrees (Ada Lovelace, 92 % alike)"
+        );
+        assert_eq!(
+            written_text(&check(read("Sophie"), None, Verdict::Unmatched), &copies),
+            "Wrote “Sophie”: matches nobody on the roster"
+        );
+        assert_eq!(
+            written_text(&check(Reading::Read(None), None, Verdict::Blank), &copies),
+            "Name on the cover: blank"
+        );
+        assert_eq!(
+            written_text(&check(Reading::Reading, None, Verdict::Pending), &copies),
+            "Name on the cover: being read"
+        );
+    }
+
+    fn form(pairs: &[(&str, &str)]) -> Form {
+        Form(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_form_is_read_as_the_routes_body() {
+        let body = decision_body(&form(&[
+            ("csrf", "x"),
+            ("token", "y"),
+            ("kind", "place"),
+            ("file", " 0b7c2d4e-6f80-4a1b-8c3d-5e6f7a8b9c0d "),
+            ("page", "3"),
+            ("copy", "two"),
+            ("copyPage", ""),
+        ]));
+        assert_eq!(
+            body,
+            json!({"kind": "place", "file": "0b7c2d4e-6f80-4a1b-8c3d-5e6f7a8b9c0d", "page": 3, "copy": "two"})
+        );
+        let problems = crate::class_sets::decision::parse(&body).expect_err("refused");
+        let codes: Vec<(&str, &str)> = problems.iter().map(|p| (p.path.as_str(), p.code)).collect();
+        assert_eq!(codes, [("/copy", "type"), ("/copyPage", "required")]);
+        assert_eq!(
+            decision_body(&form(&[
+                ("kind", "student"),
+                ("copy", "2"),
+                ("student", "none")
+            ])),
+            json!({"kind": "student", "copy": 2, "student": null})
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! The names students wrote on their covers, as the vision-model marker read them (see
+//! `crate::class_sets::names`). A row is made, state `reading`, in the transaction that saves the
+//! index of a stack page decoded as a named copy's cover, with the job that reads it
+//! ([`READ_NAME_JOB`]); the job's result fills it in the transaction that finishes the job.
+
+use sqlx::Row;
+
+use super::jobs::{Job, NewJob};
+use super::{Store, StoreError, WriteTx, now_ms};
+
+/// The job that reads the name on a cover: payload `{"assetId", "page"}`.
+pub const READ_NAME_JOB: &str = "read_name";
+
+/// What is known of the name on one cover page of a stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameRow {
+    /// The stack file.
+    pub asset_id: String,
+    /// Its page, from 1.
+    pub page: i64,
+    /// `reading`, `read` or `failed`.
+    pub state: String,
+    /// The name as written (`read`); `None` when the line is blank.
+    pub written: Option<String>,
+    /// Why it could not be read (`failed`).
+    pub error: Option<String>,
+}
+
+impl Store {
+    /// Records that the name on a cover page is to be read, and queues its reading, in the
+    /// transaction that saves the page's index.
+    pub(crate) async fn queue_name_read(
+        tx: &mut WriteTx,
+        job: &Job,
+        class_set_id: &str,
+        asset_id: &str,
+        page: i64,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO class_set_names (asset_id, page, class_set_id, state) \
+             VALUES ($1, $2, $3, 'reading')",
+        )
+        .bind(asset_id)
+        .bind(page)
+        .bind(class_set_id)
+        .execute(&mut **tx)
+        .await?;
+        let read = NewJob {
+            kind: READ_NAME_JOB.to_owned(),
+            payload: serde_json::json!({ "assetId": asset_id, "page": page }).to_string(),
+        };
+        Store::enqueue_jobs(
+            tx,
+            &job.session_id,
+            &job.user_id,
+            &[read],
+            job.max_attempts,
+            now,
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Saves what was read on a cover (`Ok(name)`, `None` for a blank line) or why it could not
+    /// be (`Err(reason)`), finishing the job (`Ok(false)`: the job's lease was lost, nothing
+    /// saved).
+    pub async fn save_name_read(
+        &self,
+        job: &Job,
+        asset_id: &str,
+        page: i64,
+        read: Result<Option<&str>, &str>,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let finished = match read {
+            Ok(_) => Store::finish_job(&mut tx, job, now).await?,
+            Err(reason) => Store::fail_job_in(&mut tx, job, reason, now).await?,
+        };
+        if !finished {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let (state, written, error) = match read {
+            Ok(written) => ("read", written, None),
+            Err(reason) => ("failed", None, Some(reason)),
+        };
+        sqlx::query(
+            "UPDATE class_set_names SET state = $1, written = $2, error = $3, read_at = $4 \
+             WHERE asset_id = $5 AND page = $6",
+        )
+        .bind(state)
+        .bind(written)
+        .bind(error)
+        .bind(now)
+        .bind(asset_id)
+        .bind(page)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Every cover name of a set's stack, read or being read.
+    pub async fn class_set_names(&self, class_set_id: &str) -> Result<Vec<NameRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT asset_id, page, state, written, error FROM class_set_names \
+             WHERE class_set_id = $1 ORDER BY asset_id, page",
+        )
+        .bind(class_set_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(NameRow {
+                    asset_id: row.try_get(0)?,
+                    page: row.try_get(1)?,
+                    state: row.try_get(2)?,
+                    written: row.try_get(3)?,
+                    error: row.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+}
