@@ -16,6 +16,7 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod inspect;
+pub mod marked;
 pub mod marking;
 pub mod password;
 pub mod retention;

@@ -3,7 +3,12 @@
 //! revision when the reviewer's revision is still current.
 //!
 //! `PATCH /v1/marking/questions/{id}` and the app's review page both come here, so a decision
-//! saved either way is checked by the same rules and logged with who made it.
+//! saved either way is checked by the same rules and logged with who made it. Each maps
+//! [`ReviewError`] to its own errors.
+//!
+//! The question is read as a [`MarkedQuestion`] and written back in the import contract's shape;
+//! the reviewed decisions go to the engine as the reviewer sent them, since the engine, not this
+//! crate, decides whether a decision is valid (and says where it is not).
 
 use std::collections::{HashMap, HashSet};
 
@@ -11,17 +16,82 @@ use serde_json::{Value, json};
 
 use examkit_engine::Outcome;
 
-use crate::http::ApiError;
-use crate::http::engine::{engine_assets, run_engine, status_str};
-use crate::store::Store;
-use crate::store::marking::{ChangedDecision, QuestionData, QuestionRow, ReviewError, Reviewer};
+use crate::marked::engine::{EngineError, engine_assets, run_engine, status_str};
+use crate::marked::{MarkedError, MarkedQuestion, MarkerClaims, MarkerSource, QuestionStatus};
+use crate::store::marking::{ChangedDecision, QuestionData, Reviewer};
+use crate::store::{Store, StoreError};
+
+/// Why a review was not saved: each variant with a stable code.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    /// No such question for this account.
+    #[error("marking question not found")]
+    NotFound,
+    /// The reviewed decisions are not a list of decisions on this question's criteria, one per
+    /// criterion: the sentence says which and why.
+    #[error("{0}")]
+    InvalidDecisions(String),
+    /// The question has no result to review; its status.
+    #[error("the marking question has no result to review ({0})")]
+    NotMarked(String),
+    /// The revision sent is not the current one, which is this.
+    #[error("the revision sent is not the current one; the current revision is {0}")]
+    Stale(i64),
+    /// The engine found the reviewed question invalid, with paths into the reviewed decisions.
+    #[error("the reviewed question is invalid: {} error(s)", .0.len())]
+    Invalid(Vec<ReviewProblem>),
+    /// The stored question cannot be read.
+    #[error(transparent)]
+    Unreadable(#[from] MarkedError),
+    /// Neither the session nor the question records who marked the work.
+    #[error("the question's marker is not recorded")]
+    NoSource,
+    /// The engine could not be run.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The reviewed question, or the engine's report on it, could not be written.
+    #[error("{0} cannot be written")]
+    Unwritable(String),
+    /// A storage failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ReviewError {
+    /// The stable code of the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReviewError::NotFound => "not_found",
+            ReviewError::InvalidDecisions(_) => "invalid_decisions",
+            ReviewError::NotMarked(_) => "question_not_marked",
+            ReviewError::Stale(_) => "stale_revision",
+            ReviewError::Invalid(_) => "invalid_review",
+            ReviewError::Unreadable(e) => e.code(),
+            ReviewError::NoSource => "source_missing",
+            ReviewError::Engine(e) => e.code(),
+            ReviewError::Unwritable(_) => "unwritable",
+            ReviewError::Store(_) => "store_failed",
+        }
+    }
+}
+
+/// One reason the engine refused a reviewed question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewProblem {
+    /// JSON Pointer: into the reviewed decisions (`/decisions/{j}/…`) where the problem is in one,
+    /// otherwise into the one-question submission the engine checked.
+    pub path: String,
+    /// The engine's stable error code.
+    pub code: &'static str,
+    /// A sentence for people.
+    pub message: String,
+}
 
 /// Replaces `decisions` (one per criterion named) of question `id` of `user_id` at `revision`,
-/// scores it with the engine and saves the next revision.
+/// scores it with the engine and saves the next revision, which it returns.
 ///
-/// Errors: the question is unknown (404), has no result (409 `question_not_marked`), the revision
-/// is not current (409 `stale_revision`), the decisions are malformed (400) or the reviewed
-/// question is invalid (422, with paths into `decisions`).
+/// Errors: the question is unknown, has no result, the revision is not current, the decisions are
+/// malformed or the reviewed question is invalid (with paths into `decisions`).
 pub async fn review(
     store: &Store,
     user_id: &str,
@@ -29,58 +99,49 @@ pub async fn review(
     revision: i64,
     reviewed: Vec<Value>,
     reviewer: &Reviewer,
-) -> Result<QuestionRow, ApiError> {
+) -> Result<MarkedQuestion, ReviewError> {
     let current = store
         .question(user_id, id)
         .await?
-        .ok_or(ApiError::NotFound("marking question"))?;
+        .ok_or(ReviewError::NotFound)?;
     if reviewed.is_empty() {
-        return Err(ApiError::InvalidBody(
+        return Err(ReviewError::InvalidDecisions(
             "decisions must hold at least one decision".into(),
         ));
     }
-    if current.status != "completed" && current.status != "needs_review" {
-        return Err(ApiError::QuestionNotMarked(current.status.clone()));
+    if !QuestionStatus::parse(&current.status).is_some_and(QuestionStatus::is_marked) {
+        return Err(ReviewError::NotMarked(current.status.clone()));
     }
     if revision != current.revision {
-        return Err(ApiError::StaleRevision(current.revision));
+        return Err(ReviewError::Stale(current.revision));
     }
     let session = store
         .session(user_id, &current.session_id)
         .await?
-        .ok_or(ApiError::NotFound("marking question"))?;
-    let mut question: Value =
-        serde_json::from_str(&current.question_json).map_err(|_| ApiError::Internal)?;
-    let criteria: HashSet<String> = question["rubric"]["criteria"]
-        .as_array()
-        .map(|cs| {
-            cs.iter()
-                .filter_map(|c| c["id"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+        .ok_or(ReviewError::NotFound)?;
+    let assets = store.session_assets(&session.id).await?;
+    let kinds = crate::marking::questions::asset_kinds(&assets);
+    let mut marked = MarkedQuestion::from_row(&current, &kinds)?;
 
-    // Replace each reviewed decision in place, remembering where each one came from in the body.
-    let mut decisions = question["decisions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    // Which stored decision each reviewed one replaces, remembering where each came from in the
+    // body.
+    let mut replaced: HashMap<usize, &Value> = HashMap::new();
     let mut origin: HashMap<usize, usize> = HashMap::new();
     let mut seen = HashSet::new();
     let mut changed = Vec::with_capacity(reviewed.len());
     for (j, decision) in reviewed.iter().enumerate() {
         let Some(criterion) = decision.get("criterionId").and_then(Value::as_str) else {
-            return Err(ApiError::InvalidBody(format!(
+            return Err(ReviewError::InvalidDecisions(format!(
                 "decisions[{j}].criterionId must be a string"
             )));
         };
-        if !criteria.contains(criterion) {
-            return Err(ApiError::InvalidBody(format!(
+        let Some(k) = marked.decision_position(criterion) else {
+            return Err(ReviewError::InvalidDecisions(format!(
                 "decisions[{j}].criterionId {criterion:?} is not a criterion of this question"
             )));
-        }
+        };
         if !seen.insert(criterion.to_owned()) {
-            return Err(ApiError::InvalidBody(format!(
+            return Err(ReviewError::InvalidDecisions(format!(
                 "decisions[{j}] repeats criterion {criterion:?}; send one decision per criterion"
             )));
         }
@@ -93,50 +154,46 @@ pub async fn review(
                 .unwrap_or_default()
                 .to_owned(),
         });
-        match decisions
-            .iter()
-            .position(|d| d["criterionId"].as_str() == Some(criterion))
-        {
-            Some(k) => {
-                decisions[k] = decision.clone();
-                origin.insert(k, j);
-            }
-            None => {
-                origin.insert(decisions.len(), j);
-                decisions.push(decision.clone());
+        replaced.insert(k, decision);
+        origin.insert(k, j);
+    }
+    // The original marker's claims described the original decisions; a review replaces them.
+    marked.claims = MarkerClaims::default();
+    let mut question = marked
+        .contract_question()
+        .ok_or_else(|| ReviewError::NotMarked(current.status.clone()))?;
+    if let Some(decisions) = question["decisions"].as_array_mut() {
+        for (k, decision) in &replaced {
+            if let Some(slot) = decisions.get_mut(*k) {
+                *slot = (*decision).clone();
             }
         }
     }
-    question["decisions"] = Value::Array(decisions);
-    // The original marker's claims described the original decisions; a review replaces them.
-    if let Some(object) = question.as_object_mut() {
-        object.remove("reportedScore");
-        object.remove("complete");
-    }
-    let total_marks = criteria.len();
+    let total_marks = marked.criteria.len();
     // An import's source is the session's; an automated question's is its marker's.
-    let source: Value = session
-        .source_json
-        .as_deref()
-        .or(current.marker_json.as_deref())
-        .and_then(|s| serde_json::from_str(s).ok())
-        .ok_or(ApiError::Internal)?;
+    let source = match session.source_json.as_deref() {
+        Some(text) => MarkerSource::from_json(text)?,
+        None => marked.marked_by.clone().ok_or(ReviewError::NoSource)?,
+    };
     let document = json!({
         "schemaVersion": examkit_engine::SCHEMA_VERSION,
         "coordinateSystem": "normalized-top-left",
         "pageBasis": "displayed-page",
         "source": source,
-        "coverage": { "kind": "partial", "questionLabels": [current.label], "totalMarks": total_marks },
+        "coverage": { "kind": "partial", "questionLabels": [marked.label], "totalMarks": total_marks },
         "questions": [question],
     });
-    let document_bytes = serde_json::to_vec(&document).map_err(|_| ApiError::Internal)?;
-    let assets = engine_assets(&store.session_assets(&session.id).await?)?;
-    let (_, outcome) = run_engine(document_bytes, assets).await?;
+    let document_bytes = serde_json::to_vec(&document)
+        .map_err(|e| ReviewError::Unwritable(format!("the reviewed question: {e}")))?;
+    let (_, outcome) = run_engine(document_bytes, engine_assets(&assets)?).await?;
     let report = match &outcome {
         Outcome::Valid(report) => report,
-        Outcome::Invalid(_) => return Err(review_failed(&outcome, &origin)),
+        Outcome::Invalid(_) => return Err(ReviewError::Invalid(problems(&outcome, &origin))),
     };
-    let result = report.questions.first().ok_or(ApiError::Internal)?;
+    let result = report
+        .questions
+        .first()
+        .ok_or_else(|| ReviewError::Unwritable("the engine's report holds no question".into()))?;
     let data = QuestionData {
         label: result.label.clone(),
         status: status_str(result.status).to_owned(),
@@ -144,23 +201,24 @@ pub async fn review(
         possible: i64::from(result.score.possible),
         max_marks: i64::from(result.score.max),
         question_json: document["questions"][0].to_string(),
-        result_json: serde_json::to_string(result).map_err(|_| ApiError::Internal)?,
+        result_json: serde_json::to_string(result)
+            .map_err(|e| ReviewError::Unwritable(format!("the engine's report: {e}")))?,
     };
-    match store
+    let saved = store
         .review_question(user_id, id, revision, &data, reviewer, &changed)
         .await
-    {
-        Ok(saved) => Ok(saved),
-        Err(ReviewError::NotFound) => Err(ApiError::NotFound("marking question")),
-        Err(ReviewError::Stale(current)) => Err(ApiError::StaleRevision(current)),
-        Err(ReviewError::Store(e)) => Err(e.into()),
-    }
+        .map_err(|e| match e {
+            crate::store::marking::ReviewError::NotFound => ReviewError::NotFound,
+            crate::store::marking::ReviewError::Stale(current) => ReviewError::Stale(current),
+            crate::store::marking::ReviewError::Store(e) => ReviewError::Store(e),
+        })?;
+    Ok(MarkedQuestion::from_row(&saved, &kinds)?)
 }
 
-/// The 422 of a review, with engine paths inside the reviewed decisions pointed at the body.
-fn review_failed(outcome: &Outcome, origin: &HashMap<usize, usize>) -> ApiError {
+/// The engine's errors, with paths inside the reviewed decisions pointed at the body.
+fn problems(outcome: &Outcome, origin: &HashMap<usize, usize>) -> Vec<ReviewProblem> {
     let prefix = "/questions/0/decisions/";
-    let errors: Vec<Value> = outcome
+    outcome
         .errors()
         .iter()
         .map(|e| {
@@ -171,20 +229,11 @@ fn review_failed(outcome: &Outcome, origin: &HashMap<usize, usize>) -> ApiError 
                     path = format!("/decisions/{j}{tail}");
                 }
             }
-            json!({ "path": path, "code": e.code().as_str(), "message": e.message })
+            ReviewProblem {
+                path,
+                code: e.code().as_str(),
+                message: e.message.clone(),
+            }
         })
-        .collect();
-    let count = errors.len();
-    let details = serde_json::to_string(&json!({ "errors": errors, "truncated": false }))
-        .ok()
-        .and_then(|s| serde_json::value::RawValue::from_string(s).ok());
-    match details {
-        Some(details) => ApiError::ValidationFailed {
-            message: format!(
-                "the reviewed question is invalid: {count} error(s); see error.details.errors"
-            ),
-            details,
-        },
-        None => ApiError::Internal,
-    }
+        .collect()
 }

@@ -31,6 +31,7 @@ on_both!(
     page_images_and_signed_in_pages_are_never_stored,
     the_saved_message_comes_from_the_question_not_the_address,
     class_sets_are_settled_on_their_pages,
+    a_question_that_cannot_be_read_is_an_error_on_its_page,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -847,6 +848,68 @@ async fn decisions_are_saved_through_the_review_path(db: Db) {
     assert_eq!(page.status, 200);
     assert!(page.body.contains("Saved the decision on M1."));
     assert!(page.body.contains("id=\"revision\">5<"));
+}
+
+/// A stored question that cannot be read (here, a criterion without an id) is never shown as a
+/// blank or defaulted page: the app says it cannot be read, deciding on it saves nothing, and the
+/// API answers 500; the session's other questions are untouched.
+async fn a_question_that_cannot_be_read_is_an_error_on_its_page(db: Db) {
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let (import, questions, _) = marked_import(&s, &user, None).await;
+    let q1 = questions["1"]["id"].as_str().expect("id").to_owned();
+    let q3 = questions["3"]["id"].as_str().expect("id").to_owned();
+    let stored = s
+        .store
+        .question(&user, &q3)
+        .await
+        .expect("read")
+        .expect("q3");
+    let mut question: Value = serde_json::from_str(&stored.question_json).expect("JSON");
+    question["rubric"]["criteria"][0]
+        .as_object_mut()
+        .expect("a criterion")
+        .remove("id");
+    s.store
+        .execute_write(
+            examkit::store::Durability::Saved,
+            sqlx::query("UPDATE marking_questions SET question_json = $1 WHERE id = $2")
+                .bind(question.to_string())
+                .bind(&q3),
+        )
+        .await
+        .expect("corrupted");
+
+    let page = b.get(&format!("/app/questions/{q3}")).await;
+    assert_eq!(page.status, 500, "{}", page.body);
+    assert!(page.body.contains("id=\"unreadable\""), "{}", page.body);
+    assert!(page.body.contains("cannot read"), "{}", page.body);
+    assert!(page.body.contains("unreadable_document"), "{}", page.body);
+    assert!(page.body.contains("Question 3"), "{}", page.body);
+    assert!(!page.body.contains("class=\"criterion\""), "{}", page.body);
+
+    // Deciding on it shows the same page and saves nothing.
+    let fine = b.get(&format!("/app/questions/{q1}")).await;
+    assert_eq!(fine.status, 200, "{}", fine.body);
+    let form = vec![
+        ("csrf".to_owned(), fine.csrf()),
+        ("criterion".to_owned(), "q3b-b1".to_owned()),
+        ("action".to_owned(), "award".to_owned()),
+        ("reason".to_owned(), "Seen.".to_owned()),
+        ("revision".to_owned(), "1".to_owned()),
+    ];
+    let page = post_form(&mut b, &format!("/app/questions/{q3}/decide"), form).await;
+    assert_eq!(page.status, 500, "{}", page.body);
+    assert!(page.body.contains("id=\"unreadable\""), "{}", page.body);
+    assert_eq!(revision_of(&s, &user, &q3).await, 1);
+
+    // The API does not send a defaulted question either.
+    let key = s.key(&user, Scope::ALL).await;
+    let read = s.get(&format!("/v1/marking/sessions/{import}"), &key).await;
+    assert_eq!(read.status, 500);
+    assert_eq!(read.json()["error"]["code"], "internal_error");
 }
 
 async fn user_text_renders_inert(db: Db) {

@@ -7,13 +7,17 @@
 use std::collections::HashMap;
 
 use maud::{Markup, html};
-use serde_json::{Value, json};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::layout::{Section, csrf, page, score, status_text, when};
 use super::{AppError, Form, Signed, html, see_other};
 use crate::http::ApiError;
+use crate::marked::{
+    CheckResult, Decision, MarkedCriterion, MarkedError, MarkedQuestion, MarkerSource, Outcome,
+    PlacementRule,
+};
+use crate::review::ReviewError;
 use crate::store::marking::{QuestionRow, Reviewer, ReviewerKind, SessionRow, SetQuestion};
 
 /// Sessions listed on the first page.
@@ -301,38 +305,38 @@ struct Row {
     id: String,
     code: String,
     requirement: String,
-    submitted: String,
-    effective: String,
+    submitted: Outcome,
+    effective: Outcome,
     flags: Vec<String>,
     reason: String,
-    evidence: Vec<Evidence>,
+    evidence: Vec<EvidenceRow>,
     depends_on: Vec<String>,
     by: String,
 }
 
-struct Evidence {
+/// One piece of evidence: its page, quote, box and how the box was placed, where recorded.
+struct EvidenceRow {
     page_id: String,
     quote: String,
     box_: (f64, f64, f64, f64),
-    placement: Option<String>,
+    placement: Option<&'static str>,
 }
 
-fn outcome_text(outcome: &str) -> (&'static str, &'static str) {
+fn outcome_text(outcome: Outcome) -> (&'static str, &'static str) {
     match outcome {
-        "awarded" => ("✓", "Awarded"),
-        "withheld" => ("✗", "Withheld"),
-        "uncertain" => ("?", "Uncertain"),
-        _ => ("·", "No decision"),
+        Outcome::Awarded => ("✓", "Awarded"),
+        Outcome::Withheld => ("✗", "Withheld"),
+        Outcome::Uncertain => ("?", "Uncertain"),
     }
 }
 
-fn placement_text(placement: &str) -> &'static str {
-    match placement {
-        "words" => "placed on the quoted words found on the page",
-        "ink" => "placed on the student's ink in the answer space",
-        "hint" => "placed on the marker's box",
-        "answer_space" | "answerSpace" => "not located: boxed on the answer space",
-        _ => "placed by the marker",
+fn placement_text(rule: PlacementRule) -> &'static str {
+    match rule {
+        PlacementRule::Words => "placed on the quoted words found on the page",
+        PlacementRule::Ink => "placed on the student's ink in the answer space",
+        PlacementRule::Line => "placed on the line of the student's writing the quote is on",
+        PlacementRule::Hint => "placed on the marker's box",
+        PlacementRule::AnswerSpace => "not located: boxed on the answer space",
     }
 }
 
@@ -359,59 +363,47 @@ fn counted(flags: &[String]) -> Vec<(&str, usize)> {
     counted
 }
 
+/// Who made the decisions no person has changed: the automated marker, or the marker an import
+/// names.
+fn marker_text(marked: &MarkedQuestion, session: &SessionRow) -> Result<String, MarkedError> {
+    if let Some(source) = &marked.marked_by {
+        return Ok(format!("Marker “{}”", source.name));
+    }
+    Ok(match session.source_json.as_deref() {
+        Some(text) => format!(
+            "Marker “{}” (imported)",
+            MarkerSource::from_json(text)?.name
+        ),
+        None => "The marker".into(),
+    })
+}
+
 fn rows_of(
-    view: &Value,
+    marked: &MarkedQuestion,
     logged: &HashMap<String, crate::store::marking::LoggedDecision>,
     machine: &str,
-    marked_at: i64,
 ) -> Vec<Row> {
-    let empty = Vec::new();
-    let placements = view["markerRun"]["placements"].as_array().unwrap_or(&empty);
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut rows: Vec<Row> = view["allocations"]
-        .as_array()
-        .unwrap_or(&empty)
+    let mut rows: Vec<Row> = marked
+        .criteria
         .iter()
-        .map(|a| {
-            let id = a["criterionId"].as_str().unwrap_or_default().to_owned();
-            let evidence = a["evidence"]
-                .as_array()
-                .unwrap_or(&empty)
+        .map(|c| {
+            let evidence = c
+                .decision
+                .evidence
                 .iter()
-                .map(|e| {
-                    let page_id = e["pageId"].as_str().unwrap_or_default().to_owned();
-                    let placement = placements
-                        .iter()
-                        .find(|p| {
-                            p["criterionId"].as_str() == Some(&id)
-                                && p["pageId"].as_str() == Some(&page_id)
-                        })
-                        .and_then(|p| p["placement"].as_str())
-                        .map(placement_text)
-                        .map(str::to_owned);
-                    let b = &e["box"];
-                    Evidence {
-                        page_id,
-                        quote: e["quote"].as_str().unwrap_or_default().to_owned(),
-                        box_: (
-                            b["x"].as_f64().unwrap_or(0.0),
-                            b["y"].as_f64().unwrap_or(0.0),
-                            b["width"].as_f64().unwrap_or(0.0),
-                            b["height"].as_f64().unwrap_or(0.0),
-                        ),
-                        placement,
-                    }
+                .map(|e| EvidenceRow {
+                    page_id: e.page_id.clone(),
+                    quote: e.quote.clone(),
+                    box_: (
+                        e.region.x.value(),
+                        e.region.y.value(),
+                        e.region.width.value(),
+                        e.region.height.value(),
+                    ),
+                    placement: e.placement.as_ref().map(|p| placement_text(p.rule)),
                 })
                 .collect();
-            let by = match logged.get(&id) {
+            let by = match logged.get(&c.id) {
                 Some(l) => match l.reviewer.kind {
                     ReviewerKind::Teacher => {
                         format!("Teacher {} at {}", l.reviewer.name, when(l.decided_at))
@@ -420,54 +412,32 @@ fn rows_of(
                         format!("API key “{}” at {}", l.reviewer.name, when(l.decided_at))
                     }
                 },
-                None => format!("{machine} at {}", when(marked_at)),
+                None => format!("{machine} at {}", when(marked.created_at)),
             };
             Row {
-                code: a["code"].as_str().unwrap_or_default().to_owned(),
-                requirement: a["requirement"].as_str().unwrap_or_default().to_owned(),
-                submitted: a["submitted"].as_str().unwrap_or_default().to_owned(),
-                effective: a["decision"].as_str().unwrap_or_default().to_owned(),
-                flags: strings(&a["flags"]),
-                reason: a["explanation"].as_str().unwrap_or_default().to_owned(),
+                id: c.id.clone(),
+                code: c.code.clone(),
+                requirement: c.requirement.clone(),
+                submitted: c.submitted,
+                effective: c.effective,
+                flags: c.flags.clone(),
+                reason: c.decision.reason.clone(),
                 evidence,
-                depends_on: strings(&a["dependsOn"]),
+                depends_on: c.depends_on.clone(),
                 by,
-                id,
             }
         })
         .collect();
     // Uncertain decisions first, otherwise in rubric order.
-    rows.sort_by_key(|r| r.effective != "uncertain");
+    rows.sort_by_key(|r| r.effective != Outcome::Uncertain);
     rows
 }
 
-/// The work pages a question's evidence may cite, in asset and page order.
-fn work_pages(view: &Value) -> Vec<(String, u32)> {
-    let mut pages = Vec::new();
-    let works: Vec<&str> = view["sourceDocuments"]["workAssetIds"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if let Some(selections) = view["sourceDocuments"]["pageSelections"].as_object() {
-        for (asset, numbers) in selections {
-            if !works.contains(&asset.as_str()) {
-                continue;
-            }
-            for n in numbers.as_array().into_iter().flatten() {
-                if let Some(n) = n.as_u64().and_then(|n| u32::try_from(n).ok()) {
-                    pages.push((asset.clone(), n));
-                }
-            }
-        }
-    }
-    pages.sort();
-    pages
-}
-
+/// A question, its session, and the question read as a model (or why it cannot be).
 async fn load_question(
     signed: &Signed,
     id: &str,
-) -> Result<(QuestionRow, SessionRow, Value), AppError> {
+) -> Result<(QuestionRow, SessionRow, Result<MarkedQuestion, MarkedError>), AppError> {
     let id = parse_id(id, "marking question")?;
     let store = &signed.visit.state.store;
     let q = store
@@ -479,8 +449,42 @@ async fn load_question(
         .await?
         .ok_or(AppError::NotFound("marking question"))?;
     let kinds = crate::marking::questions::asset_kinds(&store.session_assets(&s.id).await?);
-    let view = crate::http::marking::question_view(&q, &kinds)?;
-    Ok((q, s, view))
+    let marked = MarkedQuestion::from_row(&q, &kinds);
+    Ok((q, s, marked))
+}
+
+fn page_label(page_id: &str) -> String {
+    page_id
+        .rsplit_once(":p")
+        .map(|(_, n)| format!("page {n}"))
+        .unwrap_or_else(|| page_id.to_owned())
+}
+
+/// The page of a question whose stored marking cannot be read: the error is logged, and the page
+/// says so instead of showing a question it cannot.
+fn unreadable_page(signed: &Signed, q: &QuestionRow, s: &SessionRow, e: &MarkedError) -> Response {
+    tracing::error!(question = %q.id, error = %e, code = e.code(), "a marking question cannot be read for review");
+    let body = html! {
+        p.crumbs {
+            a href="/app/sessions" { "Marked work" } " › "
+            a href={ "/app/sessions/" (s.id) } { (s.title) } " › "
+            "Question " (q.label)
+        }
+        h1 { "Question " (q.label) " · " (s.title) }
+        p.error role="alert" #unreadable {
+            "This question's marking is stored in a form the service cannot read, so it cannot be shown or reviewed here. "
+            "The problem is logged (" code { (e.code()) } "); tell the service's operator."
+        }
+    };
+    html(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        page(
+            &format!("Question {}", q.label),
+            Some(signed),
+            Section::Review,
+            body,
+        ),
+    )
 }
 
 /// What the page shows above the question when a save needs the teacher.
@@ -516,27 +520,14 @@ async fn render_question(
     notice: Notice,
     status: StatusCode,
 ) -> Result<Response, AppError> {
-    let (q, s, view) = load_question(signed, id).await?;
-    let store = &signed.visit.state.store;
-    let logged = store.review_log(&q.id).await?;
-    let machine = match view["markedBy"]["name"].as_str() {
-        Some(name) => format!("Marker “{name}”"),
-        None => match s
-            .source_json
-            .as_deref()
-            .and_then(|j| serde_json::from_str::<Value>(j).ok())
-        {
-            Some(source) => format!(
-                "Marker “{}” (imported)",
-                source["name"]
-                    .as_str()
-                    .or(source["kind"].as_str())
-                    .unwrap_or("unnamed")
-            ),
-            None => "The marker".into(),
-        },
+    let (q, s, marked) = load_question(signed, id).await?;
+    let (marked, machine) = match marked.and_then(|m| marker_text(&m, &s).map(|t| (m, t))) {
+        Ok(read) => read,
+        Err(e) => return Ok(unreadable_page(signed, &q, &s, &e)),
     };
-    let rows = rows_of(&view, &logged, &machine, q.created_at);
+    let store = &signed.visit.state.store;
+    let logged = store.review_log(&marked.id).await?;
+    let rows = rows_of(&marked, &logged, &machine);
     // The message is the question's, never the address's: a code that is none of its criteria's
     // shows nothing.
     let notice = match notice {
@@ -548,7 +539,7 @@ async fn render_question(
             }),
         other => other,
     };
-    let pages = work_pages(&view);
+    let pages = marked.sources.work_pages();
     // Pages indexing found turned are shown upright; the teacher can turn them on.
     let turns: HashMap<(String, i64), i64> = if s.origin == crate::store::automated::ORIGIN {
         store
@@ -572,31 +563,23 @@ async fn render_question(
         }
         None => None,
     };
-    let marked = q.status == "completed" || q.status == "needs_review";
-    let flags: Vec<String> = view["reviewFlags"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|f| f["code"].as_str().or(f.as_str()).map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let page_label = |page_id: &str| -> String {
-        page_id
-            .rsplit_once(":p")
-            .map(|(_, n)| format!("page {n}"))
-            .unwrap_or_else(|| page_id.to_owned())
-    };
+    let can_review = marked.status.is_marked();
+    let flags: Vec<String> = marked
+        .review_flags
+        .iter()
+        .flatten()
+        .map(|f| f.code.clone())
+        .collect();
     let body = html! {
         p.crumbs {
             a href="/app/sessions" { "Marked work" } " › "
             a href={ "/app/sessions/" (s.id) } { (s.title) } " › "
-            "Question " (q.label)
+            "Question " (marked.label)
         }
-        h1 { "Question " (q.label) " · " (s.title) }
+        h1 { "Question " (marked.label) " · " (s.title) }
         @if let Some(nav) = &nav {
             nav.set aria-label="Class set" {
-                "Answer " (nav.position + 1) " of " (nav.count) " to question " (q.label) " in the "
+                "Answer " (nav.position + 1) " of " (nav.count) " to question " (marked.label) " in the "
                 a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
                 @if let Some(previous) = &nav.previous { a #previous-answer rel="prev" href={ "/app/questions/" (previous) } { "Previous answer" } " · " }
                 @if let Some(next) = &nav.next { a #next-answer rel="next" href={ "/app/questions/" (next) } { "Next answer" } " · " }
@@ -608,8 +591,8 @@ async fn render_question(
         }
         div #status-line role="status" aria-live="polite" {
             p.summary {
-                (status_badge(&q.status)) " Score " strong #score { (score(q.awarded, q.possible, q.max_marks)) }
-                " · revision " span #revision { (q.revision) }
+                (status_badge(marked.status.as_str())) " Score " strong #score { (score(marked.score.awarded, marked.score.possible, marked.score.max)) }
+                " · revision " span #revision { (marked.revision) }
                 @if !flags.is_empty() {
                     " · flags: " @for (i, (f, n)) in counted(&flags).iter().enumerate() {
                         @if i > 0 { ", " } (flag_text(f)) @if *n > 1 { " (" (n) ")" }
@@ -623,12 +606,12 @@ async fn render_question(
             }
         }
         @if let Notice::Conflict(conflict) = &notice {
-            (conflict_panel(signed, &q, &rows, conflict))
+            (conflict_panel(signed, &marked, &rows, conflict))
         }
-        @if !marked {
-            p { "This question has no result to review yet (" (status_text(&q.status)) ")." }
+        @if !can_review {
+            p { "This question has no result to review yet (" (status_text(marked.status.as_str())) ")." }
         }
-        div.review #review data-question=(q.id) data-revision=(q.revision) {
+        div.review #review data-question=(marked.id) data-revision=(marked.revision) {
             section.pages aria-label="Scan pages" {
                 @if pages.is_empty() { p { "No pages of the student's work are selected for this question." } }
                 @for (asset, n) in &pages {
@@ -650,7 +633,7 @@ async fn render_question(
                                     svg.boxes viewBox="0 0 1 1" preserveAspectRatio="none" aria-hidden="true" {
                                         @for row in &rows {
                                             @for e in row.evidence.iter().filter(|e| e.page_id == page_id) {
-                                                rect class={ "box " (row.effective) } data-criterion=(row.id)
+                                                rect class={ "box " (row.effective.as_str()) } data-criterion=(row.id)
                                                     x=(e.box_.0) y=(e.box_.1) width=(e.box_.2) height=(e.box_.3) {}
                                             }
                                         }
@@ -670,15 +653,15 @@ async fn render_question(
                 }
                 ol #criteria {
                     @for row in &rows {
-                        @let (icon, word) = outcome_text(&row.effective);
-                        li.criterion id={ "c-" (row.id) } data-criterion=(row.id) data-outcome=(row.effective) tabindex="-1" {
+                        @let (icon, word) = outcome_text(row.effective);
+                        li.criterion id={ "c-" (row.id) } data-criterion=(row.id) data-outcome=(row.effective.as_str()) tabindex="-1" {
                             h3 {
                                 span.code { (row.code) } " "
-                                span class={ "decision " (row.effective) } { span aria-hidden="true" { (icon) } " " (word) }
+                                span class={ "decision " (row.effective.as_str()) } { span aria-hidden="true" { (icon) } " " (word) }
                             }
                             p.requirement { (row.requirement) }
                             @if row.submitted != row.effective {
-                                p.effective { "Submitted as " (outcome_text(&row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
+                                p.effective { "Submitted as " (outcome_text(row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
                                     @if !row.depends_on.is_empty() { " (it depends on " (row.depends_on.join(", ")) ")" } "." }
                             }
                             @if !row.flags.is_empty() {
@@ -696,15 +679,15 @@ async fn render_question(
                                 }
                             }
                             p.by { "Decided by " (row.by) }
-                            @if marked {
-                                form.decide method="post" action={ "/app/questions/" (q.id) "/decide" } {
+                            @if can_review {
+                                form.decide method="post" action={ "/app/questions/" (marked.id) "/decide" } {
                                     (csrf(signed))
-                                    input type="hidden" name="revision" value=(q.revision);
+                                    input type="hidden" name="revision" value=(marked.revision);
                                     input type="hidden" name="criterion" value=(row.id);
                                     label for={ "reason-" (row.id) } { "Reason for a change" }
                                     input.reason-input id={ "reason-" (row.id) } name="reason" maxlength=(MAX_REASON_CHARS) autocomplete="off";
                                     span.buttons {
-                                        @if row.effective != "uncertain" {
+                                        @if row.effective != Outcome::Uncertain {
                                             button type="submit" name="action" value="accept" { "Accept" }
                                         }
                                         button type="submit" name="action" value="award" { "Award" }
@@ -722,7 +705,7 @@ async fn render_question(
     Ok(html(
         status,
         page(
-            &format!("Question {}", q.label),
+            &format!("Question {}", marked.label),
             Some(signed),
             Section::Review,
             body,
@@ -755,7 +738,7 @@ fn shortcuts_dialog() -> Markup {
     }
 }
 
-fn conflict_panel(signed: &Signed, q: &QuestionRow, rows: &[Row], c: &Conflict) -> Markup {
+fn conflict_panel(signed: &Signed, q: &MarkedQuestion, rows: &[Row], c: &Conflict) -> Markup {
     let saved = rows.iter().find(|r| r.id == c.criterion);
     let yours = match c.action.as_str() {
         "award" => "Award",
@@ -782,7 +765,7 @@ fn conflict_panel(signed: &Signed, q: &QuestionRow, rows: &[Row], c: &Conflict) 
                 div {
                     h3 { "Saved now (revision " (q.revision) ")" }
                     @if let Some(r) = saved {
-                        p { (r.code) ": " (outcome_text(&r.effective).1) }
+                        p { (r.code) ": " (outcome_text(r.effective).1) }
                         @if !r.reason.is_empty() { p { "Reason: " (r.reason) } }
                         p { "Decided by " (r.by) }
                     }
@@ -798,20 +781,25 @@ fn conflict_panel(signed: &Signed, q: &QuestionRow, rows: &[Row], c: &Conflict) 
 /// teacher's word settles the criterion. Its evidence stays. Accepting takes the outcome the
 /// page shows, the engine's (`effective`): a withheld M1's dependent A1, submitted as awarded,
 /// is accepted as withheld.
-fn decided(current: &Value, effective: &str, action: &str, reason: &str) -> Result<Value, String> {
+fn decided(
+    current: &Decision,
+    effective: Outcome,
+    action: &str,
+    reason: &str,
+) -> Result<Decision, String> {
     let mut decision = current.clone();
     let outcome = match action {
         "accept" => match effective {
-            o @ ("awarded" | "withheld") => o.to_owned(),
-            _ => {
+            o @ (Outcome::Awarded | Outcome::Withheld) => o,
+            Outcome::Uncertain => {
                 return Err(
                     "An uncertain decision cannot be accepted as it is: award or withhold it."
                         .into(),
                 );
             }
         },
-        "award" => "awarded".into(),
-        "withhold" => "withheld".into(),
+        "award" => Outcome::Awarded,
+        "withhold" => Outcome::Withheld,
         _ => return Err("Choose accept, award or withhold.".into()),
     };
     if action != "accept" {
@@ -824,26 +812,24 @@ fn decided(current: &Value, effective: &str, action: &str, reason: &str) -> Resu
                 "A reason has at most {MAX_REASON_CHARS} characters."
             ));
         }
-        decision["reason"] = json!(reason);
+        reason.clone_into(&mut decision.reason);
     }
-    decision["outcome"] = json!(outcome);
-    let result = if outcome == "awarded" {
-        "met"
+    decision.outcome = outcome;
+    let result = if outcome == Outcome::Awarded {
+        CheckResult::Met
     } else {
-        "not_met"
+        CheckResult::NotMet
     };
-    if let Some(checks) = decision["conditionChecks"].as_array_mut() {
-        for check in checks {
-            check["result"] = json!(result);
-            check["note"] = json!("set by the reviewer's decision");
-        }
+    for check in &mut decision.condition_checks {
+        check.result = result;
+        check.note = Some("set by the reviewer's decision".into());
     }
     Ok(decision)
 }
 
 /// `POST /app/questions/{id}/decide`: accept, award or withhold one criterion.
 pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, AppError> {
-    let (q, _, _) = load_question(&signed, id).await?;
+    let (q, _, marked) = load_question(&signed, id).await?;
     let criterion = form.get("criterion").unwrap_or_default().to_owned();
     let action = form.get("action").unwrap_or_default().to_owned();
     let reason = form.get("reason").unwrap_or_default().to_owned();
@@ -851,15 +837,12 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         .get("revision")
         .and_then(|r| r.parse().ok())
         .ok_or_else(|| AppError::BadForm("the form has no revision".into()))?;
-    let question: Value =
-        serde_json::from_str(&q.question_json).map_err(|_| AppError::Api(ApiError::Internal))?;
-    let current = question["decisions"]
-        .as_array()
-        .and_then(|ds| {
-            ds.iter()
-                .find(|d| d["criterionId"].as_str() == Some(&criterion))
-        })
-        .cloned()
+    // A question that cannot be read is shown as such: nothing of it can be decided.
+    let Ok(marked) = marked else {
+        return render_question(&signed, &q.id, Notice::None, StatusCode::OK).await;
+    };
+    let current = marked
+        .criterion(&criterion)
         .ok_or_else(|| AppError::BadForm("the criterion is not one of this question's".into()))?;
     let problem = |message: String| async {
         render_question(
@@ -870,34 +853,26 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         )
         .await
     };
-    let result: Value =
-        serde_json::from_str(&q.result_json).map_err(|_| AppError::Api(ApiError::Internal))?;
-    let effective = result["criteria"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["id"].as_str() == Some(&criterion)))
-        .and_then(|c| c["effective"].as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let decision = match decided(&current, &effective, &action, &reason) {
+    let decision = match decided(&current.decision, current.effective, &action, &reason) {
         Ok(decision) => decision,
         Err(message) => return problem(message).await,
     };
+    let reviewed = MarkedCriterion {
+        decision,
+        ..current.clone()
+    }
+    .contract_decision();
     let reviewer = Reviewer {
         kind: ReviewerKind::Teacher,
         name: super::layout::display_name(&signed).to_owned(),
     };
-    let code = question["rubric"]["criteria"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["id"].as_str() == Some(&criterion)))
-        .and_then(|c| c["code"].as_str())
-        .unwrap_or(&criterion)
-        .to_owned();
+    let code = current.code.clone();
     match crate::review::review(
         &signed.visit.state.store,
         &signed.user.id,
         &q.id,
         revision,
-        vec![decision],
+        vec![reviewed],
         &reviewer,
     )
     .await
@@ -919,33 +894,36 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
                 )))
             }
         }
-        Err(ApiError::StaleRevision(_)) => {
-            let conflict = Conflict {
-                criterion,
-                action,
-                reason,
-                sent_revision: revision,
-            };
-            render_question(
-                &signed,
-                &q.id,
-                Notice::Conflict(Box::new(conflict)),
-                StatusCode::CONFLICT,
-            )
-            .await
-        }
-        Err(ApiError::ValidationFailed { message, details }) => {
-            let errors: Vec<String> = serde_json::from_str::<Value>(details.get())
-                .ok()
-                .and_then(|d| d["errors"].as_array().cloned())
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|e| e["message"].as_str().map(str::to_owned))
-                .collect();
-            problem(format!("{message}: {}", errors.join("; "))).await
-        }
-        Err(e @ ApiError::QuestionNotMarked(_)) => problem(e.message()).await,
-        Err(e) => Err(e.into()),
+        Err(e) => match &e {
+            ReviewError::Stale(_) => {
+                let conflict = Conflict {
+                    criterion,
+                    action,
+                    reason,
+                    sent_revision: revision,
+                };
+                render_question(
+                    &signed,
+                    &q.id,
+                    Notice::Conflict(Box::new(conflict)),
+                    StatusCode::CONFLICT,
+                )
+                .await
+            }
+            ReviewError::Invalid(problems) => {
+                let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+                problem(format!("{e}: {}", messages.join("; "))).await
+            }
+            ReviewError::NotMarked(_) => problem(e.to_string()).await,
+            _ => Err(e.into()),
+        },
+    }
+}
+
+impl From<ReviewError> for AppError {
+    /// Through the API's errors, so that the app answers with the same statuses.
+    fn from(e: ReviewError) -> Self {
+        AppError::from(ApiError::from(e))
     }
 }
 
@@ -953,12 +931,20 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
 mod tests {
     use super::*;
 
-    fn decision() -> Value {
-        json!({
-            "criterionId": "c1", "outcome": "uncertain", "reason": "unclear",
-            "evidence": [{ "pageId": "p", "quote": "x", "box": { "x": 0, "y": 0, "width": 1, "height": 1 } }],
-            "conditionChecks": [{ "index": 0, "result": "uncertain" }]
-        })
+    fn decision() -> Decision {
+        let evidence = serde_json::from_value(serde_json::json!({
+            "pageId": "p", "quote": "x", "box": { "x": 0, "y": 0, "width": 1, "height": 1 }
+        }))
+        .expect("evidence");
+        let check =
+            serde_json::from_value(serde_json::json!({ "index": 0, "result": "uncertain" }))
+                .expect("a check");
+        Decision {
+            outcome: Outcome::Uncertain,
+            reason: "unclear".into(),
+            evidence: vec![evidence],
+            condition_checks: vec![check],
+        }
     }
 
     #[test]
@@ -980,50 +966,60 @@ mod tests {
 
     #[test]
     fn an_award_sets_the_outcome_the_reason_and_agreeing_checks() {
+        let d = decided(
+            &decision(),
+            Outcome::Uncertain,
+            "award",
+            "  correct on reading  ",
+        )
+        .expect("decided");
+        assert_eq!(d.outcome, Outcome::Awarded);
+        assert_eq!(d.reason, "correct on reading");
+        assert_eq!(d.condition_checks[0].result, CheckResult::Met);
+        assert_eq!(
+            d.condition_checks[0].note.as_deref(),
+            Some("set by the reviewer's decision")
+        );
+        assert_eq!(d.evidence, decision().evidence);
         let d =
-            decided(&decision(), "uncertain", "award", "  correct on reading  ").expect("decided");
-        assert_eq!(d["outcome"], "awarded");
-        assert_eq!(d["reason"], "correct on reading");
-        assert_eq!(d["conditionChecks"][0]["result"], "met");
-        assert_eq!(d["evidence"], decision()["evidence"]);
-        let d = decided(&decision(), "uncertain", "withhold", "wrong sign").expect("decided");
-        assert_eq!(d["outcome"], "withheld");
-        assert_eq!(d["conditionChecks"][0]["result"], "not_met");
+            decided(&decision(), Outcome::Uncertain, "withhold", "wrong sign").expect("decided");
+        assert_eq!(d.outcome, Outcome::Withheld);
+        assert_eq!(d.condition_checks[0].result, CheckResult::NotMet);
     }
 
     #[test]
     fn bad_decisions_are_refused_with_the_reason() {
         assert!(
-            decided(&decision(), "uncertain", "accept", "")
+            decided(&decision(), Outcome::Uncertain, "accept", "")
                 .expect_err("refused")
                 .contains("uncertain")
         );
         assert!(
-            decided(&decision(), "uncertain", "award", "   ")
+            decided(&decision(), Outcome::Uncertain, "award", "   ")
                 .expect_err("refused")
                 .contains("reason")
         );
         assert!(
-            decided(&decision(), "uncertain", "promote", "x")
+            decided(&decision(), Outcome::Uncertain, "promote", "x")
                 .expect_err("refused")
                 .contains("accept, award or withhold")
         );
         let long = "x".repeat(MAX_REASON_CHARS + 1);
         assert!(
-            decided(&decision(), "uncertain", "withhold", &long)
+            decided(&decision(), Outcome::Uncertain, "withhold", &long)
                 .expect_err("refused")
                 .contains("at most")
         );
         let mut awarded = decision();
-        awarded["outcome"] = json!("awarded");
-        let d = decided(&awarded, "awarded", "accept", "ignored").expect("accepted");
-        assert_eq!(d["outcome"], "awarded");
-        assert_eq!(d["reason"], "unclear");
+        awarded.outcome = Outcome::Awarded;
+        let d = decided(&awarded, Outcome::Awarded, "accept", "ignored").expect("accepted");
+        assert_eq!(d.outcome, Outcome::Awarded);
+        assert_eq!(d.reason, "unclear");
         // Accepting takes the engine's outcome: a dependent withheld with its dependency.
-        let d = decided(&awarded, "withheld", "accept", "").expect("accepted");
-        assert_eq!(d["outcome"], "withheld");
-        assert_eq!(d["conditionChecks"][0]["result"], "not_met");
+        let d = decided(&awarded, Outcome::Withheld, "accept", "").expect("accepted");
+        assert_eq!(d.outcome, Outcome::Withheld);
+        assert_eq!(d.condition_checks[0].result, CheckResult::NotMet);
         // A submitted award the engine made uncertain is not accepted as it is.
-        assert!(decided(&awarded, "uncertain", "accept", "").is_err());
+        assert!(decided(&awarded, Outcome::Uncertain, "accept", "").is_err());
     }
 }

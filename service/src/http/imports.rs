@@ -14,7 +14,6 @@ use warp::reply::Response;
 use examkit_engine::Outcome;
 use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 
-use super::engine::{engine_assets, run_engine, status_str};
 use super::fields::parse_json;
 use super::marking::{asset_view, session_view};
 use super::upload::ReceivedFile;
@@ -23,6 +22,7 @@ use super::{
     read_body, require_json,
 };
 use crate::auth::{Scope, sha256_hex};
+use crate::marked::engine::{engine_assets, run_engine, status_str};
 use crate::store::marking::{AddAssetError, AssetRow, Completion, QuestionData, SessionRow};
 
 const IMPORT: &[Scope] = &[Scope::MarkingImport];

@@ -19,6 +19,8 @@ use super::{
     read_body, require_json,
 };
 use crate::auth::Scope;
+use crate::marked::{MarkedError, MarkedQuestion};
+use crate::review::{ReviewError, ReviewProblem};
 use crate::store::automated::PageRecord;
 use crate::store::class_set_stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
@@ -99,88 +101,23 @@ fn score(awarded: i64, possible: i64, max: i64) -> Value {
     json!({ "awarded": awarded, "possible": possible, "max": max })
 }
 
-/// A marking question with its result: score range, allocations with decisions, explanations and
-/// evidence, and review flags.
+/// A marking question with its result, as `/v1` sends it (see [`MarkedQuestion::to_v1`]).
 pub fn question_view(q: &QuestionRow, kinds: &HashMap<String, String>) -> Result<Value, ApiError> {
-    let question: Value = serde_json::from_str(&q.question_json).map_err(|_| ApiError::Internal)?;
-    let result: Value = serde_json::from_str(&q.result_json).map_err(|_| ApiError::Internal)?;
-    let empty = Vec::new();
-    let decisions = question["decisions"].as_array().unwrap_or(&empty);
-    let results = result["criteria"].as_array().unwrap_or(&empty);
-    let mut allocations = Vec::new();
-    for criterion in question["rubric"]["criteria"].as_array().unwrap_or(&empty) {
-        let id = &criterion["id"];
-        let decision = decisions
-            .iter()
-            .find(|d| &d["criterionId"] == id)
-            .cloned()
-            .unwrap_or(Value::Null);
-        let computed = results
-            .iter()
-            .find(|r| &r["id"] == id)
-            .cloned()
-            .unwrap_or(Value::Null);
-        let mut allocation = json!({
-            "criterionId": id,
-            "partId": criterion["partId"],
-            "code": criterion["code"],
-            "requirement": criterion["requirement"],
-            "maxMarks": 1,
-            "conditions": criterion["conditions"],
-            "dependsOn": criterion["dependsOn"],
-            "sourcePageIds": criterion["sourcePageIds"],
-            "submitted": computed["submitted"],
-            "decision": computed["effective"],
-            "flags": computed["flags"],
-            "explanation": decision["reason"],
-            "evidence": decision["evidence"],
-            "conditionChecks": decision["conditionChecks"],
-        });
-        if let Some(mode) = criterion.get("conditionMode") {
-            allocation["conditionMode"] = mode.clone();
+    match MarkedQuestion::from_row(q, kinds) {
+        Ok(marked) => Ok(marked.to_v1()),
+        Err(e) => {
+            tracing::error!(question = %q.id, error = %e, code = e.code(), "a stored marking question cannot be read");
+            Err(ApiError::Internal)
         }
-        allocations.push(allocation);
     }
-    let selections = question["pageSelections"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    let of_kind = |kind: &str| -> Vec<&String> {
-        selections
-            .keys()
-            .filter(|id| kinds.get(*id).map(String::as_str) == Some(kind))
-            .collect()
-    };
-    Ok(json!({
-        "id": q.id,
-        "sessionId": q.session_id,
-        "label": q.label,
-        "status": q.status,
-        "revision": q.revision,
-        "error": q
-            .error_json
-            .as_deref()
-            .and_then(|e| serde_json::from_str::<Value>(e).ok()),
-        "markedBy": q
-            .marker_json
-            .as_deref()
-            .and_then(|m| serde_json::from_str::<Value>(m).ok()),
-        "markerRun": q
-            .marker_run_json
-            .as_deref()
-            .and_then(|m| serde_json::from_str::<Value>(m).ok()),
-        "score": score(q.awarded, q.possible, q.max_marks),
-        "sourceDocuments": {
-            "workAssetIds": of_kind("work"),
-            "schemeAssetIds": of_kind("scheme"),
-            "pageSelections": question["pageSelections"],
-        },
-        "parts": result["parts"],
-        "allocations": allocations,
-        "reviewFlags": result["reviewFlags"],
-        "createdAt": rfc3339(q.created_at),
-        "updatedAt": rfc3339(q.updated_at),
-    }))
+}
+
+impl From<MarkedError> for ApiError {
+    /// A stored question that cannot be read is the service's fault: logged, not sent.
+    fn from(e: MarkedError) -> Self {
+        tracing::error!(error = %e, code = e.code(), "a stored marking question cannot be read");
+        ApiError::Internal
+    }
 }
 
 /// A full marking session: assets, questions with results, feedback.
@@ -408,10 +345,45 @@ async fn review(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
         &reviewer,
     )
     .await?;
-    let kinds =
-        crate::marking::questions::asset_kinds(&store.session_assets(&saved.session_id).await?);
-    Reply::json(
-        StatusCode::OK,
-        &json!({ "question": question_view(&saved, &kinds)? }),
-    )
+    Reply::json(StatusCode::OK, &json!({ "question": saved.to_v1() }))
+}
+
+impl From<ReviewError> for ApiError {
+    fn from(e: ReviewError) -> Self {
+        match e {
+            ReviewError::NotFound => ApiError::NotFound("marking question"),
+            ReviewError::InvalidDecisions(message) => ApiError::InvalidBody(message),
+            ReviewError::NotMarked(status) => ApiError::QuestionNotMarked(status),
+            ReviewError::Stale(current) => ApiError::StaleRevision(current),
+            ReviewError::Invalid(problems) => review_failed(&problems),
+            ReviewError::Unreadable(e) => e.into(),
+            ReviewError::Engine(e) => e.into(),
+            ReviewError::Store(e) => e.into(),
+            e @ (ReviewError::NoSource | ReviewError::Unwritable(_)) => {
+                tracing::error!(error = %e, code = e.code(), "a review cannot be scored");
+                ApiError::Internal
+            }
+        }
+    }
+}
+
+/// The 422 of a review: the engine's errors, with paths into the reviewed decisions.
+fn review_failed(problems: &[ReviewProblem]) -> ApiError {
+    let errors: Vec<Value> = problems
+        .iter()
+        .map(|p| json!({ "path": p.path, "code": p.code, "message": p.message }))
+        .collect();
+    let count = errors.len();
+    let details = serde_json::to_string(&json!({ "errors": errors, "truncated": false }))
+        .ok()
+        .and_then(|s| serde_json::value::RawValue::from_string(s).ok());
+    match details {
+        Some(details) => ApiError::ValidationFailed {
+            message: format!(
+                "the reviewed question is invalid: {count} error(s); see error.details.errors"
+            ),
+            details,
+        },
+        None => ApiError::Internal,
+    }
 }

@@ -24,6 +24,7 @@ use super::jobs::{JobContext, JobFailure, MARK_QUESTION};
 use super::marker::{
     AnswerRegion, Fit, MarkRequest, PageWord, Problem, Rect, Scheme, SchemePage, WorkPage,
 };
+use crate::marked::engine::{EngineError, run_engine, status_str};
 use crate::store::automated::PageRecord;
 use crate::store::automated_questions::{NewQuestion, QueueOutcome, Unmarked, error_json};
 use crate::store::jobs::Job;
@@ -869,10 +870,12 @@ async fn score(
     let bytes = serde_json::to_vec(document).map_err(|e| {
         JobFailure::permanent(format!("the marked question cannot be written: {e}"))
     })?;
-    let outcome =
-        tokio::task::spawn_blocking(move || examkit_engine::validate(&bytes, Some(&engine_assets)))
-            .await
-            .map_err(JobFailure::from)?;
+    let (_, outcome) = run_engine(bytes, engine_assets)
+        .await
+        .map_err(|e| match e {
+            EngineError::Stopped(e) => JobFailure::from(e),
+            e @ EngineError::UnusableAsset(_) => JobFailure::permanent(e.to_string()),
+        })?;
     let report = match &outcome {
         Outcome::Valid(report) => report,
         Outcome::Invalid(_) => {
@@ -897,11 +900,7 @@ async fn score(
         .ok_or_else(|| JobFailure::permanent("the engine returned no question"))?;
     Ok(QuestionData {
         label: result.label.clone(),
-        status: match result.status {
-            examkit_engine::Status::Completed => "completed",
-            examkit_engine::Status::NeedsReview => "needs_review",
-        }
-        .to_owned(),
+        status: status_str(result.status).to_owned(),
         awarded: i64::from(result.score.awarded),
         possible: i64::from(result.score.possible),
         max_marks: i64::from(result.score.max),

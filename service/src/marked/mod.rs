@@ -1,0 +1,79 @@
+//! A marked question, typed: what was marked (the pages, the rubric, each decision with its
+//! evidence and condition checks), how the engine scored it (each criterion's submitted and
+//! effective outcome, the question's review flags), who marked it and what its marker recorded.
+//!
+//! [`MarkedQuestion::from_row`] is the one place a stored question row is read; `/v1` serialises
+//! the model ([`MarkedQuestion::to_v1`]), the app draws it, and the review path edits it and
+//! writes it back in the import contract's shape for the engine
+//! ([`MarkedQuestion::contract_question`]).
+
+pub mod engine;
+mod error;
+pub mod number;
+mod question;
+mod read;
+mod submission;
+mod v1;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::MarkedError;
+pub use question::{
+    CheckResult, ConditionCheck, ConditionMode, Decision, Evidence, EvidenceBox, EvidencePlacement,
+    MarkedCriterion, MarkerClaims, MarkerKind, MarkerRun, MarkerSource, MarkingFailure, Outcome,
+    PageFit, PartScore, PlacementRule, QuestionStatus, ReviewFlag, RubricPart, Score, ScoreRange,
+    SourceDocuments,
+};
+
+/// A marking question as the service knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkedQuestion {
+    /// The question id.
+    pub id: String,
+    /// The marking session it belongs to.
+    pub session_id: String,
+    /// Its label.
+    pub label: String,
+    /// Its status.
+    pub status: QuestionStatus,
+    /// Its revision, from 1, increased by each review.
+    pub revision: i64,
+    /// Why it was not marked, when it failed or was cancelled.
+    pub error: Option<MarkingFailure>,
+    /// Who marked an automated question; `None` for imported work (the session names its
+    /// marker) and before marking.
+    pub marked_by: Option<MarkerSource>,
+    /// What the marker recorded of its run, when it recorded something.
+    pub marker_run: Option<MarkerRun>,
+    /// The score range.
+    pub score: ScoreRange,
+    /// The documents it was marked from.
+    pub sources: SourceDocuments,
+    /// The rubric's parts; empty until the question is marked.
+    pub rubric_parts: Vec<RubricPart>,
+    /// Each part's score as the engine computed it, in rubric order; `None` while there is no
+    /// result.
+    pub parts: Option<Vec<PartScore>>,
+    /// The rubric's criteria in rubric order, each with its decision and result; empty until the
+    /// question is marked.
+    pub criteria: Vec<MarkedCriterion>,
+    /// Why the question needs review; `None` while there is no result.
+    pub review_flags: Option<Vec<ReviewFlag>>,
+    /// What the marker claimed beside its decisions.
+    pub claims: MarkerClaims,
+    /// When it was made, Unix milliseconds.
+    pub created_at: i64,
+    /// When it last changed, Unix milliseconds.
+    pub updated_at: i64,
+    /// The decisions in the order they are stored, each as the index of its criterion in
+    /// `criteria`: a question written back keeps its decisions where they were.
+    decision_order: Vec<usize>,
+}
+
+impl MarkedQuestion {
+    /// The criterion `id`.
+    pub fn criterion(&self, id: &str) -> Option<&MarkedCriterion> {
+        self.criteria.iter().find(|c| c.id == id)
+    }
+}
