@@ -19,6 +19,7 @@ pub mod inspect;
 pub mod marked;
 pub mod marking;
 pub mod password;
+pub mod results;
 pub mod retention;
 pub mod review;
 pub mod serve;

@@ -6,7 +6,9 @@
 //! page, resolves the conflict and marks a copy absent and present again, each recorded with the
 //! key that decided it. Then the set is marked: a script per copy sat, each marked from its own
 //! student's pages only, the questions on a page never scanned waiting for a person, and a script
-//! made and marked again when a later decision changes it. On SQLite with files in the database,
+//! made and marked again when a later decision changes it. The marked set's markbook (CSV,
+//! XLSX), its list of criterion decisions and its item analysis match every marked question, and
+//! follow a review. On SQLite with files in the database,
 //! and on PostgreSQL with them in an object store when one is configured (`tests/s3-server.sh`).
 //!
 //! With a vision model configured, the names students wrote on their covers are read and matched
@@ -241,11 +243,12 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;
     let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS[..2]).await;
+    // Two names a spreadsheet would read as a formula: the markbook must write them as text.
     let roster = [
         "Ada Lovelace",
         "Alan Turing",
-        "Grace Hopper",
-        "Mary Somerville",
+        "@Grace Hopper",
+        "=HYPERLINK(\"http://example.invalid\",\"Mary\")",
     ];
     let set = make_set(&s, &key, &exported.id, &roster).await;
     let id = set["id"].as_str().expect("id").to_owned();
@@ -912,6 +915,8 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     assert_eq!(empty.status, 400, "{}", text(&empty));
     let after = read_stack(&s, &key, &id).await;
     assert_eq!(after["files"], stack["files"], "nothing was added");
+
+    the_markbook_is_the_marked_questions(&s, &key, &stranger_key, &id, &roster).await;
 }
 
 /// The name each copy's student wrote on the cover, as the test's model reads it (a misreading
@@ -1104,4 +1109,454 @@ async fn names_written_on_covers_are_matched_to_the_roster(db: Db) {
     assert_eq!(copy_view(&stack, 5)["writer"], "notOnRoster");
     assert_eq!(stack["namesToCheck"], json!([]));
     assert_eq!(model.log().len(), asked, "decisions read nothing again");
+}
+
+/// A markbook cell as the test expects it.
+#[derive(Debug, Clone, PartialEq)]
+enum Expected {
+    Empty,
+    Number(f64),
+    Text(String),
+}
+
+impl Expected {
+    fn text(s: impl Into<String>) -> Expected {
+        Expected::Text(s.into())
+    }
+
+    /// As CSV writes it: a text a spreadsheet would read as a formula after a `'`.
+    fn csv(&self) -> String {
+        match self {
+            Expected::Empty => String::new(),
+            Expected::Number(x) => format!("{x}"),
+            Expected::Text(t) if t.starts_with(['=', '+', '-', '@', '\t', '\r']) => format!("'{t}"),
+            Expected::Text(t) => t.clone(),
+        }
+    }
+
+    /// As the XLSX holds it.
+    fn xlsx(&self) -> calamine::Data {
+        match self {
+            Expected::Empty => calamine::Data::Empty,
+            Expected::Number(x) => calamine::Data::Float(*x),
+            Expected::Text(t) => calamine::Data::String(t.clone()),
+        }
+    }
+}
+
+fn share_of(part: i64, whole: i64) -> f64 {
+    (part as f64 * 1000.0 / whole as f64).round() / 10.0
+}
+
+/// Whether the student left a `/v1` question blank: marked, nothing possible, every allocation
+/// withheld on evidence quoted as an empty answer space.
+fn left_blank(q: &Value) -> bool {
+    let allocations = q["allocations"].as_array().cloned().unwrap_or_default();
+    matches!(q["status"].as_str(), Some("completed" | "needs_review"))
+        && q["score"]["possible"] == 0
+        && !allocations.is_empty()
+        && allocations.iter().all(|a| {
+            a["decision"] == "withheld"
+                && a["evidence"].as_array().is_some_and(|e| {
+                    !e.is_empty()
+                        && e.iter()
+                            .all(|e| e["quote"].as_str().is_some_and(|q| q.starts_with("blank:")))
+                })
+        })
+}
+
+/// The markbook's marks rows computed from the API's own reads (the set's scripts and each
+/// script's `/v1` questions), and every marked question's allocations by student.
+async fn expected_markbook(
+    s: &Server,
+    key: &str,
+    set: &str,
+    roster: &[&str],
+    maxima: &[i64],
+) -> (Vec<Vec<Expected>>, Vec<(String, Value)>) {
+    let read = s.get(&format!("/v1/class-sets/{set}"), key).await.json();
+    let scripts = read["classSet"]["marking"]["scripts"]
+        .as_array()
+        .expect("scripts")
+        .clone();
+    let total_max: i64 = maxima.iter().sum();
+    let mut rows = vec![{
+        let mut row = vec![Expected::text("Maximum"), Expected::Empty, Expected::Empty];
+        row.extend(maxima.iter().map(|m| Expected::Number(*m as f64)));
+        row.extend([
+            Expected::Number(total_max as f64),
+            Expected::Number(100.0),
+            Expected::Empty,
+        ]);
+        row
+    }];
+    let mut marked = Vec::new();
+    for (n, name) in roster.iter().enumerate() {
+        let mut row = vec![Expected::text(*name), Expected::Empty];
+        let Some(script) = scripts.iter().find(|sc| sc["student"]["name"] == *name) else {
+            // The roster's last student was absent.
+            row.push(Expected::Number((n + 1) as f64));
+            row.extend(maxima.iter().map(|_| Expected::text("ABS")));
+            row.extend([
+                Expected::text("ABS"),
+                Expected::Empty,
+                Expected::text("absent"),
+            ]);
+            rows.push(row);
+            continue;
+        };
+        row.push(Expected::Number(script["copy"].as_f64().expect("copy")));
+        let session = s
+            .get(
+                &format!(
+                    "/v1/marking/sessions/{}",
+                    script["sessionId"].as_str().expect("id")
+                ),
+                key,
+            )
+            .await
+            .json();
+        let questions = session["session"]["questions"]
+            .as_array()
+            .expect("questions")
+            .clone();
+        let (mut awarded, mut possible, mut reviewing) = (0, 0, Vec::new());
+        let mut blank = Vec::new();
+        for (i, q) in questions.iter().enumerate() {
+            assert_eq!(q["label"], (i + 1).to_string(), "questions in paper order");
+            let (a, p) = (
+                q["score"]["awarded"].as_i64().expect("awarded"),
+                q["score"]["possible"].as_i64().expect("possible"),
+            );
+            awarded += a;
+            possible += p;
+            match q["status"].as_str() {
+                Some("completed") => row.push(Expected::Number(a as f64)),
+                Some("needs_review") => {
+                    row.push(Expected::text(format!("{a}–{p}")));
+                    reviewing.push(format!("Q{}", i + 1));
+                }
+                other => panic!("every question is marked: {other:?}"),
+            }
+            if left_blank(q) {
+                blank.push(format!("Q{}", i + 1));
+            }
+            marked.push((name.to_string(), q.clone()));
+        }
+        if reviewing.is_empty() {
+            row.push(Expected::Number(awarded as f64));
+            row.push(Expected::Number(share_of(awarded, total_max)));
+        } else {
+            row.push(Expected::text(format!("{awarded}–{possible}")));
+            row.push(Expected::text(format!(
+                "{}–{}",
+                share_of(awarded, total_max),
+                share_of(possible, total_max)
+            )));
+        }
+        let mut status = vec!["marked".to_owned()];
+        if !reviewing.is_empty() {
+            status.push(format!("needs review: {}", reviewing.join(", ")));
+        }
+        if !blank.is_empty() {
+            status.push(format!("blank: {}", blank.join(", ")));
+        }
+        row.push(Expected::Text(status.join("; ")));
+        rows.push(row);
+    }
+    (rows, marked)
+}
+
+/// The set's markbook (CSV and XLSX), its list of criterion decisions and its item analysis,
+/// each against what the API says of every marked question; then a question is reviewed and the
+/// next markbook shows its new mark. Another account reads none of it.
+async fn the_markbook_is_the_marked_questions(
+    s: &Server,
+    key: &str,
+    stranger_key: &str,
+    set: &str,
+    roster: &[&str],
+) {
+    let paper = s.get(&format!("/v1/class-sets/{set}"), key).await.json();
+    let scripts = paper["classSet"]["marking"]["scripts"]
+        .as_array()
+        .expect("scripts")
+        .clone();
+    let first = s
+        .get(
+            &format!(
+                "/v1/marking/sessions/{}",
+                scripts[0]["sessionId"].as_str().expect("id")
+            ),
+            key,
+        )
+        .await
+        .json();
+    let maxima: Vec<i64> = first["session"]["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .map(|q| q["score"]["max"].as_i64().expect("max"))
+        .collect();
+    let questions = maxima.len();
+    let check = |expected: Vec<Vec<Expected>>| async move {
+        let csv = s
+            .get(&format!("/v1/class-sets/{set}/markbook.csv"), key)
+            .await;
+        assert_eq!(csv.status, 200, "{}", text(&csv));
+        assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
+        assert!(
+            csv.header("content-disposition")
+                .is_some_and(|d| d.contains("markbook.csv"))
+        );
+        let body = String::from_utf8(csv.body.clone()).expect("UTF-8");
+        let body = body.strip_prefix('\u{feff}').expect("a byte-order mark");
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(body.as_bytes());
+        let header: Vec<String> = reader
+            .headers()
+            .expect("a header")
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        let mut want_header = vec!["Student", "Candidate number", "Copy"]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
+        want_header.extend((1..=questions).map(|n| format!("Q{n}")));
+        want_header.extend(["Total", "Percentage", "Status"].map(String::from));
+        assert_eq!(header, want_header);
+        let got: Vec<Vec<String>> = reader
+            .records()
+            .map(|r| r.expect("a record").iter().map(str::to_owned).collect())
+            .collect();
+        let want: Vec<Vec<String>> = expected
+            .iter()
+            .map(|r| r.iter().map(Expected::csv).collect())
+            .collect();
+        assert_eq!(got, want);
+        let xlsx = s
+            .get(&format!("/v1/class-sets/{set}/markbook.xlsx"), key)
+            .await;
+        assert_eq!(xlsx.status, 200, "{}", text(&xlsx));
+        use calamine::Reader;
+        let mut book: calamine::Xlsx<_> =
+            calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx.body.clone()))
+                .expect("an XLSX");
+        assert_eq!(book.sheet_names(), ["Marks", "Criteria", "Analysis"]);
+        let range = book.worksheet_range("Marks").expect("Marks");
+        for (r, row) in expected.iter().enumerate() {
+            for (c, cell) in row.iter().enumerate() {
+                let read = range
+                    .get((r + 1, c))
+                    .cloned()
+                    .unwrap_or(calamine::Data::Empty);
+                assert_eq!(read, cell.xlsx(), "Marks row {} column {c}", r + 1);
+            }
+        }
+        for sheet in ["Marks", "Criteria", "Analysis"] {
+            let formulas = book.worksheet_formula(sheet).expect("formulas");
+            assert!(
+                formulas.used_cells().all(|(_, _, f)| f.is_empty()),
+                "{sheet}: no formula"
+            );
+        }
+    };
+    let (expected, marked) = expected_markbook(s, key, set, roster, &maxima).await;
+    check(expected.clone()).await;
+
+    // Every criterion decision, one a row, as the API has it.
+    let long = s
+        .get(&format!("/v1/class-sets/{set}/criteria.csv"), key)
+        .await;
+    assert_eq!(long.status, 200, "{}", text(&long));
+    let body = String::from_utf8(long.body.clone()).expect("UTF-8");
+    let mut reader = csv::Reader::from_reader(body.trim_start_matches('\u{feff}').as_bytes());
+    let records: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("a record")).collect();
+    let allocations: usize = marked
+        .iter()
+        .map(|(_, q)| q["allocations"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(records.len(), allocations);
+    for (student, q) in &marked {
+        for a in q["allocations"].as_array().into_iter().flatten() {
+            let row = records
+                .iter()
+                .find(|r| {
+                    r.get(0) == Some(&Expected::text(student.as_str()).csv())
+                        && r.get(3) == Some(&format!("Q{}", q["label"].as_str().expect("label")))
+                        && r.get(5) == a["criterionId"].as_str()
+                })
+                .unwrap_or_else(|| panic!("{student}'s {} in the list", a["criterionId"]));
+            assert_eq!(row.get(7), a["decision"].as_str(), "{row:?}");
+            assert_eq!(row.get(8), a["submitted"].as_str(), "{row:?}");
+            assert_eq!(row.get(11), Some("ai"), "decided by the marker: {row:?}");
+        }
+    }
+
+    // The item analysis against the same questions.
+    let analysis = s.get(&format!("/v1/class-sets/{set}/analysis"), key).await;
+    assert_eq!(analysis.status, 200, "{}", text(&analysis));
+    let analysis = analysis.json()["analysis"].clone();
+    assert_eq!(analysis["scripts"], scripts.len());
+    for (i, stats) in analysis["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .enumerate()
+    {
+        let label = (i + 1).to_string();
+        let marks: Vec<f64> = marked
+            .iter()
+            .filter(|(_, q)| q["label"] == label.as_str())
+            .map(|(_, q)| q["score"]["awarded"].as_f64().expect("awarded"))
+            .collect();
+        let mean = marks.iter().sum::<f64>() / marks.len() as f64;
+        assert_eq!(stats["marked"], marks.len());
+        assert!(
+            (stats["mean"].as_f64().expect("mean") - mean).abs() < 1e-9,
+            "{stats}"
+        );
+        let full = marks.iter().filter(|m| **m >= maxima[i] as f64).count();
+        assert_eq!(stats["fullMarks"], full);
+    }
+    for c in analysis["criteria"].as_array().expect("criteria") {
+        let outcomes: Vec<&str> = marked
+            .iter()
+            .filter(|(_, q)| q["label"] == c["question"])
+            .flat_map(|(_, q)| q["allocations"].as_array().into_iter().flatten())
+            .filter(|a| a["criterionId"] == c["id"])
+            .filter_map(|a| a["decision"].as_str())
+            .collect();
+        assert_eq!(c["marked"], outcomes.len(), "{c}");
+        assert_eq!(
+            c["awarded"],
+            outcomes.iter().filter(|o| **o == "awarded").count(),
+            "{c}"
+        );
+        assert_eq!(
+            c["withheld"],
+            outcomes.iter().filter(|o| **o == "withheld").count(),
+            "{c}"
+        );
+        assert_eq!(
+            c["lostBy"].as_array().expect("lost").len(),
+            c["withheld"].as_u64().expect("n") as usize
+        );
+    }
+
+    // A question reviewed between two exports: the second shows its new mark, and the list says
+    // who decided.
+    let free = |a: &Value| {
+        a["dependsOn"].as_array().is_some_and(Vec::is_empty)
+            && a["conditions"].as_array().is_some_and(Vec::is_empty)
+            && a["evidence"].as_array().is_some_and(|e| !e.is_empty())
+    };
+    let (student, reviewed, allocation) = marked
+        .iter()
+        .find_map(|(student, q)| {
+            q["allocations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|a| free(a))
+                .map(|a| (student.clone(), q.clone(), a.clone()))
+        })
+        .expect("a mark without conditions or dependencies to review");
+    let (outcome, quote) = if allocation["decision"] == "awarded" {
+        ("withheld", "checked again: not shown")
+    } else {
+        ("awarded", "checked again: shown")
+    };
+    let mut evidence = allocation["evidence"][0].clone();
+    evidence["quote"] = json!("the student's working");
+    let body = json!({ "revision": reviewed["revision"], "decisions": [{
+        "criterionId": allocation["criterionId"], "outcome": outcome, "reason": quote,
+        "evidence": [evidence], "conditionChecks": [] }] });
+    let patched = s
+        .send(
+            Method::PATCH,
+            &format!(
+                "/v1/marking/questions/{}",
+                reviewed["id"].as_str().expect("id")
+            ),
+            Some(key),
+            &[("content-type", "application/json")],
+            Some(body.to_string().into_bytes()),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", text(&patched));
+    let after = patched.json()["question"].clone();
+    let (was, now) = (
+        reviewed["score"]["awarded"].as_i64().expect("awarded"),
+        after["score"]["awarded"].as_i64().expect("awarded"),
+    );
+    if outcome == "awarded" {
+        assert!(now > was, "{reviewed} {after}");
+    } else {
+        assert!(now < was, "{reviewed} {after}");
+    }
+    let (again, _) = expected_markbook(s, key, set, roster, &maxima).await;
+    assert_ne!(again, expected, "the review changed the markbook");
+    check(again).await;
+    let long = s
+        .get(&format!("/v1/class-sets/{set}/criteria.csv"), key)
+        .await;
+    let body = String::from_utf8(long.body).expect("UTF-8");
+    let mut reader = csv::Reader::from_reader(body.trim_start_matches('\u{feff}').as_bytes());
+    let row = reader
+        .records()
+        .map(|r| r.expect("a record"))
+        .find(|r| {
+            r.get(0) == Some(&Expected::text(student.as_str()).csv())
+                && r.get(5) == allocation["criterionId"].as_str()
+                && r.get(3) == Some(&format!("Q{}", reviewed["label"].as_str().expect("label")))
+        })
+        .expect("the reviewed criterion");
+    assert_eq!(row.get(8), Some(outcome));
+    assert_eq!(row.get(11), Some("api_key"), "{row:?}");
+
+    // The same markbook for the scripts' sessions named in a list; bad lists are refused.
+    let ids: Vec<&str> = scripts
+        .iter()
+        .filter_map(|sc| sc["sessionId"].as_str())
+        .collect();
+    let listed = s
+        .get(
+            &format!("/v1/marking/markbook.csv?sessions={}", ids.join(",")),
+            key,
+        )
+        .await;
+    assert_eq!(listed.status, 200, "{}", text(&listed));
+    let listed = String::from_utf8(listed.body).expect("UTF-8");
+    assert_eq!(listed.lines().count(), 2 + ids.len(), "{listed}");
+    for (query, code) in [
+        (String::new(), "required"),
+        ("sessions=nope".to_owned(), "format"),
+        (format!("sessions={0},{0}", ids[0]), "duplicate_session"),
+        (format!("sessions={}&x=1", ids[0]), "unknown_parameter"),
+    ] {
+        let refused = s
+            .get(&format!("/v1/marking/markbook.xlsx?{query}"), key)
+            .await;
+        refused.assert_error(422, "invalid_parameters");
+        assert_eq!(
+            refused.json()["error"]["details"]["errors"][0]["code"],
+            code,
+            "{query}"
+        );
+    }
+    // Another account: the set's and the sessions' real ids are not found.
+    for path in ["markbook.csv", "markbook.xlsx", "criteria.csv", "analysis"] {
+        s.get(&format!("/v1/class-sets/{set}/{path}"), stranger_key)
+            .await
+            .assert_error(404, "not_found");
+    }
+    s.get(
+        &format!("/v1/marking/analysis?sessions={}", ids[0]),
+        stranger_key,
+    )
+    .await
+    .assert_error(404, "not_found");
 }

@@ -19,6 +19,7 @@ pub mod paper_body;
 pub mod papers;
 pub mod questions;
 pub mod range;
+pub mod results;
 pub mod sessions;
 pub mod upload;
 
@@ -676,6 +677,8 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .or(papers::routes(state.clone()))
         .unify()
         .or(class_sets::routes(state.clone()))
+        .unify()
+        .or(results::routes(state.clone()))
         .unify()
         .or(docs::routes())
         .unify()

@@ -16,7 +16,7 @@ mod submission;
 mod v1;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use error::MarkedError;
 pub use question::{
@@ -71,9 +71,30 @@ pub struct MarkedQuestion {
     decision_order: Vec<usize>,
 }
 
+/// How markers quote an answer space with nothing written in it: the built-in marker's quote
+/// and the one the vision-model marker's evidence placement writes for an empty quote both start
+/// with it (`blank: nothing is written in the answer space`).
+pub const BLANK_QUOTE_PREFIX: &str = "blank:";
+
 impl MarkedQuestion {
     /// The criterion `id`.
     pub fn criterion(&self, id: &str) -> Option<&MarkedCriterion> {
         self.criteria.iter().find(|c| c.id == id)
+    }
+
+    /// Whether the student left the question blank: it is marked, nothing is awarded or
+    /// uncertain, and every criterion was withheld on evidence quoted as an empty answer space.
+    pub fn left_blank(&self) -> bool {
+        self.status.is_marked()
+            && self.score.possible == 0
+            && !self.criteria.is_empty()
+            && self.criteria.iter().all(|c| {
+                c.decision.outcome == Outcome::Withheld
+                    && !c.decision.evidence.is_empty()
+                    && c.decision
+                        .evidence
+                        .iter()
+                        .all(|e| e.quote.starts_with(BLANK_QUOTE_PREFIX))
+            })
     }
 }

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use super::*;
 use crate::store::marking::QuestionRow;
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/marked")
 }
 
 /// A fixture's row and its session's asset kinds.
-fn load(path: &Path) -> (QuestionRow, HashMap<String, String>) {
+pub(crate) fn load(path: &Path) -> (QuestionRow, HashMap<String, String>) {
     let text = std::fs::read_to_string(path).expect("a fixture");
     let fixture: Value = serde_json::from_str(&text).expect("JSON");
     let row = &fixture["row"];

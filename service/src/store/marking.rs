@@ -812,24 +812,29 @@ impl Store {
         .await?;
         let mut latest = std::collections::HashMap::new();
         for row in rows {
-            let kind: String = row.try_get("reviewer_kind")?;
             latest.insert(
                 row.try_get::<String, _>("criterion_id")?,
-                LoggedDecision {
-                    revision: row.try_get("revision")?,
-                    outcome: row.try_get("outcome")?,
-                    reviewer: Reviewer {
-                        kind: ReviewerKind::parse(&kind).ok_or_else(|| {
-                            StoreError::Corrupt(format!("unknown reviewer kind {kind:?}"))
-                        })?,
-                        name: row.try_get("reviewer_name")?,
-                    },
-                    decided_at: row.try_get("decided_at")?,
-                },
+                logged_decision(&row)?,
             );
         }
         Ok(latest)
     }
+}
+
+/// A `review_log` row's decision (its `revision`, `outcome`, `reviewer_kind`, `reviewer_name`
+/// and `decided_at`).
+pub(crate) fn logged_decision(row: &AnyRow) -> Result<LoggedDecision, StoreError> {
+    let kind: String = row.try_get("reviewer_kind")?;
+    Ok(LoggedDecision {
+        revision: row.try_get("revision")?,
+        outcome: row.try_get("outcome")?,
+        reviewer: Reviewer {
+            kind: ReviewerKind::parse(&kind)
+                .ok_or_else(|| StoreError::Corrupt(format!("unknown reviewer kind {kind:?}")))?,
+            name: row.try_get("reviewer_name")?,
+        },
+        decided_at: row.try_get("decided_at")?,
+    })
 }
 
 /// How a reviewer reached the review path.

@@ -28,6 +28,7 @@ pub mod objects;
 pub mod papers;
 pub mod questions;
 pub mod rate;
+pub mod results;
 pub mod search;
 pub mod usage;
 
