@@ -22,6 +22,7 @@
 
 mod class_set;
 mod code;
+mod document;
 mod fonts;
 mod layout;
 mod source;
@@ -45,6 +46,7 @@ pub use code::{
     CopyCode, DocumentKind, ExtraSheetCode, MAX_CODED_PAGES, MAX_COPIES, PAGE_CODE_PREFIX,
     PAGE_CODE_SIZE_MM, PageCode,
 };
+pub use document::{SourceDocument, typst_string};
 pub use layout::{Layout, PageGeometry, PartLayout, QuestionLayout, Region};
 pub use source::{
     GRADE_GUIDE, LINES_PER_MARK, MINUTES_PER_MARK_TENTHS, grade_marks, time_guide_minutes,

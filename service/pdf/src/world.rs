@@ -34,6 +34,8 @@ pub(crate) enum Codes {
     Paper(PageCode),
     /// The copy codes of one print run.
     Run(uuid::Uuid),
+    /// No codes: a document its caller generated, reading only the files it was given.
+    None,
 }
 
 /// A world with one main source and in-memory files.
@@ -91,6 +93,7 @@ impl<'a> PaperWorld<'a> {
         }
         let path = rooted.vpath().get_with_slash();
         match self.codes {
+            Codes::None => None,
             Codes::Paper(code) => {
                 let name = path.strip_prefix(CODES_DIR)?.strip_suffix(".svg")?;
                 let page = path_number(name, 1..=MAX_CODED_PAGES)?;

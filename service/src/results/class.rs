@@ -10,6 +10,7 @@ use crate::class_sets::overview::{self, LoadError};
 use crate::class_sets::stack::CopyState;
 use crate::class_sets::students::Writer;
 use crate::marked::{MarkedError, MarkedQuestion, MarkerSource};
+use crate::results::returned::{ClassScript, ScriptHeading};
 use crate::store::marking::SessionRow;
 use crate::store::results::SessionReviews;
 use crate::store::{Store, StoreError};
@@ -60,10 +61,37 @@ impl From<LoadError> for ResultsError {
 pub struct ClassResults {
     /// The class set's title, or the paper's.
     pub title: String,
+    /// The paper's title (the set's title when the paper is no longer saved).
+    pub paper_title: String,
     /// The paper's questions in paper order.
     pub questions: Vec<QuestionColumn>,
     /// The students, in roster order (or the order the sessions were asked for).
     pub students: Vec<StudentResult>,
+}
+
+impl ClassResults {
+    /// The scripts to return, in the class's order, each headed by its student (or `Copy 003`
+    /// when nobody is named), the paper and `date`. Students without a script are left out.
+    pub fn scripts_to_return(&self, date: &str) -> Vec<ClassScript> {
+        self.students
+            .iter()
+            .filter_map(|student| {
+                let script = student.standing.script()?;
+                let name = student.student.clone().unwrap_or_else(|| match student.copy {
+                    Some(copy) => format!("Copy {copy:03}"),
+                    None => "Script".to_owned(),
+                });
+                Some(ClassScript {
+                    session_id: script.session_id.clone(),
+                    heading: ScriptHeading {
+                        student: name,
+                        paper_title: self.paper_title.clone(),
+                        date: date.to_owned(),
+                    },
+                })
+            })
+            .collect()
+    }
 }
 
 /// A question of the paper.
@@ -243,6 +271,7 @@ pub async fn of_class_set(
     }
     Ok(ClassResults {
         title: set.set.title.clone(),
+        paper_title: set.paper_title.clone().unwrap_or_else(|| set.set.title.clone()),
         questions,
         students,
     })
@@ -309,6 +338,7 @@ pub async fn of_sessions(
         });
     }
     Ok(ClassResults {
+        paper_title: title.clone(),
         title,
         questions,
         students,

@@ -7,13 +7,17 @@
 //! - [`markbook`] lays those results out as sheets of cells (marks, criteria, a long list of
 //!   every decision), [`analysis`] counts what the class got and lost;
 //! - [`csv`] and [`xlsx`] write the sheets, every text a spreadsheet would read as a formula
-//!   written as text.
+//!   written as text;
+//! - [`returned`] typesets each student's marked script as a PDF to hand back (a cover with the
+//!   marks, then the scanned pages with a tick or a cross at each piece of evidence), alone, for
+//!   a whole class in one PDF, or one PDF per student in a zip archive.
 
 pub mod analysis;
 pub mod class;
 pub mod csv;
 pub mod download;
 pub mod markbook;
+pub mod returned;
 pub mod xlsx;
 
 #[cfg(test)]

@@ -96,6 +96,7 @@ fn class() -> ClassResults {
         })
         .collect();
     ClassResults {
+        paper_title: fixture.title.clone(),
         title: fixture.title,
         questions,
         students,

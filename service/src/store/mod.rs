@@ -29,6 +29,7 @@ pub mod papers;
 pub mod questions;
 pub mod rate;
 pub mod results;
+pub mod returned;
 pub mod search;
 pub mod usage;
 
