@@ -29,7 +29,9 @@
 //! concurrency (see [`Prep`]) and their ratio; and the service process's resident memory
 //! (`VmRSS`) before the uploads, after reading and after marking, with its highest (`VmHWM`,
 //! reset with `/proc/<pid>/clear_refs` at the start of each phase) while uploading, while
-//! reading and while marking.
+//! reading and while marking. Once marked, it asks for the class's marked scripts (as drafts:
+//! the stub leaves marks to review), the PDF then the zip, and prints each one's time, size and
+//! the service's highest memory while making it.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -836,6 +838,43 @@ async fn main() -> Result<(), Error> {
             mib(reading_peak),
             mib(after_reading),
         );
+    }
+    if marking.is_some() {
+        // The marked scripts handed back: the class's PDF (drafts: the stub leaves marks to
+        // review), the first returned scripts this service typesets, then the zip.
+        for (what, path) in [
+            (
+                "class PDF",
+                format!("/v1/class-sets/{set_id}/returned.pdf?draft=true"),
+            ),
+            (
+                "class zip",
+                format!("/v1/class-sets/{set_id}/returned.zip?draft=true"),
+            ),
+        ] {
+            service.reset_peak();
+            let before = service.resident();
+            let started = Instant::now();
+            let bytes = client
+                .send(reqwest::Method::GET, &path, None, false)
+                .await?;
+            let elapsed = started.elapsed().as_secs_f64();
+            let pages = if what == "class PDF" {
+                format!(
+                    ", {} pages",
+                    lopdf::Document::load_mem(&bytes)?.get_pages().len()
+                )
+            } else {
+                String::new()
+            };
+            println!(
+                "{what} of {} scripts: {elapsed:.1} s, {:.1} MB{pages}; service memory {} before, highest {} while making it",
+                o.copies,
+                bytes.len() as f64 / 1e6,
+                mib(before),
+                mib(service.peak()),
+            );
+        }
     }
     if !reset {
         println!(

@@ -131,6 +131,16 @@ impl Typesetter {
             .await
     }
 
+    /// A slot of the typesetter, held while other typesetting (a class's returned scripts) runs,
+    /// so that it shares the service's limit with the papers' PDFs.
+    pub async fn slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, TypesetError> {
+        self.permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| TypesetError::Task(e.to_string()))
+    }
+
     async fn run<T, F>(&self, work: F) -> Result<T, TypesetError>
     where
         T: Send + 'static,

@@ -2065,4 +2065,69 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
     assert!(tokens.len() > 2, "{tokens:?}");
     let distinct: std::collections::HashSet<&String> = tokens.iter().collect();
     assert_eq!(distinct.len(), tokens.len());
+
+    // Once marked, the set's results: the marks, what the class got wrong (a table and a chart
+    // drawn on the server), and the markbook's files, as the API writes them.
+    let workers = common::marking::workers(&s, |_| {});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while s.get(&format!("/v1/class-sets/{id}"), &key).await.json()["classSet"]["marking"]["state"]
+        != "marked"
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the script is still being marked"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    workers.shutdown().await;
+    let page = b.get(&path).await;
+    assert!(
+        page.body.contains(&format!("href=\"{path}/results\"")),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains(&format!("href=\"{path}/markbook.xlsx\""))
+    );
+    let results = b.get(&format!("{path}/results")).await;
+    assert_eq!(results.status, 200, "{}", results.body);
+    assert!(
+        results.body.contains("Year 9 &lt;b&gt;mock&lt;/b&gt;"),
+        "the title is inert"
+    );
+    assert!(results.body.contains("id=\"marks-table\""));
+    // Alan wrote copy 1; Ada's own copy was given to him, and no copy was said to be hers.
+    assert!(
+        results
+            .body
+            .contains("<td>Alan Turing</td><td>0002</td><td>1</td>"),
+        "{}",
+        results.body
+    );
+    assert!(
+        results.body.contains("<td>Ada Lovelace</td><td>0001</td><td></td><td></td><td></td><td></td><td></td><td>no script</td>"),
+        "{}",
+        results.body
+    );
+    assert!(results.body.contains("id=\"criteria-chart\"") && results.body.contains("<svg"));
+    assert!(results.body.contains("id=\"question-table\""));
+    assert!(results.body.contains("id=\"most-lost\""));
+    let csv = b.get(&format!("{path}/markbook.csv")).await;
+    assert_eq!(csv.status, 200);
+    let api_csv = s
+        .get(&format!("/v1/class-sets/{id}/markbook.csv"), &key)
+        .await;
+    assert_eq!(
+        csv.body,
+        String::from_utf8(api_csv.body).expect("UTF-8"),
+        "the app's file is the API's"
+    );
+    assert!(csv.body.contains("\r\nMaximum,,,"), "{}", csv.body);
+    let xlsx = b.get(&format!("{path}/markbook.xlsx")).await;
+    assert_eq!(xlsx.status, 200);
+    assert_eq!(b.get(&format!("{path}/markbook.pdf")).await.status, 404);
+    // Another account: the results and their files are not found.
+    assert_eq!(other.get(&format!("{path}/results")).await.status, 404);
+    assert_eq!(other.get(&format!("{path}/markbook.csv")).await.status, 404);
 }

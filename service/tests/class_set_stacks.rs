@@ -917,6 +917,15 @@ async fn a_class_stack_is_split_into_scripts(db: Db) {
     assert_eq!(after["files"], stack["files"], "nothing was added");
 
     the_markbook_is_the_marked_questions(&s, &key, &stranger_key, &id, &roster).await;
+    returned_scripts_carry_their_marks(&s, &key, &id, &roster).await;
+    for path in ["returned.pdf", "returned.zip"] {
+        s.get(
+            &format!("/v1/class-sets/{id}/{path}?draft=true"),
+            &stranger_key,
+        )
+        .await
+        .assert_error(404, "not_found");
+    }
 }
 
 /// The name each copy's student wrote on the cover, as the test's model reads it (a misreading
@@ -1559,4 +1568,279 @@ async fn the_markbook_is_the_marked_questions(
     )
     .await
     .assert_error(404, "not_found");
+}
+
+/// The text of page `page` (from 1) of a PDF, by `pdftotext`.
+fn pdf_page_text(dir: &std::path::Path, pdf: &std::path::Path, page: usize) -> String {
+    let out = dir.join(format!("page-{page}.txt"));
+    let status = std::process::Command::new("pdftotext")
+        .args(["-f", &page.to_string(), "-l", &page.to_string()])
+        .arg(pdf)
+        .arg(&out)
+        .status()
+        .expect("pdftotext runs (poppler-utils)");
+    assert!(status.success(), "pdftotext on page {page}");
+    std::fs::read_to_string(out).expect("the text")
+}
+
+/// Page `page` of a PDF rendered at 50 dpi, by `pdftoppm`.
+fn pdf_page_image(dir: &std::path::Path, pdf: &std::path::Path, page: usize) -> RgbImage {
+    let prefix = dir.join(format!("render-{page}"));
+    let status = std::process::Command::new("pdftoppm")
+        .args(["-r", "50", "-png", "-singlefile"])
+        .args(["-f", &page.to_string(), "-l", &page.to_string()])
+        .arg(pdf)
+        .arg(&prefix)
+        .status()
+        .expect("pdftoppm runs (poppler-utils)");
+    assert!(status.success(), "pdftoppm on page {page}");
+    image::open(prefix.with_extension("png"))
+        .expect("a PNG")
+        .to_rgb8()
+}
+
+/// The marked scripts handed back: a script with a question still needing review is refused as
+/// final, naming it; its draft says Draft and holds every criterion's code and each question's
+/// mark; a tick is drawn inside the box of a mark awarded; the class's PDF starts every script on
+/// an odd page and its zip holds a PDF per student.
+async fn returned_scripts_carry_their_marks(s: &Server, key: &str, set: &str, roster: &[&str]) {
+    let read = s.get(&format!("/v1/class-sets/{set}"), key).await.json();
+    let scripts = read["classSet"]["marking"]["scripts"]
+        .as_array()
+        .expect("scripts")
+        .clone();
+    let stack = read["classSet"]["stack"].clone();
+    // Grace's script lacks a page: its question there needs review, so no final class PDF.
+    let refused = s
+        .get(&format!("/v1/class-sets/{set}/returned.pdf"), key)
+        .await;
+    refused.assert_error(409, "scripts_not_final");
+    let named: Vec<String> = refused.json()["error"]["details"]["scripts"]
+        .as_array()
+        .expect("scripts")
+        .iter()
+        .map(|s| s["student"].as_str().expect("student").to_owned())
+        .collect();
+    assert!(named.contains(&roster[2].to_owned()), "{named:?}");
+    s.get(
+        &format!("/v1/class-sets/{set}/returned.pdf?draft=maybe"),
+        key,
+    )
+    .await
+    .assert_error(422, "invalid_parameters");
+    let dir = tempfile::tempdir().expect("dir");
+    for script in &scripts {
+        let session = script["sessionId"].as_str().expect("session");
+        let read = s
+            .get(&format!("/v1/marking/sessions/{session}"), key)
+            .await
+            .json();
+        let questions = read["session"]["questions"]
+            .as_array()
+            .expect("questions")
+            .clone();
+        let assets: HashMap<String, String> = read["session"]["assets"]
+            .as_array()
+            .expect("assets")
+            .iter()
+            .map(|a| {
+                (
+                    a["id"].as_str().expect("id").to_owned(),
+                    a["name"].as_str().expect("name").to_owned(),
+                )
+            })
+            .collect();
+        let finished = questions.iter().all(|q| q["status"] == "completed");
+        let final_pdf = s
+            .get(&format!("/v1/marking/sessions/{session}/returned.pdf"), key)
+            .await;
+        if finished {
+            assert_eq!(final_pdf.status, 200, "{}", text(&final_pdf));
+        } else {
+            final_pdf.assert_error(409, "scripts_not_final");
+            let open: Vec<&str> = questions
+                .iter()
+                .filter(|q| q["status"] != "completed")
+                .filter_map(|q| q["label"].as_str())
+                .collect();
+            assert_eq!(
+                final_pdf.json()["error"]["details"]["scripts"][0]["questions"],
+                json!(open)
+            );
+        }
+        let draft = s
+            .get(
+                &format!("/v1/marking/sessions/{session}/returned.pdf?draft=true"),
+                key,
+            )
+            .await;
+        assert_eq!(draft.status, 200, "{}", text(&draft));
+        assert_eq!(draft.header("content-type"), Some("application/pdf"));
+        let path = dir.path().join(format!("{session}.pdf"));
+        std::fs::write(&path, &draft.body).expect("write");
+        let pages = lopdf::Document::load_mem(&draft.body)
+            .expect("a PDF")
+            .get_pages()
+            .len();
+        let texts: Vec<String> = (1..=pages)
+            .map(|p| pdf_page_text(dir.path(), &path, p))
+            .collect();
+        assert!(
+            texts.iter().all(|t| t.contains("Draft")),
+            "Draft on every page"
+        );
+        let all = texts.concat();
+        for q in &questions {
+            for a in q["allocations"].as_array().into_iter().flatten() {
+                assert!(
+                    all.contains(a["code"].as_str().expect("code")),
+                    "{} in the text",
+                    a["code"]
+                );
+            }
+            if q["status"] == "completed" {
+                let mark = format!("{}/{}", q["score"]["awarded"], q["score"]["max"]);
+                assert!(all.contains(&mark), "question {}'s mark {mark}", q["label"]);
+            }
+        }
+        // A mark awarded: its tick is inside its box, on the page captioned with its copy page.
+        let awarded = questions.iter().find_map(|q| {
+            q["allocations"].as_array().into_iter().flatten().find(|a| {
+                a["decision"] == "awarded" && a["evidence"].as_array().is_some_and(|e| e.len() == 1)
+            })
+        });
+        let Some(awarded) = awarded else {
+            continue;
+        };
+        let evidence = &awarded["evidence"][0];
+        let (asset, stack_page) = evidence["pageId"]
+            .as_str()
+            .and_then(|p| p.split_once(":p"))
+            .expect("a page id");
+        let file = stack["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .find(|f| f["name"] == assets[asset].as_str())
+            .expect("the stack file")["id"]
+            .clone();
+        let copy_page = stack["pages"]
+            .as_array()
+            .expect("pages")
+            .iter()
+            .find(|p| p["file"] == file && p["page"].as_u64() == stack_page.parse::<u64>().ok())
+            .expect("the stack page")["copyPage"]
+            .clone();
+        let caption = format!("Page {copy_page}\n");
+        let at = texts
+            .iter()
+            .position(|t| t.contains(&caption))
+            .unwrap_or_else(|| panic!("{caption:?} in {texts:?}"));
+        let image = pdf_page_image(dir.path(), &path, at + 1);
+        // The page as indexing kept it: turned upright as the review page shows it, it fills
+        // the text area (12 mm from the left, 18 mm from the top, 168 by 257 mm) from its
+        // top-left corner, keeping its proportions; the box turns with it.
+        let indexed = read["session"]["indexing"]["pages"]
+            .as_array()
+            .expect("pages")
+            .iter()
+            .find(|p| p["pageId"] == evidence["pageId"])
+            .expect("the page indexed")
+            .clone();
+        let number = |v: &Value| v.as_f64().expect("a number");
+        let turns = ((360
+            - indexed["orientation"]
+                .as_i64()
+                .expect("turned")
+                .rem_euclid(360))
+            % 360)
+            / 90;
+        let (w, h) = (number(&indexed["widthPx"]), number(&indexed["heightPx"]));
+        let (w, h) = if turns % 2 == 1 { (h, w) } else { (w, h) };
+        let scale = (168.0 / w).min(257.0 / h);
+        let (width, height) = (w * scale, h * scale);
+        let b = &evidence["box"];
+        let (x, y, bw, bh) = (
+            number(&b["x"]),
+            number(&b["y"]),
+            number(&b["width"]),
+            number(&b["height"]),
+        );
+        let (x, y, bw, bh) = match turns {
+            1 => (1.0 - y - bh, x, bh, bw),
+            2 => (1.0 - x - bw, 1.0 - y - bh, bw, bh),
+            3 => (y, 1.0 - x - bw, bh, bw),
+            _ => (x, y, bw, bh),
+        };
+        let px = |mm: f64| mm / 25.4 * 50.0;
+        let area = [
+            px(12.0 + x * width),
+            px(18.0 + y * height),
+            px(12.0 + (x + bw) * width),
+            px(18.0 + (y + bh) * height),
+        ];
+        let ticks: Vec<(u32, u32)> = image
+            .enumerate_pixels()
+            .filter(|(_, _, p)| {
+                let [r, g, b] = p.0;
+                g > 100 && r < 90 && b < 110 && g > r + 50
+            })
+            .map(|(x, y, _)| (x, y))
+            .collect();
+        assert!(!ticks.is_empty(), "a tick on page {}", at + 1);
+        let inside = ticks
+            .iter()
+            .filter(|(x, y)| {
+                let (x, y) = (f64::from(*x), f64::from(*y));
+                x >= area[0] - 3.0 && x <= area[2] + 3.0 && y >= area[1] - 3.0 && y <= area[3] + 3.0
+            })
+            .count();
+        let (xs, ys): (Vec<u32>, Vec<u32>) = ticks.iter().copied().unzip();
+        assert!(
+            inside * 2 > ticks.len(),
+            "the tick lands in its box {area:?} (page {}, turned {turns}): tick pixels x {:?}..{:?}, y {:?}..{:?}",
+            at + 1,
+            xs.iter().min(),
+            xs.iter().max(),
+            ys.iter().min(),
+            ys.iter().max()
+        );
+    }
+    // The class: one PDF, every script from an odd page; a zip of a PDF per student.
+    let class = s
+        .get(
+            &format!("/v1/class-sets/{set}/returned.pdf?draft=true"),
+            key,
+        )
+        .await;
+    assert_eq!(class.status, 200, "{}", text(&class));
+    let class_path = dir.path().join("class.pdf");
+    std::fs::write(&class_path, &class.body).expect("write");
+    let pages = lopdf::Document::load_mem(&class.body)
+        .expect("a PDF")
+        .get_pages()
+        .len();
+    assert_eq!(pages % 2, 0, "every script ends on an even page");
+    let zip = s
+        .get(
+            &format!("/v1/class-sets/{set}/returned.zip?draft=true"),
+            key,
+        )
+        .await;
+    assert_eq!(zip.status, 200, "{}", text(&zip));
+    let archive = zip::ZipArchive::new(std::io::Cursor::new(zip.body)).expect("a zip");
+    let mut names: Vec<String> = archive
+        .file_names()
+        .map(|n| n.expect("an entry name").into_owned())
+        .collect();
+    names.sort_unstable();
+    let mut expected: Vec<String> = scripts
+        .iter()
+        .map(|s| {
+            let name = s["student"]["name"].as_str().expect("name");
+            format!("{}.pdf", examkit::results::returned::entry_name(name))
+        })
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(names, expected);
 }

@@ -265,6 +265,18 @@ fn class_walkthrough_runs_as_written() {
         "{out}"
     );
     assert!(out.contains("question 1: mean "), "{out}");
+    // The marked scripts: the final PDF made, or refused naming what needs review; drafts for
+    // both students who sat.
+    assert!(
+        out.contains("final PDF: 200") || out.contains("refused: scripts_not_final: "),
+        "{out}"
+    );
+    assert!(out.contains("in the zip: Ada Lovelace.pdf"), "{out}");
+    assert!(out.contains("in the zip: Alan Turing.pdf"), "{out}");
+    assert!(
+        !out.contains("in the zip: Grace"),
+        "no script for the absent: {out}"
+    );
     for label in ["1", "2", "3"] {
         assert_eq!(
             out.matches(&format!("question {label}: completed")).count()

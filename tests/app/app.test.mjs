@@ -441,6 +441,13 @@ test('a class set from a roster: listed, its copies shown with a form for each',
   assert.deepStrictEqual(students, ['Ada Lovelace', '=HYPERLINK("x")']);
   assert.ok(await page.locator('select[name="student"]').count() >= 2, 'a student form per copy');
   await audit('class-set-page');
+  // Its results, before any script: the markbook's rows, every question's criteria charted.
+  await page.goto(`${baseUrl}/app/class-sets/${id}/results`);
+  const rows = await page.$$eval('#marks-table tbody tr', (trs) => trs.map((tr) => tr.children[0].textContent));
+  assert.deepStrictEqual(rows, ['Maximum', 'Ada Lovelace', '=HYPERLINK("x")']);
+  assert.ok(await page.locator('#criteria-chart svg rect.track').count() > 0, 'a bar per criterion');
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await audit('class-set-results');
   assert.deepStrictEqual(takeProblems(), []);
 });
 

@@ -580,6 +580,10 @@ fn marking_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> 
                     MarkingState::Marked => { "Every script is marked (" (set.scripts.len()) ")." }
                 }
             }
+            @if marking != MarkingState::NotStarted {
+                p #results-link { a href={ "/app/class-sets/" (set.set.id) "/results" } { "Results: the marks and what the class got wrong" } }
+                (super::results::downloads(&set.set.id))
+            }
             @if !set.out_of_date.is_empty() {
                 p #out-of-date {
                     "Decisions since marking started changed the scripts of "

@@ -16,6 +16,7 @@ pub mod client;
 pub mod keys;
 pub mod layout;
 pub mod pages;
+pub mod results;
 pub mod review;
 pub mod session;
 pub mod sign_in;
@@ -473,6 +474,8 @@ async fn signed_get(signed: Signed, path: &[&str]) -> Result<Response, AppError>
         ["pages", asset, page] => pages::page(signed, asset, page).await,
         ["class-sets"] => class_sets::list(signed).await,
         ["class-sets", id] => class_sets::show(signed, id).await,
+        ["class-sets", id, "results"] => results::show(signed, id).await,
+        ["class-sets", id, file] => results::download(signed, id, file).await,
         _ => Err(AppError::NotFound("page")),
     }
 }

@@ -153,6 +153,13 @@ pub enum ApiError {
     QuestionFinished(String),
     /// The marking question has no result to review (queued, running, failed or cancelled).
     QuestionNotMarked(String),
+    /// Scripts asked for as final have questions not marked finally; details name them.
+    ScriptsNotFinal {
+        /// A summary sentence.
+        message: String,
+        /// `{"scripts": [{"student", "questions": [label, …]}]}`, serialised.
+        details: Box<RawValue>,
+    },
     /// The account's automated-marking allowance for today would be exceeded.
     AllowanceExhausted {
         /// What is exhausted, for the message.
@@ -256,6 +263,7 @@ error_kinds! {
     StackNotReady = "stack_not_ready", 409, "The class set's scripts cannot be marked yet: no page of its stack is uploaded, pages are still being read, or every copy is absent.";
     IndexingNotFinished = "indexing_not_finished", 409, "The session's pages are still being indexed (or it was not started); wait until the session says indexingFinished, then request the question.";
     QuestionFinished = "question_finished", 409, "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.";
+    ScriptsNotFinal = "scripts_not_final", 409, "A script asked for as final has questions not marked finally (waiting, being marked, needing review, failed or cancelled; or none marked): error.details.scripts names each script's student and questions. Ask for a draft (draft=true) to have it anyway, marked Draft on every page.";
     QuestionNotMarked = "question_not_marked", 409, "The marking question has no result to review: it is queued, running, failed or cancelled.";
     AllowanceExhausted = "marking_allowance_exhausted", 429, "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).";
     NotReady = "not_ready", 503, "A readiness check failed (GET /readyz): error.details.checks gives each check's result: database, migrations, assets, workers.";
@@ -327,6 +335,7 @@ impl ApiError {
             ApiError::StackNotReady(_) => ErrorKind::StackNotReady,
             ApiError::QuestionFinished(_) => ErrorKind::QuestionFinished,
             ApiError::QuestionNotMarked(_) => ErrorKind::QuestionNotMarked,
+            ApiError::ScriptsNotFinal { .. } => ErrorKind::ScriptsNotFinal,
         }
     }
 
@@ -387,9 +396,9 @@ impl ApiError {
             }
             ApiError::SessionTooLarge => "the session's files would exceed 300 MiB in total".into(),
             ApiError::UnsupportedMediaType(m) | ApiError::ContentTypeMismatch(m) => m.clone(),
-            ApiError::ValidationFailed { message, .. } | ApiError::NotReady { message, .. } => {
-                message.clone()
-            }
+            ApiError::ValidationFailed { message, .. }
+            | ApiError::NotReady { message, .. }
+            | ApiError::ScriptsNotFinal { message, .. } => message.clone(),
             ApiError::UnreadableFile(m) => m.clone(),
             ApiError::TooManyPages(pages) => {
                 format!("the PDF has {pages} pages; the limit is 80 pages per file")
@@ -507,7 +516,8 @@ impl ApiError {
                     ApiError::ValidationFailed { details, .. }
                     | ApiError::NotReady { details, .. }
                     | ApiError::InvalidParameters { details, .. }
-                    | ApiError::InvalidFields { details, .. } => Some(details),
+                    | ApiError::InvalidFields { details, .. }
+                    | ApiError::ScriptsNotFinal { details, .. } => Some(details),
                     _ => None,
                 },
             },

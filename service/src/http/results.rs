@@ -17,6 +17,8 @@ use crate::auth::Scope;
 use crate::results::analysis;
 use crate::results::class::{self, ClassResults, MAX_SESSIONS, ResultsError};
 use crate::results::download::Download;
+use crate::results::returned::{self, ReturnedError};
+use crate::store::{now_ms, utc_date};
 
 /// What a route sends: a file, or the item analysis as JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,10 +91,60 @@ impl Sent {
     }
 }
 
+static RETURNED_SET_PDF: Op = Op {
+    name: "GET /v1/class-sets/{id}/returned.pdf",
+    scopes: &[Scope::MarkingRead],
+};
+static RETURNED_SET_ZIP: Op = Op {
+    name: "GET /v1/class-sets/{id}/returned.zip",
+    scopes: &[Scope::MarkingRead],
+};
+static RETURNED_SESSION_PDF: Op = Op {
+    name: "GET /v1/marking/sessions/{id}/returned.pdf",
+    scopes: &[Scope::MarkingRead],
+};
+
+/// How a class's returned scripts are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Returned {
+    /// One PDF, each script starting on an odd page.
+    Pdf,
+    /// A zip archive of one PDF per student.
+    Zip,
+}
+
 /// The routes of results.
 pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
     let [markbook_csv, markbook_xlsx, criteria_csv, analysis] =
         Sent::ALL.map(|sent| route(state.clone(), sent));
+    let query = || warp::query::raw().or(warp::any().map(String::new)).unify();
+    let returned_set = |segment: &'static str, op: &'static Op, returned: Returned| {
+        warp::path("v1")
+            .and(warp::path("class-sets"))
+            .and(warp::path::param::<String>())
+            .and(warp::path(segment))
+            .and(warp::path::end())
+            .and(warp::get())
+            .and(query())
+            .and(ctx(state.clone()))
+            .then(move |id: String, query: String, ctx: Ctx| {
+                ctx.run(op, move |ctx, p| async move {
+                    returned_of_set(ctx, p, id, query, returned).await
+                })
+            })
+            .boxed()
+    };
+    let set_pdf = returned_set("returned.pdf", &RETURNED_SET_PDF, Returned::Pdf);
+    let set_zip = returned_set("returned.zip", &RETURNED_SET_ZIP, Returned::Zip);
+    let session_pdf = warp::path!("v1" / "marking" / "sessions" / String / "returned.pdf")
+        .and(warp::get())
+        .and(query())
+        .and(ctx(state))
+        .then(|id: String, query: String, ctx: Ctx| {
+            ctx.run(&RETURNED_SESSION_PDF, move |ctx, p| async move {
+                returned_of_session(ctx, p, id, query).await
+            })
+        });
     markbook_csv
         .or(markbook_xlsx)
         .unify()
@@ -100,7 +152,195 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
         .unify()
         .or(analysis)
         .unify()
+        .or(set_pdf)
+        .unify()
+        .or(set_zip)
+        .unify()
+        .or(session_pdf)
+        .unify()
         .boxed()
+}
+
+/// The `draft` parameter: `true` or `false` (the default), and nothing else.
+fn draft(query: &str) -> Result<bool, ApiError> {
+    let mut draft = None;
+    let mut errors = Vec::new();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        match (name.as_ref(), value.as_ref()) {
+            ("draft", _) if draft.is_some() => errors.push(FieldError::new(
+                "draft",
+                "repeated_parameter",
+                "give draft once",
+            )),
+            ("draft", "true") => draft = Some(true),
+            ("draft", "false") => draft = Some(false),
+            ("draft", other) => errors.push(FieldError::new(
+                "draft",
+                "type",
+                format!("draft is true or false, not {other:?}"),
+            )),
+            (other, _) => errors.push(FieldError::new(
+                other,
+                "unknown_parameter",
+                "the only parameter is draft",
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(draft.unwrap_or(false))
+    } else {
+        Err(invalid_parameters(errors))
+    }
+}
+
+/// The error of a refused or failed return.
+fn returned_error(e: ReturnedError, student: &str) -> ApiError {
+    let not_final = |scripts: Vec<(String, Vec<String>)>| {
+        let message = match scripts.as_slice() {
+            [(student, questions)] if questions.is_empty() => {
+                format!(
+                    "nothing of {student}'s script is marked yet: ask for a draft (draft=true) to have it anyway"
+                )
+            }
+            [(student, questions)] => format!(
+                "questions {} of {student}'s script are not marked finally: review them, or ask for a draft (draft=true)",
+                questions.join(", ")
+            ),
+            many => format!(
+                "{} scripts are not marked finally: review them, or ask for drafts (draft=true)",
+                many.len()
+            ),
+        };
+        let details = serde_json::json!({
+            "scripts": scripts
+                .iter()
+                .map(|(student, questions)| serde_json::json!({ "student": student, "questions": questions }))
+                .collect::<Vec<_>>(),
+        });
+        match serde_json::value::to_raw_value(&details) {
+            Ok(details) => ApiError::ScriptsNotFinal { message, details },
+            Err(_) => ApiError::Internal,
+        }
+    };
+    match e {
+        ReturnedError::NotFinal { questions } => not_final(vec![(student.to_owned(), questions)]),
+        ReturnedError::NothingMarked => not_final(vec![(student.to_owned(), Vec::new())]),
+        ReturnedError::ClassNotFinal { scripts } => not_final(
+            scripts
+                .into_iter()
+                .map(|u| (u.student, u.questions))
+                .collect(),
+        ),
+        ReturnedError::NotFound => ApiError::NotFound("marking session"),
+        ReturnedError::Store(e) => e.into(),
+        e => {
+            tracing::error!(error = %e, code = e.code(), "returning marked scripts failed");
+            ApiError::Internal
+        }
+    }
+}
+
+async fn returned_of_set(
+    ctx: Ctx,
+    p: Principal,
+    id: String,
+    query: String,
+    returned: Returned,
+) -> Result<Reply, ApiError> {
+    let id = parse_id(&id, "class set")?;
+    let draft = draft(&query)?;
+    let store = &ctx.state.store;
+    let results = class::of_class_set(store, &p.user.id, &id)
+        .await
+        .map_err(api_error)?;
+    let scripts = results.scripts_to_return(&utc_date(now_ms()));
+    let _slot = ctx
+        .state
+        .typesetter
+        .slot()
+        .await
+        .map_err(|e| super::papers::typeset_failure(e, "the returned scripts"))?;
+    let (content_type, bytes, name) = match returned {
+        Returned::Pdf => (
+            "application/pdf",
+            returned::load_class_pdf(store, &p.user.id, &scripts, draft).await,
+            "returned.pdf",
+        ),
+        Returned::Zip => (
+            "application/zip",
+            returned::load_class_zip(store, &p.user.id, &scripts, draft).await,
+            "returned.zip",
+        ),
+    };
+    let bytes = bytes.map_err(|e| returned_error(e, ""))?;
+    Ok(attachment(
+        content_type,
+        bytes,
+        &format!("class-set-{id}-{name}"),
+    ))
+}
+
+async fn returned_of_session(
+    ctx: Ctx,
+    p: Principal,
+    id: String,
+    query: String,
+) -> Result<Reply, ApiError> {
+    let id = parse_id(&id, "marking session")?;
+    let draft = draft(&query)?;
+    let store = &ctx.state.store;
+    let session = store
+        .session(&p.user.id, &id)
+        .await?
+        .ok_or(ApiError::NotFound("marking session"))?;
+    let paper_title = match &session.paper {
+        Some((paper, revision)) => store
+            .paper_revision_title(&p.user.id, paper, *revision)
+            .await?
+            .unwrap_or_else(|| session.title.clone()),
+        None => session.title.clone(),
+    };
+    let heading = returned::ScriptHeading {
+        student: session.title.clone(),
+        paper_title,
+        date: utc_date(now_ms()),
+    };
+    let script = returned::load_script(store, &p.user.id, &id, heading)
+        .await
+        .map_err(|e| returned_error(e, &session.title))?;
+    if !draft {
+        script
+            .check_final()
+            .map_err(|e| returned_error(e, &session.title))?;
+    }
+    let slot = ctx
+        .state
+        .typesetter
+        .slot()
+        .await
+        .map_err(|e| super::papers::typeset_failure(e, "the returned script"))?;
+    let pdf = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        returned::typeset_owned(script, draft)
+    })
+    .await
+    .map_err(|_| ApiError::Internal)?
+    .map_err(|e| returned_error(e, &session.title))?;
+    Ok(attachment(
+        "application/pdf",
+        pdf,
+        &format!("session-{id}-returned.pdf"),
+    ))
+}
+
+fn attachment(content_type: &str, bytes: Vec<u8>, name: &str) -> Reply {
+    Reply::bytes(content_type, bytes)
+        .with_header(
+            "content-disposition",
+            &format!("attachment; filename=\"{name}\""),
+        )
+        .with_header("x-content-type-options", "nosniff")
+        .with_header("cache-control", "private, no-store")
 }
 
 /// The two routes of one download: of a class set, and of a list of sessions.
@@ -242,13 +482,11 @@ fn reply(results: &ClassResults, sent: Sent, stem: &str) -> Result<Reply, ApiErr
         tracing::error!(error = %e, "writing a class's results failed");
         ApiError::Internal
     })?;
-    Ok(Reply::bytes(file.content_type, file.bytes)
-        .with_header(
-            "content-disposition",
-            &format!("attachment; filename=\"{stem}-{}\"", download.file_name()),
-        )
-        .with_header("x-content-type-options", "nosniff")
-        .with_header("cache-control", "private, no-store"))
+    Ok(attachment(
+        file.content_type,
+        file.bytes,
+        &format!("{stem}-{}", download.file_name()),
+    ))
 }
 
 #[cfg(test)]

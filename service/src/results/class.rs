@@ -77,10 +77,13 @@ impl ClassResults {
             .iter()
             .filter_map(|student| {
                 let script = student.standing.script()?;
-                let name = student.student.clone().unwrap_or_else(|| match student.copy {
-                    Some(copy) => format!("Copy {copy:03}"),
-                    None => "Script".to_owned(),
-                });
+                let name = student
+                    .student
+                    .clone()
+                    .unwrap_or_else(|| match student.copy {
+                        Some(copy) => format!("Copy {copy:03}"),
+                        None => "Script".to_owned(),
+                    });
                 Some(ClassScript {
                     session_id: script.session_id.clone(),
                     heading: ScriptHeading {
@@ -271,7 +274,10 @@ pub async fn of_class_set(
     }
     Ok(ClassResults {
         title: set.set.title.clone(),
-        paper_title: set.paper_title.clone().unwrap_or_else(|| set.set.title.clone()),
+        paper_title: set
+            .paper_title
+            .clone()
+            .unwrap_or_else(|| set.set.title.clone()),
         questions,
         students,
     })
