@@ -33,6 +33,8 @@
 //! the stub leaves marks to review), the PDF then the zip, and prints each one's time, size and
 //! the service's highest memory while making it.
 
+mod support;
+
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,6 +45,7 @@ use examkit::auth::{Scope, generate_key};
 use examkit::store::Store;
 use image::RgbImage;
 use serde_json::{Value, json};
+use support::{Client, stub_answer};
 use warp::Filter;
 
 type Error = Box<dyn std::error::Error>;
@@ -105,77 +108,7 @@ fn options() -> Result<Options, Error> {
     Ok(o)
 }
 
-// ---- The stub provider (as in vision_bench) ----
-
-/// The stub's answer to one request: every criterion withheld as blank, on the first work page,
-/// with one `not_met` check per condition.
-fn stub_answer(body: &Value) -> Value {
-    let decision = &body["response_format"]["json_schema"]["schema"]["properties"]["decisions"]["items"]
-        ["properties"];
-    let ids: Vec<String> = decision["criterionId"]["enum"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let text: String = body["messages"][1]["content"]
-        .as_array()
-        .map(|parts| {
-            parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    let after = |prefix: &str| -> Option<String> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(prefix).map(str::to_owned))
-    };
-    let page = after("Work page ").unwrap_or_default();
-    // A scheme of pages: the stub reads one one-mark criterion from the first scheme page.
-    let (ids, rubric) = if ids.is_empty() {
-        let source = after("Scheme page ").unwrap_or_default();
-        (
-            vec!["c1".to_owned()],
-            json!({ "parts": [{ "id": "a", "maxMarks": 1 }],
-                    "criteria": [{ "id": "c1", "partId": "a", "code": "B1",
-                                   "requirement": "the answer", "dependsOn": [],
-                                   "sourcePageIds": [source] }] }),
-        )
-    } else {
-        (ids, Value::Null)
-    };
-    let decisions: Vec<Value> = ids
-        .iter()
-        .map(|id| {
-            let mut lines = text
-                .lines()
-                .skip_while(|l| !l.starts_with(&format!("- {id} (")));
-            lines.next();
-            let conditions = lines
-                .next()
-                .filter(|l| l.trim_start().starts_with("Conditions"))
-                .map_or(0, |l| l.matches("; [").count() + 1);
-            json!({
-                "criterionId": id, "outcome": "withheld", "reason": "stub", "quote": "",
-                "pageId": page, "box": [0, 0, 1000, 1000],
-                "conditionChecks": (0..conditions)
-                    .map(|i| json!({ "index": i, "result": "not_met" }))
-                    .collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let content = json!({ "transcription": "", "rubric": rubric, "decisions": decisions });
-    json!({
-        "id": "bench", "object": "chat.completion", "created": 0, "model": "bench",
-        "choices": [{ "index": 0, "finish_reason": "stop",
-                      "message": { "role": "assistant", "content": content.to_string() } }],
-        "usage": { "prompt_tokens": 1000, "completion_tokens": 200 },
-    })
-}
+// ---- The stub provider (its answers are `support::stub_answer`) ----
 
 /// What the stub has seen: calls answered, and the most in flight at once.
 #[derive(Default)]
@@ -339,54 +272,6 @@ impl Drop for Service {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// A client of the service.
-struct Client {
-    base: String,
-    key: String,
-    http: reqwest::Client,
-}
-
-impl Client {
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<(&str, Vec<u8>)>,
-        idempotent: bool,
-    ) -> Result<Vec<u8>, Error> {
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.key);
-        if idempotent {
-            request = request.header("idempotency-key", uuid::Uuid::new_v4().to_string());
-        }
-        if let Some((content_type, bytes)) = body {
-            request = request.header("content-type", content_type).body(bytes);
-        }
-        let resp = request.send().await?;
-        let status = resp.status();
-        let bytes = resp.bytes().await?.to_vec();
-        if !status.is_success() {
-            return Err(format!("{path}: {status} {}", String::from_utf8_lossy(&bytes)).into());
-        }
-        Ok(bytes)
-    }
-
-    async fn get(&self, path: &str) -> Result<Value, Error> {
-        let bytes = self.send(reqwest::Method::GET, path, None, false).await?;
-        Ok(serde_json::from_slice(&bytes)?)
-    }
-
-    async fn post(&self, path: &str, body: &Value, idempotent: bool) -> Result<Value, Error> {
-        let body = Some(("application/json", body.to_string().into_bytes()));
-        let bytes = self
-            .send(reqwest::Method::POST, path, body, idempotent)
-            .await?;
-        Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
     }
 }
 
@@ -555,11 +440,7 @@ async fn main() -> Result<(), Error> {
     .map(|s| (*s).to_owned())
     .collect();
     let service = Service::start(command, &args)?;
-    let client = Client {
-        base: service.base.clone(),
-        key,
-        http: examkit::tls::client(),
-    };
+    let client = Client::new(service.base.clone(), key);
     let metrics = |http: reqwest::Client, url: String| async move {
         if url.is_empty() {
             return Ok::<String, Error>(String::new());

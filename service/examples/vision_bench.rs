@@ -17,6 +17,8 @@
 //!    questions of one work page and one scheme page (24 to a session) are queued at once and timed until the last is marked;
 //!    the ideal is `workers × concurrency / delay` questions a second.
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -26,6 +28,7 @@ use examkit::marking::openai::{OpenAiConfig, StructuredOutput};
 use examkit::marking::{MarkerChoice, MarkingConfig};
 use reqwest::Method;
 use serde_json::{Value, json};
+use support::stub_answer;
 use warp::Filter;
 
 type Error = Box<dyn std::error::Error>;
@@ -59,76 +62,6 @@ fn options() -> Result<Options, Error> {
         }
     }
     Ok(o)
-}
-
-/// The stub's answer to one request: every criterion withheld as blank, on the first work page,
-/// with one `not_met` check per condition.
-fn stub_answer(body: &Value) -> Value {
-    let decision = &body["response_format"]["json_schema"]["schema"]["properties"]["decisions"]["items"]
-        ["properties"];
-    let ids: Vec<String> = decision["criterionId"]["enum"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let text: String = body["messages"][1]["content"]
-        .as_array()
-        .map(|parts| {
-            parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    let after = |prefix: &str| -> Option<String> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(prefix).map(str::to_owned))
-    };
-    let page = after("Work page ").unwrap_or_default();
-    // A scheme of pages: the stub reads one one-mark criterion from the first scheme page.
-    let (ids, rubric) = if ids.is_empty() {
-        let source = after("Scheme page ").unwrap_or_default();
-        (
-            vec!["c1".to_owned()],
-            json!({ "parts": [{ "id": "a", "maxMarks": 1 }],
-                    "criteria": [{ "id": "c1", "partId": "a", "code": "B1",
-                                   "requirement": "the answer", "dependsOn": [],
-                                   "sourcePageIds": [source] }] }),
-        )
-    } else {
-        (ids, Value::Null)
-    };
-    let decisions: Vec<Value> = ids
-        .iter()
-        .map(|id| {
-            let mut lines = text
-                .lines()
-                .skip_while(|l| !l.starts_with(&format!("- {id} (")));
-            lines.next();
-            let conditions = lines
-                .next()
-                .filter(|l| l.trim_start().starts_with("Conditions"))
-                .map_or(0, |l| l.matches("; [").count() + 1);
-            json!({
-                "criterionId": id, "outcome": "withheld", "reason": "stub", "quote": "",
-                "pageId": page, "box": [0, 0, 1000, 1000],
-                "conditionChecks": (0..conditions)
-                    .map(|i| json!({ "index": i, "result": "not_met" }))
-                    .collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let content = json!({ "transcription": "", "rubric": rubric, "decisions": decisions });
-    json!({
-        "id": "bench", "object": "chat.completion", "created": 0, "model": "bench",
-        "choices": [{ "index": 0, "finish_reason": "stop",
-                      "message": { "role": "assistant", "content": content.to_string() } }],
-        "usage": { "prompt_tokens": 1000, "completion_tokens": 200 },
-    })
 }
 
 /// Starts the stub on loopback; `delay` is read at each request.

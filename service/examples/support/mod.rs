@@ -1,6 +1,7 @@
 //! What the HTTP benchmarks share: an `examkit` server in this process over a fresh or given
 //! database, with the sample bank, one account and a key, limits and an allowance that never
-//! stop a run, and a client of it.
+//! stop a run, and a client of it; and the answer of the stub OpenAI-compatible provider the
+//! vision-model benchmarks run.
 
 #![allow(dead_code)] // Each benchmark uses a part of it.
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use examkit::http::{self, AppState};
 use examkit::store::Store;
 use examkit::store::automated::Allowance;
 use examkit::store::rate::Limits;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A benchmark's error.
 pub type Error = Box<dyn std::error::Error>;
@@ -95,14 +96,24 @@ impl Bench {
     }
 }
 
-/// A client of the in-process server.
+/// A client of the in-process server (or of any `examkit` server at `base`).
 pub struct Client {
     base: String,
     key: String,
-    http: reqwest::Client,
+    /// The HTTP client.
+    pub http: reqwest::Client,
 }
 
 impl Client {
+    /// A client of the server at `base`, with API key `key`.
+    pub fn new(base: String, key: String) -> Client {
+        Client {
+            base,
+            key,
+            http: examkit::tls::client(),
+        }
+    }
+
     /// A request; an error unless the answer is 2xx. JSON answers are parsed (others are null).
     pub async fn call(
         &self,
@@ -158,4 +169,74 @@ impl Client {
         self.call(reqwest::Method::POST, path, body, idempotent)
             .await
     }
+}
+
+/// The stub's answer to one request: every criterion withheld as blank, on the first work page,
+/// with one `not_met` check per condition.
+pub fn stub_answer(body: &Value) -> Value {
+    let decision = &body["response_format"]["json_schema"]["schema"]["properties"]["decisions"]["items"]
+        ["properties"];
+    let ids: Vec<String> = decision["criterionId"]["enum"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let text: String = body["messages"][1]["content"]
+        .as_array()
+        .map(|parts| {
+            parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    let after = |prefix: &str| -> Option<String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix).map(str::to_owned))
+    };
+    let page = after("Work page ").unwrap_or_default();
+    // A scheme of pages: the stub reads one one-mark criterion from the first scheme page.
+    let (ids, rubric) = if ids.is_empty() {
+        let source = after("Scheme page ").unwrap_or_default();
+        (
+            vec!["c1".to_owned()],
+            json!({ "parts": [{ "id": "a", "maxMarks": 1 }],
+                    "criteria": [{ "id": "c1", "partId": "a", "code": "B1",
+                                   "requirement": "the answer", "dependsOn": [],
+                                   "sourcePageIds": [source] }] }),
+        )
+    } else {
+        (ids, Value::Null)
+    };
+    let decisions: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            let mut lines = text
+                .lines()
+                .skip_while(|l| !l.starts_with(&format!("- {id} (")));
+            lines.next();
+            let conditions = lines
+                .next()
+                .filter(|l| l.trim_start().starts_with("Conditions"))
+                .map_or(0, |l| l.matches("; [").count() + 1);
+            json!({
+                "criterionId": id, "outcome": "withheld", "reason": "stub", "quote": "",
+                "pageId": page, "box": [0, 0, 1000, 1000],
+                "conditionChecks": (0..conditions)
+                    .map(|i| json!({ "index": i, "result": "not_met" }))
+                    .collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let content = json!({ "transcription": "", "rubric": rubric, "decisions": decisions });
+    json!({
+        "id": "bench", "object": "chat.completion", "created": 0, "model": "bench",
+        "choices": [{ "index": 0, "finish_reason": "stop",
+                      "message": { "role": "assistant", "content": content.to_string() } }],
+        "usage": { "prompt_tokens": 1000, "completion_tokens": 200 },
+    })
 }
