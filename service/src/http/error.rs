@@ -621,6 +621,13 @@ mod tests {
             ApiError::StackNotReady("pages are being read".into()),
             ApiError::QuestionFinished("completed".into()),
             ApiError::QuestionNotMarked("queued".into()),
+            ApiError::ScriptsNotFinal {
+                message: "questions 2 of Ada's script are not marked finally".into(),
+                details: RawValue::from_string(
+                    r#"{"scripts":[{"student":"Ada","questions":["2"]}]}"#.into(),
+                )
+                .expect("raw JSON"),
+            },
             ApiError::AllowanceExhausted {
                 message: "no pages left".into(),
                 retry_after: 60,
