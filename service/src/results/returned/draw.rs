@@ -35,6 +35,8 @@ const CAPTION_MM: f64 = 6.0;
 const LABEL_MM: f64 = 12.0;
 /// The least distance between two marks in the margin, top to top.
 const MARK_STEP_MM: f64 = 13.0;
+/// The step between the codes of criteria decided on one box.
+const CODE_STEP_MM: f64 = 4.0;
 
 /// A rectangle on the page, millimetres from its top-left corner.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -507,24 +509,31 @@ fn scanned_page(
         area.x - ox,
         area.y - oy,
     );
+    // Several criteria decided on one box (a method mark and its accuracy mark on one answer)
+    // stand side by side, from the box's right edge leftwards, their codes one under another.
+    let mut drawn: Vec<[i64; 4]> = Vec::with_capacity(ticks.len());
     for tick in ticks {
         let b = box_on_page(area, tick.upright);
+        let key = [b.x, b.y, b.width, b.height].map(|v| (v * 10.0).round() as i64);
+        let before = drawn.iter().filter(|k| **k == key).count() as f64;
+        drawn.push(key);
         let side = (b.height * 0.8)
             .clamp(3.5, 8.0)
             .min((b.width * 0.9).max(3.5));
         let sx = if b.width >= side + 1.6 {
-            b.x + b.width - side - 0.8
+            (b.x + b.width - side - 0.8 - before * (side + 1.0)).max(b.x + 0.8)
         } else {
             b.x + (b.width - side) / 2.0
         };
         let sy = b.y + (b.height - side) / 2.0;
         // The code to the right of the box, else to its left, else inside it.
+        let below = before * CODE_STEP_MM;
         let (lx, ly, align) = if b.x + b.width + 1.0 + LABEL_MM <= area.x + area.width {
-            (b.x + b.width + 1.0, b.y, "left")
+            (b.x + b.width + 1.0, b.y + below, "left")
         } else if b.x - 1.0 - LABEL_MM >= area.x {
-            (b.x - 1.0 - LABEL_MM, b.y, "right")
+            (b.x - 1.0 - LABEL_MM, b.y + below, "right")
         } else {
-            (b.x + 0.8, b.y + 0.8, "left")
+            (b.x + 0.8, b.y + 0.8 + below, "left")
         };
         let _ = writeln!(
             out,

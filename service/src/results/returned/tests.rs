@@ -373,6 +373,45 @@ fn a_returned_script_has_its_marks_and_a_tick_or_cross_on_the_work_decided() {
 }
 
 #[test]
+fn criteria_decided_on_one_box_stand_side_by_side_in_it() {
+    let (w, h) = (620, 877);
+    let answer = [0.15, 0.3, 0.7, 0.1];
+    let questions = vec![question(
+        "1",
+        "completed",
+        &[
+            made("M1", "awarded", 1, answer),
+            made("A1", "withheld", 1, answer),
+        ],
+    )];
+    let pages = vec![scanned(1, png(w, h, &[answer]), w, h, 0)];
+    let script = script("Ada Lovelace", questions, pages);
+    let pdf = typeset(&script, false).expect("typeset");
+    let ScriptPage::Scanned(scan) = &script.pages[0] else {
+        unreachable!("a scanned page");
+    };
+    let b = answer;
+    let at = pixels(box_on_page(
+        image_area(scan),
+        upright_box(&region(b[0], b[1], b[2], b[3]), 0),
+    ));
+    let image = page_image(&pdf, 2);
+    let (tick, _) = extent(&image, is_tick).expect("a tick is drawn");
+    let (cross, _) = extent(&image, is_cross).expect("a cross is drawn");
+    assert!(within(tick, at, 1.5), "tick at {tick:?}, the box at {at:?}");
+    assert!(
+        within(cross, at, 1.5),
+        "cross at {cross:?}, the box at {at:?}"
+    );
+    assert!(
+        cross[2] < tick[0] || tick[2] < cross[0],
+        "the tick {tick:?} and the cross {cross:?} do not cover each other"
+    );
+    let text = page_text(&pdf, 2);
+    assert!(text.contains("M1") && text.contains("A1"), "{text}");
+}
+
+#[test]
 fn a_page_turned_upright_keeps_its_ticks_on_its_work() {
     // The page was scanned sideways: its image is landscape, its content turned a quarter
     // anticlockwise, and it is shown upright turned a quarter clockwise.
