@@ -445,6 +445,9 @@ test('a class set from a roster: listed, its copies shown with a form for each',
   await page.goto(`${baseUrl}/app/class-sets/${id}/results`);
   const rows = await page.$$eval('#marks-table tbody tr', (trs) => trs.map((tr) => tr.children[0].textContent));
   assert.deepStrictEqual(rows, ['Maximum', 'Ada Lovelace', '=HYPERLINK("x")']);
+  // Nothing is scanned yet: no copy is absent, nothing is started.
+  const statuses = await page.$$eval('#marks-table tbody tr', (trs) => trs.map((tr) => tr.lastElementChild.textContent));
+  assert.deepStrictEqual(statuses, ['', 'not started', 'not started']);
   assert.ok(await page.locator('#criteria-chart svg rect.track').count() > 0, 'a bar per criterion');
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   await audit('class-set-results');

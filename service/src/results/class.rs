@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use crate::class_sets::overview::{self, LoadError};
+use crate::class_sets::overview::{self, LoadError, StackState};
 use crate::class_sets::stack::CopyState;
 use crate::class_sets::students::Writer;
 use crate::marked::{MarkedError, MarkedQuestion, MarkerSource};
@@ -199,8 +199,14 @@ pub async fn of_class_set(
         .ok_or(ResultsError::NotFound("class set"))?;
     let questions = columns(store, user_id, &set.set.paper_id, set.set.revision).await?;
     let lines = set.copy_lines();
+    // A copy with no page is absent once the whole stack is read, or when a person said so;
+    // before that its pages may still come.
+    let read = set.now.state() == StackState::Read;
+    let absent = |line: &overview::CopyLine<'_>| {
+        matches!(line.state, CopyState::Absent) && (read || line.absent_by_person)
+    };
     let standing = |line: &overview::CopyLine<'_>| -> Option<String> {
-        if matches!(line.state, CopyState::Absent) {
+        if absent(line) {
             return None;
         }
         line.script.map(|s| s.session_id.clone())
@@ -213,9 +219,7 @@ pub async fn of_class_set(
                 .find(|l| l.writer.student() == u32::try_from(student.copy).ok());
             let (copy, standing) = match held {
                 None => (None, Standing::NoScript),
-                Some(line) if matches!(line.state, CopyState::Absent) => {
-                    (Some(line_copy(line)?), Standing::Absent)
-                }
+                Some(line) if absent(line) => (Some(line_copy(line)?), Standing::Absent),
                 Some(line) => match standing(line) {
                     None => (Some(line_copy(line)?), Standing::NotStarted),
                     Some(session) => (
@@ -254,7 +258,7 @@ pub async fn of_class_set(
         }
     } else {
         for line in &lines {
-            let standing = if matches!(line.state, CopyState::Absent) {
+            let standing = if absent(line) {
                 Standing::Absent
             } else {
                 match standing(line) {
