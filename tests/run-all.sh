@@ -77,6 +77,11 @@ fuzz_suite() {
       -max_total_time="${EXAMKIT_FUZZ_SECONDS:-60}" -max_len=65536 -print_final_stats=1)
 }
 
+# A build cache reused across checkouts keeps every checkout's test binaries; the stale ones go.
+for dir in "$native_target" "$cache/target-python" "$cache/target-wasm" "$cache/target-fuzz"; do
+  [ -d "$dir" ] && python3 tests/prune-cache.py "$dir"
+done
+
 # The object-store tests of the rust and service suites use an S3-compatible server started here
 # for the whole run (tests/s3-server.sh); every suite then builds the tests alike.
 # PostgreSQL likewise (tests/postgres-server.sh): the rust suite's `cargo test` then runs the
