@@ -1,6 +1,7 @@
 //! The teachers' app at `/app/` over real HTTP, on SQLite and PostgreSQL: sign-in, cookies,
 //! CSRF, sign-in limits, keys and usage, the review page saving through the review path, class
-//! sets' pages deciding through the API's path, owner isolation, escaping, and the separation of
+//! sets' pages deciding through the API's path, stepping through the answers that lost a mark,
+//! owner isolation, escaping, and the separation of
 //! browser sessions from API keys.
 
 mod common;
@@ -32,6 +33,7 @@ on_both!(
     the_saved_message_comes_from_the_question_not_the_address,
     class_sets_are_settled_on_their_pages,
     a_question_that_cannot_be_read_is_an_error_on_its_page,
+    the_answers_that_lost_a_mark_are_stepped_through,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -2113,6 +2115,14 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
     assert!(results.body.contains("id=\"criteria-chart\"") && results.body.contains("<svg"));
     assert!(results.body.contains("id=\"question-table\""));
     assert!(results.body.contains("id=\"most-lost\""));
+    // Alan left questions blank: the marks he lost are listed, each stepping through the answers
+    // that lost it.
+    assert!(
+        results.body.contains("Review the answers that lost it")
+            && results.body.contains("?lost="),
+        "{}",
+        results.body
+    );
     let csv = b.get(&format!("{path}/markbook.csv")).await;
     assert_eq!(csv.status, 200);
     let api_csv = s
@@ -2130,4 +2140,229 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
     // Another account: the results and their files are not found.
     assert_eq!(other.get(&format!("{path}/results")).await.status, 404);
     assert_eq!(other.get(&format!("{path}/markbook.csv")).await.status, 404);
+}
+
+/// The `href` of the link with `id` on a page, when there is one.
+fn link(page: &str, id: &str) -> Option<String> {
+    let at = page.find(&format!("id=\"{id}\""))?;
+    let rest = &page[at..];
+    let rest = &rest[rest.find("href=\"")? + "href=\"".len()..];
+    Some(rest[..rest.find('"')?].replace("&amp;", "&"))
+}
+
+/// From the most-lost list or a set's question, the by-question review steps through only the
+/// answers that lost the criterion (marked, withheld), in the set's order; deciding keeps the
+/// filter, and an answer awarded the mark drops out of it.
+async fn the_answers_that_lost_a_mark_are_stepped_through(db: Db) {
+    use common::marking::{
+        SAMPLE_QUESTIONS, exported_paper, sample_answers, scan, session_from_paper,
+        start as start_marking, upload, workers,
+    };
+
+    let Some(s) = start(db, generous()).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let (mut b, user) = signed_in(&s, "ann@school.test").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let paper = exported_paper(&s, &key, &SAMPLE_QUESTIONS[..1]).await;
+    // The answers to the first question only, the paper's one.
+    let answers = json!({ SAMPLE_QUESTIONS[0]: sample_answers()[SAMPLE_QUESTIONS[0]].clone() });
+    let pages = scan(&paper, &answers, &[]);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let session = session_from_paper(&s, &key, &paper.id).await;
+        for (name, bytes) in &pages {
+            upload(&s, &key, &session, "work", name, bytes.clone()).await;
+        }
+        start_marking(&s, &key, &session).await;
+        sessions.push(session);
+    }
+    let marking = workers(&s, |_| {});
+    let mut questions = Vec::new();
+    let mut question = Value::Null;
+    for session in &sessions {
+        let view = common::marking::poll_until(&s, &key, session, 600, |v| {
+            v["indexingFinished"] == true
+                && v["questions"].as_array().is_some_and(|qs| {
+                    !qs.is_empty()
+                        && qs.iter().all(|q| {
+                            matches!(q["status"].as_str(), Some("completed" | "needs_review"))
+                        })
+                })
+        })
+        .await;
+        questions.push(view["questions"][0]["id"].as_str().expect("id").to_owned());
+        question = view["questions"][0].clone();
+    }
+    marking.shutdown().await;
+    let label = question["label"].as_str().expect("label").to_owned();
+    let criterion = question["allocations"]
+        .as_array()
+        .expect("allocations")
+        .iter()
+        .find(|a| a["dependsOn"].as_array().is_some_and(Vec::is_empty))
+        .expect("a criterion depending on none")
+        .clone();
+    let (c, code) = (
+        criterion["criterionId"].as_str().expect("id").to_owned(),
+        criterion["code"].as_str().expect("code").to_owned(),
+    );
+    // The first and third answers lose it, the second is awarded it, all through the app.
+    for (q, action) in questions.iter().zip(["withhold", "award", "withhold"]) {
+        let done = decide_on(
+            &s,
+            &mut b,
+            &user,
+            &c,
+            (q.clone(), action, format!("/app/questions/{q}/decide")),
+        )
+        .await;
+        assert_eq!(done.status, 303, "{}", done.body);
+    }
+    let lost = |q: &str| format!("/app/questions/{q}?lost={c}");
+    let from_set = format!("/app/sets/{}/1/questions/{label}?lost={c}", paper.id);
+
+    let first = b.get(&from_set).await;
+    assert_eq!(
+        (first.status, first.location()),
+        (303, lost(&questions[0]).as_str())
+    );
+    let page = b.get(&lost(&questions[0])).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains(&format!(
+            "Answer 1 of 2 to question {label} that lost Q{label} {code} in the "
+        )),
+        "{}",
+        page.body
+    );
+    assert_eq!(link(&page.body, "next-answer"), Some(lost(&questions[2])));
+    assert_eq!(link(&page.body, "previous-answer"), None);
+    assert_eq!(
+        link(&page.body, "every-answer"),
+        Some(format!("/app/questions/{}", questions[0]))
+    );
+    assert!(
+        page.body.contains(&format!(
+            "action=\"/app/questions/{}/decide?lost={c}\"",
+            questions[0]
+        )),
+        "a decision keeps the filter"
+    );
+    let page = b.get(&lost(&questions[2])).await;
+    assert!(
+        page.body.contains("Answer 2 of 2 to question"),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        link(&page.body, "previous-answer"),
+        Some(lost(&questions[0]))
+    );
+    assert_eq!(link(&page.body, "next-answer"), None);
+    // The answer awarded it is not among them: the ones before and after it are offered.
+    let page = b.get(&lost(&questions[1])).await;
+    assert!(
+        page.body.contains(&format!(
+            "This answer no longer loses Q{label} {code}; 2 answers"
+        )),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        link(&page.body, "previous-answer"),
+        Some(lost(&questions[0]))
+    );
+    assert_eq!(link(&page.body, "next-answer"), Some(lost(&questions[2])));
+    // Unfiltered, the stepping goes through every answer.
+    let page = b.get(&format!("/app/questions/{}", questions[0])).await;
+    assert!(
+        page.body.contains("Answer 1 of 3 to question"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("id=\"lost-filter\""));
+
+    // Awarding it from the filtered stepping keeps the filter; the answer drops out of it.
+    let done = decide_on(
+        &s,
+        &mut b,
+        &user,
+        &c,
+        (
+            questions[0].clone(),
+            "award",
+            format!("/app/questions/{}/decide?lost={c}", questions[0]),
+        ),
+    )
+    .await;
+    assert_eq!(done.status, 303, "{}", done.body);
+    assert!(
+        done.location().contains(&format!("&lost={c}#")),
+        "{}",
+        done.location()
+    );
+    let page = b.get(done.location()).await;
+    assert!(page.body.contains("no longer loses"), "{}", page.body);
+    assert_eq!(link(&page.body, "next-answer"), Some(lost(&questions[2])));
+    let first = b.get(&from_set).await;
+    assert_eq!(first.location(), lost(&questions[2]));
+    let done = decide_on(
+        &s,
+        &mut b,
+        &user,
+        &c,
+        (
+            questions[2].clone(),
+            "award",
+            format!("/app/questions/{}/decide", questions[2]),
+        ),
+    )
+    .await;
+    assert_eq!(done.status, 303);
+    let none = b.get(&from_set).await;
+    assert_eq!(none.status, 200, "{}", none.body);
+    assert!(
+        none.body.contains("id=\"no-lost-answers\""),
+        "{}",
+        none.body
+    );
+
+    // A criterion the question does not have is not found, from the set and on the page; so is
+    // another account's set.
+    for path in [
+        format!(
+            "/app/sets/{}/1/questions/{label}?lost=no-such-mark",
+            paper.id
+        ),
+        format!("/app/questions/{}?lost=no-such-mark", questions[0]),
+    ] {
+        assert_eq!(b.get(&path).await.status, 404, "{path}");
+    }
+    let (mut other, _) = signed_in(&s, "eve@school.test").await;
+    assert_eq!(other.get(&from_set).await.status, 404);
+    assert_eq!(other.get(&lost(&questions[0])).await.status, 404);
+}
+
+/// Decides criterion `c` of question `q` on its review page with `action`, posting to `path`.
+async fn decide_on(
+    s: &Server,
+    b: &mut Browser,
+    user: &str,
+    c: &str,
+    (q, action, path): (String, &str, String),
+) -> Page {
+    let page = b.get(&format!("/app/questions/{q}")).await;
+    let form = vec![
+        ("csrf".to_owned(), page.csrf()),
+        ("criterion".to_owned(), c.to_owned()),
+        ("action".to_owned(), action.to_owned()),
+        ("reason".to_owned(), "Checked by hand.".to_owned()),
+        (
+            "revision".to_owned(),
+            revision_of(s, user, &q).await.to_string(),
+        ),
+    ];
+    post_form(b, &path, form).await
 }

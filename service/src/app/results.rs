@@ -1,7 +1,7 @@
 //! A class set's results in the app (`/app/class-sets/{id}/results`): the marks as the markbook
 //! has them, what the class got and lost (a table per question, a chart of each criterion's
 //! share awarded drawn here as SVG, and the criteria most often lost with the answers that lost
-//! them, each linked to its review page), the markbook's downloads
+//! them, each linked to its review page, stepping through those answers), the markbook's downloads
 //! (`/app/class-sets/{id}/markbook.csv`, `.xlsx`, `criteria.csv`) and the marked scripts to hand
 //! back (`returned.pdf`, `returned.zip`, `?draft=true`), written by [`crate::results`] as the
 //! API's are.
@@ -11,6 +11,7 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::layout::{Section, page};
+use super::review::question_href;
 use super::{AppError, Signed, header, html};
 use crate::http::ApiError;
 use crate::results::analysis::{self, CriterionStats, ItemAnalysis};
@@ -234,10 +235,14 @@ fn analysis_section(analysis: &ItemAnalysis) -> Markup {
                     @for c in &lost {
                         li data-criterion=(c.id) {
                             strong { (c.name) } ": withheld in " (c.withheld) " of " (c.marked) " (" (percent(Some(c.lost_share()))) "). "
+                            @if let Some(first) = c.lost_by.first() {
+                                a.step href=(question_href(&first.question_id, Some(&c.id))) { "Review the answers that lost it" }
+                                ". "
+                            }
                             "Lost by: "
                             @for (n, answer) in c.lost_by.iter().enumerate() {
                                 @if n > 0 { ", " }
-                                a href={ "/app/questions/" (answer.question_id) } {
+                                a href=(question_href(&answer.question_id, Some(&c.id))) {
                                     (answer.student.clone().or_else(|| answer.copy.map(|c| format!("copy {c:03}"))).unwrap_or_else(|| "a script".to_owned()))
                                 }
                             }

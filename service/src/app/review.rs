@@ -238,14 +238,32 @@ pub async fn set(signed: Signed, paper: &str, revision: &str) -> Result<Response
     ))
 }
 
-/// `GET /app/sets/{paper}/{revision}/questions/{label}`: the first answer to step to.
+/// `GET /app/sets/{paper}/{revision}/questions/{label}`: the first answer to step to; with
+/// `?lost={criterion}`, the first answer that lost that criterion, the stepping filtered to them.
 pub async fn set_question(
     signed: Signed,
     paper: &str,
     revision: &str,
     label: &str,
 ) -> Result<Response, AppError> {
-    let (_, _, set) = load_set(&signed, paper, revision).await?;
+    let (paper, revision, set) = load_set(&signed, paper, revision).await?;
+    if let Some(criterion) = signed.visit.query_param("lost") {
+        let filter = lost_filter(&signed, &paper, revision, &set, label, &criterion).await?;
+        return match filter.answers.first() {
+            Some(first) => Ok(see_other(&question_href(first, Some(&filter.criterion)))),
+            None => {
+                let body = html! {
+                    p { a href={ "/app/sets/" (paper) "/" (revision) } { "← Class set" } }
+                    h1 { "Question " (label) ": " (filter.code) }
+                    p #no-lost-answers { "No marked answer to question " (label) " lost " (filter.code) "." }
+                };
+                Ok(html(
+                    StatusCode::OK,
+                    page("Class set", Some(&signed), Section::Review, body),
+                ))
+            }
+        };
+    }
     let first = stepping_order(&set, label)
         .first()
         .map(|q| q.id.clone())
@@ -253,20 +271,130 @@ pub async fn set_question(
     Ok(see_other(&format!("/app/questions/{first}")))
 }
 
+/// The address of a question's review page, stepping through the answers that lost `lost`
+/// when given.
+pub(super) fn question_href(id: &str, lost: Option<&str>) -> String {
+    match lost {
+        Some(criterion) => format!("/app/questions/{id}?lost={}", encoded(criterion)),
+        None => format!("/app/questions/{id}"),
+    }
+}
+
+/// `text` as a query string's value.
+fn encoded(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// The answers to one question of a set that lost one of its criteria.
+struct LostFilter {
+    /// The criterion id.
+    criterion: String,
+    /// Its name as the markbook writes it (`Q3a M1`).
+    code: String,
+    /// The answers that lost it, in the set's order.
+    answers: Vec<String>,
+}
+
+/// Reads every answer to `label` of the set and keeps those that lost `criterion` (as the item
+/// analysis counts them: marked, and withheld after conditions and dependencies). A criterion
+/// that none of the answers has is not found; an answer whose marking cannot be read is logged
+/// and left out.
+async fn lost_filter(
+    signed: &Signed,
+    paper: &str,
+    revision: i64,
+    set: &[SetQuestion],
+    label: &str,
+    criterion: &str,
+) -> Result<LostFilter, AppError> {
+    let rows = signed
+        .visit
+        .state
+        .store
+        .paper_set_answers(&signed.user.id, paper, revision, label)
+        .await?;
+    let mut code = None;
+    let mut lost: Vec<String> = Vec::new();
+    for row in &rows {
+        // Only the criteria are read here: the sources' asset kinds are not needed.
+        match MarkedQuestion::from_row(row, &HashMap::new()) {
+            Ok(marked) => {
+                if let Some(c) = marked.criterion(criterion) {
+                    code.get_or_insert_with(|| format!("Q{} {}", marked.label, c.code));
+                }
+                if marked.lost(criterion) {
+                    lost.push(marked.id);
+                }
+            }
+            Err(e) => {
+                tracing::error!(question = %row.id, error = %e, code = e.code(), "a marking question cannot be read for review");
+            }
+        }
+    }
+    let code = code.ok_or(AppError::NotFound("criterion of this question"))?;
+    let answers = set
+        .iter()
+        .filter(|q| q.label == label && lost.contains(&q.id))
+        .map(|q| q.id.clone())
+        .collect();
+    Ok(LostFilter {
+        criterion: criterion.to_owned(),
+        code,
+        answers,
+    })
+}
+
 /// Where the set's navigation leads from one question.
 struct SetNav {
     paper: String,
     revision: i64,
-    position: usize,
+    /// The current answer's place in the stepping order (`None`: it is not in the filtered
+    /// order, having lost the criterion no longer).
+    position: Option<usize>,
     count: usize,
     previous: Option<String>,
     next: Option<String>,
     next_review: Option<(String, String)>,
+    /// The filter on the stepping, when it goes through the answers that lost a criterion.
+    lost: Option<LostFilter>,
 }
 
-fn set_nav(set: &[SetQuestion], current: &QuestionRow, paper: &str, revision: i64) -> SetNav {
-    let order = stepping_order(set, &current.label);
-    let position = order.iter().position(|q| q.id == current.id).unwrap_or(0);
+fn set_nav(
+    set: &[SetQuestion],
+    current: &QuestionRow,
+    paper: &str,
+    revision: i64,
+    lost: Option<LostFilter>,
+) -> SetNav {
+    let (position, count, previous, next) = match &lost {
+        None => {
+            let order = stepping_order(set, &current.label);
+            let position = order.iter().position(|q| q.id == current.id).unwrap_or(0);
+            (
+                Some(position),
+                order.len(),
+                position
+                    .checked_sub(1)
+                    .and_then(|p| order.get(p))
+                    .map(|q| q.id.clone()),
+                order.get(position + 1).map(|q| q.id.clone()),
+            )
+        }
+        // The answers that lost the criterion, in the set's order; from an answer that is not
+        // among them, the nearest before and after it.
+        Some(filter) => {
+            let index = |id: &str| set.iter().position(|q| q.id == id);
+            let here = index(&current.id);
+            let before = |id: &&String| index(id) < here;
+            let after = |id: &&String| index(id) > here;
+            (
+                filter.answers.iter().position(|id| *id == current.id),
+                filter.answers.len(),
+                filter.answers.iter().rev().find(before).cloned(),
+                filter.answers.iter().find(after).cloned(),
+            )
+        }
+    };
     // The next answer needing review: of this question first (after this script, then before
     // it), then of the questions after it in paper order.
     let labels = labels_of(set);
@@ -290,13 +418,11 @@ fn set_nav(set: &[SetQuestion], current: &QuestionRow, paper: &str, revision: i6
         paper: paper.to_owned(),
         revision,
         position,
-        count: order.len(),
-        previous: position
-            .checked_sub(1)
-            .and_then(|p| order.get(p))
-            .map(|q| q.id.clone()),
-        next: order.get(position + 1).map(|q| q.id.clone()),
+        count,
+        previous,
+        next,
         next_review,
+        lost,
     }
 }
 
@@ -559,10 +685,23 @@ async fn render_question(
     let nav = match &s.paper {
         Some((paper, revision)) => {
             let set = store.paper_set(&signed.user.id, paper, *revision).await?;
-            Some(set_nav(&set, &q, paper, *revision))
+            let lost = match signed.visit.query_param("lost") {
+                Some(criterion) => {
+                    if marked.criterion(&criterion).is_none() {
+                        return Err(AppError::NotFound("criterion of this question"));
+                    }
+                    Some(lost_filter(signed, paper, *revision, &set, &q.label, &criterion).await?)
+                }
+                None => None,
+            };
+            Some(set_nav(&set, &q, paper, *revision, lost))
         }
         None => None,
     };
+    let lost = nav
+        .as_ref()
+        .and_then(|n| n.lost.as_ref())
+        .map(|f| f.criterion.as_str());
     let can_review = marked.status.is_marked();
     let flags: Vec<String> = marked
         .review_flags
@@ -579,10 +718,28 @@ async fn render_question(
         h1 { "Question " (marked.label) " · " (s.title) }
         @if let Some(nav) = &nav {
             nav.set aria-label="Class set" {
-                "Answer " (nav.position + 1) " of " (nav.count) " to question " (marked.label) " in the "
-                a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
-                @if let Some(previous) = &nav.previous { a #previous-answer rel="prev" href={ "/app/questions/" (previous) } { "Previous answer" } " · " }
-                @if let Some(next) = &nav.next { a #next-answer rel="next" href={ "/app/questions/" (next) } { "Next answer" } " · " }
+                @match (&nav.lost, nav.position) {
+                    (None, position) => {
+                        "Answer " (position.unwrap_or(0) + 1) " of " (nav.count) " to question " (marked.label) " in the "
+                        a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
+                    }
+                    (Some(filter), Some(position)) => {
+                        span #lost-filter data-criterion=(filter.criterion) {
+                            "Answer " (position + 1) " of " (nav.count) " to question " (marked.label) " that lost " (filter.code) " in the "
+                            a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
+                        }
+                        a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
+                    }
+                    (Some(filter), None) => {
+                        span #lost-filter data-criterion=(filter.criterion) {
+                            "This answer no longer loses " (filter.code) "; " (nav.count) " answers to question " (marked.label) " in the "
+                            a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } " do. "
+                        }
+                        a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
+                    }
+                }
+                @if let Some(previous) = &nav.previous { a #previous-answer rel="prev" href=(question_href(previous, lost)) { "Previous answer" } " · " }
+                @if let Some(next) = &nav.next { a #next-answer rel="next" href=(question_href(next, lost)) { "Next answer" } " · " }
                 @match &nav.next_review {
                     Some((next, label)) => { a #next-review href={ "/app/questions/" (next) } { "Next needing review (question " (label) ")" } }
                     None => { span #next-review-none { "Nothing else in this set needs review." } }
@@ -606,7 +763,7 @@ async fn render_question(
             }
         }
         @if let Notice::Conflict(conflict) = &notice {
-            (conflict_panel(signed, &marked, &rows, conflict))
+            (conflict_panel(signed, &marked, &rows, conflict, lost))
         }
         @if !can_review {
             p { "This question has no result to review yet (" (status_text(marked.status.as_str())) ")." }
@@ -680,7 +837,7 @@ async fn render_question(
                             }
                             p.by { "Decided by " (row.by) }
                             @if can_review {
-                                form.decide method="post" action={ "/app/questions/" (marked.id) "/decide" } {
+                                form.decide method="post" action=(decide_href(&marked.id, lost)) {
                                     (csrf(signed))
                                     input type="hidden" name="revision" value=(marked.revision);
                                     input type="hidden" name="criterion" value=(row.id);
@@ -738,7 +895,21 @@ fn shortcuts_dialog() -> Markup {
     }
 }
 
-fn conflict_panel(signed: &Signed, q: &MarkedQuestion, rows: &[Row], c: &Conflict) -> Markup {
+/// Where a decision on a question is sent, the stepping's filter kept.
+fn decide_href(id: &str, lost: Option<&str>) -> String {
+    match lost {
+        Some(criterion) => format!("/app/questions/{id}/decide?lost={}", encoded(criterion)),
+        None => format!("/app/questions/{id}/decide"),
+    }
+}
+
+fn conflict_panel(
+    signed: &Signed,
+    q: &MarkedQuestion,
+    rows: &[Row],
+    c: &Conflict,
+    lost: Option<&str>,
+) -> Markup {
     let saved = rows.iter().find(|r| r.id == c.criterion);
     let yours = match c.action.as_str() {
         "award" => "Award",
@@ -754,7 +925,7 @@ fn conflict_panel(signed: &Signed, q: &MarkedQuestion, rows: &[Row], c: &Conflic
                     h3 { "Your decision" }
                     p { (yours) " " (saved.map(|r| r.code.as_str()).unwrap_or(&c.criterion)) }
                     @if !c.reason.is_empty() { p { "Reason: " (c.reason) } }
-                    form method="post" action={ "/app/questions/" (q.id) "/decide" } {
+                    form method="post" action=(decide_href(&q.id, lost)) {
                         (csrf(signed))
                         input type="hidden" name="revision" value=(q.revision);
                         input type="hidden" name="criterion" value=(c.criterion);
@@ -769,7 +940,7 @@ fn conflict_panel(signed: &Signed, q: &MarkedQuestion, rows: &[Row], c: &Conflic
                         @if !r.reason.is_empty() { p { "Reason: " (r.reason) } }
                         p { "Decided by " (r.by) }
                     }
-                    p { a #keep-saved href={ "/app/questions/" (q.id) } { "Keep the saved version" } }
+                    p { a #keep-saved href=(question_href(&q.id, lost)) { "Keep the saved version" } }
                 }
             }
         }
@@ -887,10 +1058,15 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
                 )
                 .await
             } else {
-                let code: String = form_urlencoded::byte_serialize(code.as_bytes()).collect();
+                let lost = signed
+                    .visit
+                    .query_param("lost")
+                    .map(|c| format!("&lost={}", encoded(&c)))
+                    .unwrap_or_default();
                 Ok(see_other(&format!(
-                    "/app/questions/{}?saved={code}#c-{criterion}",
-                    saved.id
+                    "/app/questions/{}?saved={}{lost}#c-{criterion}",
+                    saved.id,
+                    encoded(&code)
                 )))
             }
         }

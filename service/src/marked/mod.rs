@@ -82,6 +82,16 @@ impl MarkedQuestion {
         self.criteria.iter().find(|c| c.id == id)
     }
 
+    /// Whether the answer lost criterion `id`: the question is marked and the criterion's outcome,
+    /// after its conditions and dependencies, is withheld. The class's item analysis and the
+    /// app's stepping through the answers that lost a mark both ask this.
+    pub fn lost(&self, id: &str) -> bool {
+        self.status.is_marked()
+            && self
+                .criterion(id)
+                .is_some_and(|c| c.effective == Outcome::Withheld)
+    }
+
     /// Whether the student left the question blank: it is marked, nothing is awarded or
     /// uncertain, and every criterion was withheld on evidence quoted as an empty answer space.
     pub fn left_blank(&self) -> bool {

@@ -168,18 +168,18 @@ pub fn analyse(results: &ClassResults) -> ItemAnalysis {
                     continue;
                 };
                 stats.marked += 1;
-                match decided.effective {
-                    Outcome::Awarded => stats.awarded += 1,
-                    Outcome::Uncertain => stats.uncertain += 1,
-                    Outcome::Withheld => {
-                        stats.withheld += 1;
-                        stats.lost_by.push(LostAnswer {
-                            question_id: question.id.clone(),
-                            session_id: script.session_id.clone(),
-                            student: student.student.clone(),
-                            copy: student.copy,
-                        });
-                    }
+                if question.lost(&criterion.id) {
+                    stats.withheld += 1;
+                    stats.lost_by.push(LostAnswer {
+                        question_id: question.id.clone(),
+                        session_id: script.session_id.clone(),
+                        student: student.student.clone(),
+                        copy: student.copy,
+                    });
+                } else if decided.effective == Outcome::Awarded {
+                    stats.awarded += 1;
+                } else {
+                    stats.uncertain += 1;
                 }
             }
             stats.awarded_share =

@@ -720,6 +720,33 @@ impl Store {
             .map_err(StoreError::from)
     }
 
+    /// The questions labelled `label` of the scripts of this account made from one paper
+    /// revision (the by-question review's set), in no particular order.
+    pub async fn paper_set_answers(
+        &self,
+        user_id: &str,
+        paper_id: &str,
+        revision: i64,
+        label: &str,
+    ) -> Result<Vec<QuestionRow>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {QUESTION_COLUMNS} FROM marking_questions WHERE user_id = $1 AND label = $2 \
+             AND session_id IN (SELECT id FROM marking_sessions \
+             WHERE user_id = $3 AND paper_id = $4 AND paper_revision = $5)"
+        )))
+        .bind(user_id)
+        .bind(label)
+        .bind(user_id)
+        .bind(paper_id)
+        .bind(revision)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(question_from_row)
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
     /// A question of this account.
     pub async fn question(
         &self,
