@@ -2118,8 +2118,7 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
     // Alan left questions blank: the marks he lost are listed, each stepping through the answers
     // that lost it.
     assert!(
-        results.body.contains("Review the answers that lost it")
-            && results.body.contains("?lost="),
+        results.body.contains("Review the answers that lost it") && results.body.contains("?lost="),
         "{}",
         results.body
     );

@@ -61,6 +61,11 @@ fn file_response(content_type: &str, bytes: Vec<u8>, name: &str) -> Response {
     let mut response = Response::new(bytes.into());
     *response.status_mut() = StatusCode::OK;
     header(&mut response, "content-type", content_type);
+    as_download(response, name)
+}
+
+/// `response` sent as a download named `name`, never stored.
+fn as_download(mut response: Response, name: &str) -> Response {
     header(
         &mut response,
         "content-disposition",
@@ -86,8 +91,8 @@ async fn returned(signed: Signed, id: &str, zip: bool) -> Result<Response, AppEr
     } else {
         returned::load_class_pdf(store, &signed.user.id, &scripts, draft).await
     };
-    let bytes = match made {
-        Ok(bytes) => bytes,
+    let made = match made {
+        Ok(made) => made,
         Err(ReturnedError::ClassNotFinal { scripts }) => {
             let body = html! {
                 p.crumbs { a href={ "/app/class-sets/" (id) "/results" } { "← Results: " (results.title) } }
@@ -121,9 +126,8 @@ async fn returned(signed: Signed, id: &str, zip: bool) -> Result<Response, AppEr
     } else {
         ("application/pdf", "returned.pdf")
     };
-    Ok(file_response(
-        content_type,
-        bytes,
+    Ok(as_download(
+        crate::http::streamed_file(StatusCode::OK, content_type, made.file, made.len),
         &format!("class-set-{id}-{name}"),
     ))
 }

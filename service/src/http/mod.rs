@@ -108,8 +108,15 @@ pub struct Op {
 pub struct Reply {
     status: StatusCode,
     content_type: String,
-    body: Vec<u8>,
+    body: Payload,
     headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+/// What a reply sends: bytes in memory, or a file streamed from its start.
+#[derive(Debug)]
+enum Payload {
+    Bytes(Vec<u8>),
+    File { file: std::fs::File, len: u64 },
 }
 
 impl Reply {
@@ -127,7 +134,7 @@ impl Reply {
         Reply {
             status,
             content_type: "application/json".into(),
-            body,
+            body: Payload::Bytes(body),
             headers: Vec::new(),
         }
     }
@@ -137,7 +144,18 @@ impl Reply {
         Reply {
             status: StatusCode::OK,
             content_type: content_type.into(),
-            body,
+            body: Payload::Bytes(body),
+            headers: Vec::new(),
+        }
+    }
+
+    /// A response of a file's `len` bytes from where it is read next, streamed: never held in
+    /// memory whole. Not for a route under an idempotency key (there is nothing to keep).
+    pub fn file(content_type: &str, file: std::fs::File, len: u64) -> Reply {
+        Reply {
+            status: StatusCode::OK,
+            content_type: content_type.into(),
+            body: Payload::File { file, len },
             headers: Vec::new(),
         }
     }
@@ -155,6 +173,50 @@ impl Reply {
         }
         self
     }
+}
+
+/// A response streaming `len` bytes of `file` from where it is read next, in chunks read on the
+/// blocking pool, with its length.
+pub fn streamed_file(
+    status: StatusCode,
+    content_type: &str,
+    file: std::fs::File,
+    len: u64,
+) -> Response {
+    use std::io::Read;
+    const CHUNK: u64 = 256 * 1024;
+    let chunks = futures_util::stream::try_unfold((file, len), |(mut file, left)| async move {
+        if left == 0 {
+            return Ok(None);
+        }
+        let (file, chunk) = tokio::task::spawn_blocking(move || {
+            let mut chunk = Vec::new();
+            let read = (&mut file).take(left.min(CHUNK)).read_to_end(&mut chunk);
+            (file, read.map(|_| chunk))
+        })
+        .await
+        .map_err(std::io::Error::other)?;
+        let chunk = chunk?;
+        if chunk.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file ended before its length",
+            ));
+        }
+        let left = left - chunk.len() as u64;
+        Ok(Some((Bytes::from(chunk), (file, left))))
+    });
+    let mut response = warp::reply::Reply::into_response(warp::reply::stream(chunks));
+    *response.status_mut() = status;
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response
+            .headers_mut()
+            .insert(warp::http::header::CONTENT_TYPE, value);
+    }
+    response
+        .headers_mut()
+        .insert(warp::http::header::CONTENT_LENGTH, HeaderValue::from(len));
+    response
 }
 
 fn build(status: StatusCode, content_type: &str, body: Vec<u8>) -> Response {
@@ -465,7 +527,12 @@ impl Ctx {
     fn render(&self, result: Result<Reply, ApiError>, admission: Option<Admission>) -> Response {
         let mut response = match result {
             Ok(reply) => {
-                let mut response = build(reply.status, &reply.content_type, reply.body);
+                let mut response = match reply.body {
+                    Payload::Bytes(body) => build(reply.status, &reply.content_type, body),
+                    Payload::File { file, len } => {
+                        streamed_file(reply.status, &reply.content_type, file, len)
+                    }
+                };
                 for (name, value) in reply.headers {
                     response.headers_mut().insert(name, value);
                 }
@@ -594,7 +661,16 @@ impl Ctx {
         }
         let result = operation().await;
         let stored = match &result {
-            Ok(reply) => Some((reply.status.as_u16(), reply.body.clone())),
+            Ok(Reply {
+                status,
+                body: Payload::Bytes(body),
+                ..
+            }) => Some((status.as_u16(), body.clone())),
+            // A file is not kept: the operation runs again on a retry.
+            Ok(Reply {
+                body: Payload::File { .. },
+                ..
+            }) => None,
             // A 429 is not an answer to keep: the same request may succeed once the limit renews.
             Err(e) if e.status().is_client_error() && e.retry_after().is_none() => {
                 Some((e.status().as_u16(), e.body("")))

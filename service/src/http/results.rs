@@ -272,10 +272,9 @@ async fn returned_of_set(
             "returned.zip",
         ),
     };
-    let bytes = bytes.map_err(|e| returned_error(e, ""))?;
-    Ok(attachment(
-        content_type,
-        bytes,
+    let made = bytes.map_err(|e| returned_error(e, ""))?;
+    Ok(named(
+        Reply::file(content_type, made.file, made.len),
         &format!("class-set-{id}-{name}"),
     ))
 }
@@ -334,7 +333,12 @@ async fn returned_of_session(
 }
 
 fn attachment(content_type: &str, bytes: Vec<u8>, name: &str) -> Reply {
-    Reply::bytes(content_type, bytes)
+    named(Reply::bytes(content_type, bytes), name)
+}
+
+/// A reply sent as a download named `name`.
+fn named(reply: Reply, name: &str) -> Reply {
+    reply
         .with_header(
             "content-disposition",
             &format!("attachment; filename=\"{name}\""),

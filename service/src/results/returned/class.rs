@@ -8,9 +8,9 @@
 //! script's structure tree would not follow its pages into another document.
 
 use std::collections::HashSet;
-use std::io::{Seek, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 
-use lopdf::{Dictionary, Document, Object, ObjectId, Stream, dictionary};
+use lopdf::{Dictionary, Document, Object, ObjectId, Stream, Writer, dictionary};
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
 
@@ -44,32 +44,95 @@ pub struct Unfinished {
     pub questions: Vec<String>,
 }
 
-/// A class PDF being put together, script by script.
-#[derive(Debug)]
-pub struct ClassPdf {
-    document: Document,
+/// A class PDF being written, script by script, to `W`: each script's objects are written out as
+/// it is appended, and only the page tree's references (one per page) are held until
+/// [`ClassPdf::finish`] writes the tree, the cross-reference table and the trailer.
+pub struct ClassPdf<W: Write> {
+    out: Counted<W>,
+    /// Each object written: its number, generation and where it starts.
+    offsets: Vec<(u32, u16, u64)>,
+    next_id: u32,
     pages_id: ObjectId,
     kids: Vec<Object>,
     starts: Vec<usize>,
 }
 
-impl Default for ClassPdf {
-    fn default() -> Self {
-        Self::new()
+impl<W: Write> std::fmt::Debug for ClassPdf<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClassPdf")
+            .field("pages", &self.kids.len())
+            .field("written", &self.out.written)
+            .finish()
     }
 }
 
-impl ClassPdf {
-    /// An empty class PDF.
-    pub fn new() -> ClassPdf {
-        let mut document = Document::with_version("1.7");
-        let pages_id = document.new_object_id();
-        ClassPdf {
-            document,
-            pages_id,
+/// A writer that counts the bytes written through it.
+struct Counted<W: Write> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn output(e: std::io::Error) -> ReturnedError {
+    ReturnedError::Output(e.to_string())
+}
+
+impl<W: Write> ClassPdf<W> {
+    /// An empty class PDF written to `out`; its header is written at once.
+    pub fn new(out: W) -> Result<ClassPdf<W>, ReturnedError> {
+        let mut out = Counted {
+            inner: out,
+            written: 0,
+        };
+        // The second line's bytes above 127 mark the file as binary to tools that guess.
+        out.write_all(b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n")
+            .map_err(output)?;
+        Ok(ClassPdf {
+            out,
+            offsets: Vec::new(),
+            // Object 1 is the page tree, written last.
+            next_id: 2,
+            pages_id: (1, 0),
             kids: Vec::new(),
             starts: Vec::new(),
-        }
+        })
+    }
+
+    /// Writes `object` as indirect object `id`, framed as lopdf frames it.
+    fn write_object(&mut self, id: ObjectId, object: &Object) -> Result<(), ReturnedError> {
+        self.offsets.push((id.0, id.1, self.out.written));
+        let before = if Writer::need_separator(object) {
+            " "
+        } else {
+            ""
+        };
+        let after = if Writer::need_end_separator(object) {
+            " "
+        } else {
+            ""
+        };
+        write!(self.out, "{} {} obj\n{before}", id.0, id.1).map_err(output)?;
+        Writer::write_object(&mut self.out, object).map_err(output)?;
+        write!(self.out, "{after}\nendobj\n").map_err(output)
+    }
+
+    /// Writes `object` under the next free number.
+    fn add_object(&mut self, object: Object) -> Result<ObjectId, ReturnedError> {
+        let id = (self.next_id, 0);
+        self.next_id += 1;
+        self.write_object(id, &object)?;
+        Ok(id)
     }
 
     /// Typesets `script` (refused unless final, when `draft` is false) and appends it.
@@ -87,7 +150,7 @@ impl ClassPdf {
         let mut script = Document::load_mem(pdf).map_err(join)?;
         // Drops what the file held but does not use (object and cross-reference streams).
         script.prune_objects();
-        script.renumber_objects_with(self.document.max_id + 1);
+        script.renumber_objects_with(self.next_id);
         let pages: Vec<ObjectId> = script.get_pages().into_values().collect();
         if pages.is_empty() {
             return Err(ReturnedError::Join("a script's PDF has no page".into()));
@@ -107,27 +170,25 @@ impl ClassPdf {
             media_box = page.get(b"MediaBox").ok().cloned();
             self.kids.push(Object::Reference(id));
         }
-        let max_id = script.max_id;
-        for (id, object) in script.objects {
+        self.next_id = self.next_id.max(script.max_id + 1);
+        for (id, object) in std::mem::take(&mut script.objects) {
             let tree = object
                 .as_dict()
                 .is_ok_and(|d| d.has_type(b"Catalog") || d.has_type(b"Pages"));
             if !tree {
-                self.document.objects.insert(id, object);
+                self.write_object(id, &object)?;
             }
         }
-        self.document.max_id = self.document.max_id.max(max_id);
         if pages.len() % 2 == 1 {
-            self.blank(media_box);
+            self.blank(media_box)?;
         }
         self.starts.push(start);
         Ok(start)
     }
 
-    fn blank(&mut self, media_box: Option<Object>) {
-        let contents = self
-            .document
-            .add_object(Stream::new(Dictionary::new(), Vec::new()));
+    fn blank(&mut self, media_box: Option<Object>) -> Result<(), ReturnedError> {
+        let contents =
+            self.add_object(Object::Stream(Stream::new(Dictionary::new(), Vec::new())))?;
         let media_box = media_box.unwrap_or_else(|| {
             Object::Array(vec![
                 0.into(),
@@ -136,14 +197,15 @@ impl ClassPdf {
                 A4_POINTS[1].into(),
             ])
         });
-        let page = self.document.add_object(dictionary! {
+        let page = self.add_object(Object::Dictionary(dictionary! {
             "Type" => "Page",
             "Parent" => self.pages_id,
             "MediaBox" => media_box,
             "Resources" => Dictionary::new(),
             "Contents" => contents,
-        });
+        }))?;
         self.kids.push(Object::Reference(page));
+        Ok(())
     }
 
     /// The pages so far, blank pages included.
@@ -156,32 +218,52 @@ impl ClassPdf {
         &self.starts
     }
 
-    /// The PDF.
-    pub fn finish(mut self) -> Result<Vec<u8>, ReturnedError> {
+    /// Writes the page tree, the catalogue, the cross-reference table and the trailer, and
+    /// returns what the PDF was written to.
+    pub fn finish(mut self) -> Result<W, ReturnedError> {
         let count = i64::try_from(self.kids.len()).unwrap_or(i64::MAX);
         let pages = dictionary! {
             "Type" => "Pages",
             "Kids" => std::mem::take(&mut self.kids),
             "Count" => count,
         };
-        self.document
-            .objects
-            .insert(self.pages_id, Object::Dictionary(pages));
-        let catalog = self.document.add_object(dictionary! {
+        self.write_object(self.pages_id, &Object::Dictionary(pages))?;
+        let catalog = self.add_object(Object::Dictionary(dictionary! {
             "Type" => "Catalog",
             "Pages" => self.pages_id,
-        });
-        let info = self.document.add_object(dictionary! {
+        }))?;
+        let info = self.add_object(Object::Dictionary(dictionary! {
             "Creator" => Object::string_literal("examkit"),
-        });
-        self.document.trailer.set("Root", catalog);
-        self.document.trailer.set("Info", info);
-        self.document.prune_objects();
-        let mut out = Vec::new();
-        self.document
-            .save_to(&mut out)
-            .map_err(|e| ReturnedError::Join(e.to_string()))?;
-        Ok(out)
+        }))?;
+        let xref_at = self.out.written;
+        self.offsets.sort_unstable();
+        // Subsections of consecutive numbers; object 0 heads the table, free.
+        let mut table = String::from("xref\n");
+        let mut section: Vec<String> = vec!["0000000000 65535 f\r\n".to_owned()];
+        let mut first = 0u32;
+        let mut last = 0u32;
+        for &(id, generation, offset) in &self.offsets {
+            if id != last + 1 {
+                table.push_str(&format!("{first} {}\n", section.len()));
+                table.extend(section.drain(..));
+                first = id;
+            }
+            section.push(format!("{offset:010} {generation:05} n\r\n"));
+            last = id;
+        }
+        table.push_str(&format!("{first} {}\n", section.len()));
+        table.extend(section.drain(..));
+        self.out.write_all(table.as_bytes()).map_err(output)?;
+        let trailer = dictionary! {
+            "Size" => i64::from(last + 1),
+            "Root" => catalog,
+            "Info" => info,
+        };
+        self.out.write_all(b"trailer\n").map_err(output)?;
+        Writer::write_object(&mut self.out, &Object::Dictionary(trailer)).map_err(output)?;
+        write!(self.out, "\nstartxref\n{xref_at}\n%%EOF\n").map_err(output)?;
+        self.out.flush().map_err(output)?;
+        Ok(self.out.inner)
     }
 }
 
@@ -350,7 +432,7 @@ pub fn class_pdf<I>(scripts: I, draft: bool) -> Result<Vec<u8>, ReturnedError>
 where
     I: IntoIterator<Item = ReturnedScript>,
 {
-    let mut pdf = ClassPdf::new();
+    let mut pdf = ClassPdf::new(Vec::new())?;
     for script in scripts {
         pdf.push(script, draft)?;
     }
@@ -368,6 +450,31 @@ where
         zip.push(script, draft)?;
     }
     Ok(zip.finish()?.into_inner())
+}
+
+/// A class's returned scripts, written to a temporary file that is gone once closed: the file,
+/// read from its start, and its length in bytes.
+#[derive(Debug)]
+pub struct ClassFile {
+    /// The file, at its start.
+    pub file: std::fs::File,
+    /// Its length.
+    pub len: u64,
+}
+
+impl ClassFile {
+    /// A new temporary file to write to.
+    fn create() -> Result<BufWriter<std::fs::File>, ReturnedError> {
+        Ok(BufWriter::new(tempfile::tempfile().map_err(output)?))
+    }
+
+    /// The file `written` was written to, rewound.
+    fn written(written: BufWriter<std::fs::File>) -> Result<ClassFile, ReturnedError> {
+        let mut file = written.into_inner().map_err(|e| output(e.into_error()))?;
+        let len = file.seek(SeekFrom::End(0)).map_err(output)?;
+        file.seek(SeekFrom::Start(0)).map_err(output)?;
+        Ok(ClassFile { file, len })
+    }
 }
 
 /// The scripts of `scripts` not marked finally, read from their questions alone (no image is
@@ -408,62 +515,85 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ReturnedError::Task(e.to_string()))
 }
 
+/// Unless `draft`, [`ReturnedError::ClassNotFinal`] naming every script of `scripts` not
+/// marked finally, read from its questions alone.
+async fn check_final(
+    store: &Store,
+    user_id: &str,
+    scripts: &[ClassScript],
+    draft: bool,
+) -> Result<(), ReturnedError> {
+    if !draft {
+        let open = unfinished(store, user_id, scripts).await?;
+        if !open.is_empty() {
+            return Err(ReturnedError::ClassNotFinal { scripts: open });
+        }
+    }
+    Ok(())
+}
+
+/// Loads each script of `scripts` in turn ([`load_script`]) and hands it to `push` with `sink`
+/// on the blocking pool: one script's images are held at a time.
+async fn each_script<T: Send + 'static>(
+    store: &Store,
+    user_id: &str,
+    scripts: &[ClassScript],
+    mut sink: T,
+    push: fn(&mut T, ReturnedScript) -> Result<(), ReturnedError>,
+) -> Result<T, ReturnedError> {
+    for s in scripts {
+        let script = load_script(store, user_id, &s.session_id, s.heading.clone()).await?;
+        let (back, pushed) = blocking(move || {
+            let pushed = push(&mut sink, script);
+            (sink, pushed)
+        })
+        .await?;
+        sink = back;
+        pushed?;
+    }
+    Ok(sink)
+}
+
 /// [`class_pdf`] of the scripts of account `user_id` marked by `scripts`' sessions, loaded one
-/// at a time ([`load_script`]) and typeset on the blocking pool. Unless `draft`, every script is
-/// checked first, from its questions alone: [`ReturnedError::ClassNotFinal`] names every script
-/// not marked finally.
+/// at a time and typeset on the blocking pool, written to a temporary file as it is made: the
+/// service holds one script, never the class. Unless `draft`, every script is checked first,
+/// from its questions alone: [`ReturnedError::ClassNotFinal`] names every script not marked
+/// finally.
 pub async fn load_class_pdf(
     store: &Store,
     user_id: &str,
     scripts: &[ClassScript],
     draft: bool,
-) -> Result<Vec<u8>, ReturnedError> {
-    if !draft {
-        let open = unfinished(store, user_id, scripts).await?;
-        if !open.is_empty() {
-            return Err(ReturnedError::ClassNotFinal { scripts: open });
-        }
-    }
-    let mut pdf = ClassPdf::new();
-    for s in scripts {
-        let script = load_script(store, user_id, &s.session_id, s.heading.clone()).await?;
-        let (back, pushed) = blocking(move || {
-            let pushed = pdf.push(script, draft);
-            (pdf, pushed)
-        })
-        .await?;
-        pdf = back;
-        pushed?;
-    }
-    blocking(move || pdf.finish()).await?
+) -> Result<ClassFile, ReturnedError> {
+    check_final(store, user_id, scripts, draft).await?;
+    let pdf = ClassPdf::new(ClassFile::create()?)?;
+    let push = if draft {
+        |pdf: &mut ClassPdf<_>, script| pdf.push(script, true).map(drop)
+    } else {
+        |pdf: &mut ClassPdf<_>, script| pdf.push(script, false).map(drop)
+    };
+    let pdf = each_script(store, user_id, scripts, pdf, push).await?;
+    ClassFile::written(blocking(move || pdf.finish()).await??)
 }
 
 /// [`class_zip`] of the scripts of account `user_id` marked by `scripts`' sessions, loaded and
-/// typeset one at a time as by [`load_class_pdf`], and checked first in the same way.
+/// typeset one at a time and written to a temporary file as by [`load_class_pdf`], and checked
+/// first in the same way.
 pub async fn load_class_zip(
     store: &Store,
     user_id: &str,
     scripts: &[ClassScript],
     draft: bool,
-) -> Result<Vec<u8>, ReturnedError> {
-    if !draft {
-        let open = unfinished(store, user_id, scripts).await?;
-        if !open.is_empty() {
-            return Err(ReturnedError::ClassNotFinal { scripts: open });
-        }
-    }
-    let mut zip = ClassZip::new(std::io::Cursor::new(Vec::new()));
-    for s in scripts {
-        let script = load_script(store, user_id, &s.session_id, s.heading.clone()).await?;
-        let (back, pushed) = blocking(move || {
-            let pushed = zip.push(script, draft);
-            (zip, pushed)
-        })
-        .await?;
-        zip = back;
-        pushed?;
-    }
-    Ok(zip.finish()?.into_inner())
+) -> Result<ClassFile, ReturnedError> {
+    check_final(store, user_id, scripts, draft).await?;
+    let zip = ClassZip::new(ClassFile::create()?);
+    let push = if draft {
+        |zip: &mut ClassZip<_>, script| zip.push(script, true).map(drop)
+    } else {
+        |zip: &mut ClassZip<_>, script| zip.push(script, false).map(drop)
+    };
+    let zip = each_script(store, user_id, scripts, zip, push).await?;
+    ClassFile::written(blocking(move || zip.finish()).await??)
 }
 
 #[cfg(test)]

@@ -18,9 +18,10 @@
 //!
 //! For a class, [`class_pdf`] puts the scripts in one PDF, each starting on an odd page, and
 //! [`class_zip`] writes one PDF per student into a zip archive; both typeset one script at a
-//! time and hold only the output and the script at hand ([`ClassPdf`] and [`ClassZip`] do the
-//! same for callers that load scripts one by one, as [`load_class_pdf`] and [`load_class_zip`]
-//! do from the store).
+//! time and hold only the script at hand and what they write to ([`ClassPdf`] writes each
+//! script's objects out as it is appended; it and [`ClassZip`] serve callers that load scripts
+//! one by one, as [`load_class_pdf`] and [`load_class_zip`] do from the store, writing to a
+//! temporary file that the service then streams).
 //!
 //! Typesetting is CPU-bound (a few hundred milliseconds a script): the synchronous functions
 //! are for a blocking thread; the loaders run it on tokio's blocking pool.
@@ -33,8 +34,8 @@ mod load;
 mod tests;
 
 pub use class::{
-    ClassPdf, ClassScript, ClassZip, Unfinished, class_pdf, class_zip, entry_name, load_class_pdf,
-    load_class_zip, unfinished,
+    ClassFile, ClassPdf, ClassScript, ClassZip, Unfinished, class_pdf, class_zip, entry_name,
+    load_class_pdf, load_class_zip, unfinished,
 };
 pub use draw::{typeset, typeset_owned};
 pub use load::{ScriptHeading, displayed_page_image, load_script};
@@ -136,6 +137,9 @@ pub enum ReturnedError {
     /// The scripts' PDFs could not be joined.
     #[error("joining the scripts' PDFs failed: {0}")]
     Join(String),
+    /// The class's file could not be written.
+    #[error("writing the class's file failed: {0}")]
+    Output(String),
     /// The zip archive could not be written.
     #[error("writing the archive failed: {0}")]
     Archive(String),
@@ -160,6 +164,7 @@ impl ReturnedError {
             ReturnedError::PageImage { .. } => "page_image",
             ReturnedError::Typeset(_) => "typeset_failed",
             ReturnedError::Join(_) => "join_failed",
+            ReturnedError::Output(_) => "output_failed",
             ReturnedError::Archive(_) => "archive_failed",
             ReturnedError::Store(_) => "store",
             ReturnedError::Task(_) => "task_failed",

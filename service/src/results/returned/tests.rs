@@ -233,6 +233,79 @@ fn page_image(pdf: &[u8], page: usize) -> RgbImage {
         .to_rgb8()
 }
 
+/// Checks the file's cross-reference table as a reader that trusts it would: it is where
+/// `startxref` says, object 0 is free, every object in use starts where its entry says (`N G
+/// obj`), every object of the file is listed once, and the trailer's size is one past the last.
+fn cross_references_hold(pdf: &[u8]) {
+    let find_last = |needle: &[u8]| pdf.windows(needle.len()).rposition(|w| w == needle);
+    let tail = String::from_utf8_lossy(&pdf[find_last(b"startxref").expect("startxref")..]);
+    let at: usize = tail
+        .lines()
+        .nth(1)
+        .expect("offset")
+        .trim()
+        .parse()
+        .expect("a number");
+    // The table and the trailer are ASCII.
+    let table = String::from_utf8_lossy(&pdf[at..]).into_owned();
+    assert!(
+        table.starts_with("xref\n"),
+        "startxref points at {:?}",
+        &table[..20]
+    );
+    let mut rest = &table["xref\n".len()..];
+    let mut listed = std::collections::BTreeSet::new();
+    let mut last = 0;
+    while !rest.starts_with("trailer") {
+        let (header, after) = rest.split_once('\n').expect("a subsection header");
+        let (first, count) = header.split_once(' ').expect("first and count");
+        let (first, count): (u32, u32) =
+            (first.parse().expect("first"), count.parse().expect("count"));
+        rest = after;
+        for id in first..first + count {
+            // Each entry is 20 bytes, its line end included.
+            let (entry, after) = rest.split_at(20);
+            rest = after;
+            assert!(
+                matches!(&entry[18..], " \n" | " \r" | "\r\n"),
+                "entry {id}: {entry:?}"
+            );
+            let (offset, generation, kind) = (&entry[..10], &entry[11..16], &entry[17..18]);
+            if id == 0 {
+                assert_eq!((offset, generation, kind), ("0000000000", "65535", "f"));
+                continue;
+            }
+            assert_eq!(kind, "n", "entry {id}: {entry:?}");
+            let offset: usize = offset.parse().expect("offset");
+            let generation: u16 = generation.parse().expect("generation");
+            assert!(
+                pdf[offset..].starts_with(format!("{id} {generation} obj").as_bytes()),
+                "object {id} is not at {offset}"
+            );
+            assert!(listed.insert(id), "object {id} listed twice");
+            last = last.max(id);
+        }
+    }
+    // Poppler reads it without repairing anything (it says so on standard error when it must).
+    let dir = tempfile::tempdir().expect("a directory");
+    let out = tool("pdfinfo")
+        .arg(write_pdf(dir.path(), pdf))
+        .output()
+        .expect("pdfinfo runs");
+    assert!(out.status.success(), "pdfinfo: {out:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "pdfinfo: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let objects = lopdf::Document::load_mem(pdf).expect("a PDF").objects.len();
+    assert_eq!(listed.len(), objects, "every object is listed");
+    assert!(
+        table.contains(&format!("/Size {}", last + 1)),
+        "the trailer's size"
+    );
+}
+
 fn page_count(pdf: &[u8]) -> usize {
     lopdf::Document::load_mem(pdf)
         .expect("a PDF")
@@ -521,7 +594,7 @@ fn a_class_pdf_starts_every_script_on_an_odd_page() {
         class_script("Grace Hopper", 1, 0),
         class_script("Katherine Johnson", 1, 1),
     ];
-    let mut class = ClassPdf::new();
+    let mut class = ClassPdf::new(Vec::new()).expect("started");
     for script in scripts.iter().cloned() {
         class.push(script, false).expect("pushed");
     }
@@ -529,6 +602,7 @@ fn a_class_pdf_starts_every_script_on_an_odd_page() {
     assert_eq!(class.pages(), 10);
     let pdf = class.finish().expect("joined");
     assert_eq!(page_count(&pdf), 10);
+    cross_references_hold(&pdf);
     for (start, student) in [
         (1, "Ada Lovelace"),
         (5, "Grace Hopper"),
