@@ -532,26 +532,56 @@ async fn check_final(
     Ok(())
 }
 
-/// Loads each script of `scripts` in turn ([`load_script`]) and hands it to `push` with `sink`
-/// on the blocking pool: one script's images are held at a time.
-async fn each_script<T: Send + 'static>(
+/// What a class's scripts are written into, one at a time, ending as a file.
+trait ClassSink: Send + 'static {
+    /// Typesets `script` and appends it.
+    fn append(&mut self, script: ReturnedScript, draft: bool) -> Result<(), ReturnedError>;
+    /// Ends what is written and returns the file it was written to.
+    fn end(self) -> Result<BufWriter<std::fs::File>, ReturnedError>;
+}
+
+impl ClassSink for ClassPdf<BufWriter<std::fs::File>> {
+    fn append(&mut self, script: ReturnedScript, draft: bool) -> Result<(), ReturnedError> {
+        self.push(script, draft).map(drop)
+    }
+
+    fn end(self) -> Result<BufWriter<std::fs::File>, ReturnedError> {
+        self.finish()
+    }
+}
+
+impl ClassSink for ClassZip<BufWriter<std::fs::File>> {
+    fn append(&mut self, script: ReturnedScript, draft: bool) -> Result<(), ReturnedError> {
+        self.push(script, draft).map(drop)
+    }
+
+    fn end(self) -> Result<BufWriter<std::fs::File>, ReturnedError> {
+        self.finish()
+    }
+}
+
+/// Checks the scripts unless `draft` ([`check_final`]), then loads each in turn
+/// ([`load_script`]) and appends it to `sink` on the blocking pool, so that one script's images
+/// are held at a time; then ends the file.
+async fn load_class<S: ClassSink>(
     store: &Store,
     user_id: &str,
     scripts: &[ClassScript],
-    mut sink: T,
-    push: fn(&mut T, ReturnedScript) -> Result<(), ReturnedError>,
-) -> Result<T, ReturnedError> {
+    draft: bool,
+    mut sink: S,
+) -> Result<ClassFile, ReturnedError> {
+    check_final(store, user_id, scripts, draft).await?;
     for s in scripts {
         let script = load_script(store, user_id, &s.session_id, s.heading.clone()).await?;
-        let (back, pushed) = blocking(move || {
-            let pushed = push(&mut sink, script);
-            (sink, pushed)
+        let (back, appended) = blocking(move || {
+            let appended = sink.append(script, draft);
+            (sink, appended)
         })
         .await?;
         sink = back;
-        pushed?;
+        appended?;
     }
-    Ok(sink)
+    ClassFile::written(blocking(move || sink.end()).await??)
 }
 
 /// [`class_pdf`] of the scripts of account `user_id` marked by `scripts`' sessions, loaded one
@@ -565,15 +595,8 @@ pub async fn load_class_pdf(
     scripts: &[ClassScript],
     draft: bool,
 ) -> Result<ClassFile, ReturnedError> {
-    check_final(store, user_id, scripts, draft).await?;
     let pdf = ClassPdf::new(ClassFile::create()?)?;
-    let push = if draft {
-        |pdf: &mut ClassPdf<_>, script| pdf.push(script, true).map(drop)
-    } else {
-        |pdf: &mut ClassPdf<_>, script| pdf.push(script, false).map(drop)
-    };
-    let pdf = each_script(store, user_id, scripts, pdf, push).await?;
-    ClassFile::written(blocking(move || pdf.finish()).await??)
+    load_class(store, user_id, scripts, draft, pdf).await
 }
 
 /// [`class_zip`] of the scripts of account `user_id` marked by `scripts`' sessions, loaded and
@@ -585,15 +608,8 @@ pub async fn load_class_zip(
     scripts: &[ClassScript],
     draft: bool,
 ) -> Result<ClassFile, ReturnedError> {
-    check_final(store, user_id, scripts, draft).await?;
     let zip = ClassZip::new(ClassFile::create()?);
-    let push = if draft {
-        |zip: &mut ClassZip<_>, script| zip.push(script, true).map(drop)
-    } else {
-        |zip: &mut ClassZip<_>, script| zip.push(script, false).map(drop)
-    };
-    let zip = each_script(store, user_id, scripts, zip, push).await?;
-    ClassFile::written(blocking(move || zip.finish()).await??)
+    load_class(store, user_id, scripts, draft, zip).await
 }
 
 #[cfg(test)]
