@@ -1540,11 +1540,24 @@ async fn the_markbook_is_the_marked_questions(
     assert_eq!(listed.status, 200, "{}", text(&listed));
     let listed = String::from_utf8(listed.body).expect("UTF-8");
     assert_eq!(listed.lines().count(), 2 + ids.len(), "{listed}");
+    // Sessions of another paper, or of none, are not one class.
+    let other_paper = exported_paper(s, key, &SAMPLE_QUESTIONS[..1]).await;
+    let of_other_paper = common::marking::session_from_paper(s, key, &other_paper.id).await;
+    let of_no_paper = s.automated_session(key, "Loose script").await;
     for (query, code) in [
         (String::new(), "required"),
         ("sessions=nope".to_owned(), "format"),
         (format!("sessions={0},{0}", ids[0]), "duplicate_session"),
         (format!("sessions={}&x=1", ids[0]), "unknown_parameter"),
+        (
+            format!("sessions={},{of_other_paper}", ids[0]),
+            "not_one_paper",
+        ),
+        (
+            format!("sessions={},{of_no_paper}", ids[0]),
+            "not_one_paper",
+        ),
+        (format!("sessions={of_no_paper}"), "not_one_paper"),
     ] {
         let refused = s
             .get(&format!("/v1/marking/markbook.xlsx?{query}"), key)
