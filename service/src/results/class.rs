@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::class_sets::overview::{self, LoadError, StackState};
 use crate::class_sets::stack::CopyState;
 use crate::class_sets::students::Writer;
-use crate::marked::{MarkedError, MarkedQuestion, MarkerSource};
+use crate::marked::{MarkedError, MarkedQuestion, MarkerSource, QuestionStatus};
 use crate::results::returned::{ClassScript, ScriptHeading};
 use crate::store::marking::SessionRow;
 use crate::store::results::SessionReviews;
@@ -71,7 +71,8 @@ pub struct ClassResults {
 
 impl ClassResults {
     /// The scripts to return, in the class's order, each headed by its student (or `Copy 003`
-    /// when nobody is named), the paper and `date`. Students without a script are left out.
+    /// when nobody is named), the paper and `date`, with its questions not marked finally.
+    /// Students without a script are left out.
     pub fn scripts_to_return(&self, date: &str) -> Vec<ClassScript> {
         self.students
             .iter()
@@ -84,6 +85,14 @@ impl ClassResults {
                         Some(copy) => format!("Copy {copy:03}"),
                         None => "Script".to_owned(),
                     });
+                let unfinished = (!script.questions.is_empty()).then(|| {
+                    script
+                        .questions
+                        .iter()
+                        .filter(|q| q.status != QuestionStatus::Completed)
+                        .map(|q| q.label.clone())
+                        .collect()
+                });
                 Some(ClassScript {
                     session_id: script.session_id.clone(),
                     heading: ScriptHeading {
@@ -91,6 +100,7 @@ impl ClassResults {
                         paper_title: self.paper_title.clone(),
                         date: date.to_owned(),
                     },
+                    unfinished,
                 })
             })
             .collect()

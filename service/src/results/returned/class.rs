@@ -25,13 +25,30 @@ const MAX_STEM_CHARS: usize = 80;
 /// An A4 page, points: the size of a blank page after a script whose last page has none.
 const A4_POINTS: [f32; 2] = [595.276, 841.89];
 
-/// A script of a class to return: its marking session and what its cover says.
+/// A script of a class to return: its marking session, what its cover says, and which of its
+/// questions are not marked finally (as the class's results read them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassScript {
     /// The script's marking session.
     pub session_id: String,
     /// Its student, paper and date.
     pub heading: ScriptHeading,
+    /// The labels of its questions not marked finally, in paper order; `None` when it has no
+    /// question.
+    pub unfinished: Option<Vec<String>>,
+}
+
+impl ClassScript {
+    /// The script as a refusal names it, when it is not marked finally.
+    fn refusal(&self) -> Option<Unfinished> {
+        match &self.unfinished {
+            Some(questions) if questions.is_empty() => None,
+            open => Some(Unfinished {
+                student: self.heading.student.clone(),
+                questions: open.clone().unwrap_or_default(),
+            }),
+        }
+    }
 }
 
 /// A script of a class that is not marked finally: its student and the labels of its questions
@@ -477,33 +494,10 @@ impl ClassFile {
     }
 }
 
-/// The scripts of `scripts` not marked finally, read from their questions alone (no image is
-/// loaded): every one must be before a class's final PDFs are made.
-pub async fn unfinished(
-    store: &Store,
-    user_id: &str,
-    scripts: &[ClassScript],
-) -> Result<Vec<Unfinished>, ReturnedError> {
-    let mut found = Vec::new();
-    for script in scripts {
-        let session = store
-            .session(user_id, &script.session_id)
-            .await?
-            .ok_or(ReturnedError::NotFound)?;
-        let questions = store.session_questions(&session.id).await?;
-        let open: Vec<String> = questions
-            .iter()
-            .filter(|q| q.status != crate::marked::QuestionStatus::Completed.as_str())
-            .map(|q| q.label.clone())
-            .collect();
-        if questions.is_empty() || !open.is_empty() {
-            found.push(Unfinished {
-                student: script.heading.student.clone(),
-                questions: open,
-            });
-        }
-    }
-    Ok(found)
+/// The scripts of `scripts` not marked finally: every one must be before a class's final PDFs
+/// are made.
+pub fn unfinished(scripts: &[ClassScript]) -> Vec<Unfinished> {
+    scripts.iter().filter_map(ClassScript::refusal).collect()
 }
 
 /// Runs `work` on tokio's blocking pool.
@@ -516,20 +510,14 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Unless `draft`, [`ReturnedError::ClassNotFinal`] naming every script of `scripts` not
-/// marked finally, read from its questions alone.
-async fn check_final(
-    store: &Store,
-    user_id: &str,
-    scripts: &[ClassScript],
-    draft: bool,
-) -> Result<(), ReturnedError> {
-    if !draft {
-        let open = unfinished(store, user_id, scripts).await?;
-        if !open.is_empty() {
-            return Err(ReturnedError::ClassNotFinal { scripts: open });
-        }
+/// marked finally.
+fn check_final(scripts: &[ClassScript], draft: bool) -> Result<(), ReturnedError> {
+    let open = unfinished(scripts);
+    if draft || open.is_empty() {
+        Ok(())
+    } else {
+        Err(ReturnedError::ClassNotFinal { scripts: open })
     }
-    Ok(())
 }
 
 /// What a class's scripts are written into, one at a time, ending as a file.
@@ -570,7 +558,7 @@ async fn load_class<S: ClassSink>(
     draft: bool,
     mut sink: S,
 ) -> Result<ClassFile, ReturnedError> {
-    check_final(store, user_id, scripts, draft).await?;
+    check_final(scripts, draft)?;
     for s in scripts {
         let script = load_script(store, user_id, &s.session_id, s.heading.clone()).await?;
         let (back, appended) = blocking(move || {
@@ -587,8 +575,8 @@ async fn load_class<S: ClassSink>(
 /// [`class_pdf`] of the scripts of account `user_id` marked by `scripts`' sessions, loaded one
 /// at a time and typeset on the blocking pool, written to a temporary file as it is made: the
 /// service holds one script, never the class. Unless `draft`, every script is checked first,
-/// from its questions alone: [`ReturnedError::ClassNotFinal`] names every script not marked
-/// finally.
+/// as the class's results read its questions: [`ReturnedError::ClassNotFinal`] names every
+/// script not marked finally, and nothing is typeset.
 pub async fn load_class_pdf(
     store: &Store,
     user_id: &str,
