@@ -110,6 +110,22 @@ pub struct Indexer {
     ocr: Option<OcrEngine>,
 }
 
+/// A file's bytes as the caller has them.
+#[derive(Clone, Copy)]
+enum Bytes<'a> {
+    Borrowed(&'a [u8]),
+    Shared(&'a std::sync::Arc<Vec<u8>>),
+}
+
+impl Bytes<'_> {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Borrowed(bytes) => bytes,
+            Bytes::Shared(bytes) => bytes.as_slice(),
+        }
+    }
+}
+
 /// Minimum OCR result quality (mean word confidence) that needs no second opinion.
 const GOOD_OCR_CONFIDENCE: f32 = 0.75;
 
@@ -160,45 +176,88 @@ impl Indexer {
         format: Format,
         page: u32,
     ) -> Result<(PageIndex, GrayImage), ScanError> {
-        let dpi = self.options.dpi;
-        let max_pixels = self.options.max_pixels;
-        let (raster, layer) = match format {
-            Format::Pdf => {
-                let pdf = raster::load_pdf(bytes)?;
-                let pdf_page = raster::pdf_page(&pdf, page)?;
-                // Check the size first so a huge page is refused before any work.
-                raster::pdf_raster_size(pdf_page, dpi, max_pixels)?;
-                let layer = text_layer::extract(pdf_page);
-                drop(pdf);
-                (
-                    raster::render_page_limited(bytes, format, page, dpi, max_pixels)?,
-                    Some(layer),
-                )
-            }
-            _ => (
-                raster::render_page_limited(bytes, format, page, dpi, max_pixels)?,
-                None,
-            ),
-        };
-        let index = self.index_raster(page, &raster, layer, format)?;
+        let (raster, layer) = self.render(Bytes::Borrowed(bytes), format, page)?;
+        let index = self.index_raster(page, &raster, layer, format, false)?;
         Ok((index, raster))
     }
 
-    /// Indexes an already rendered displayed page (no text layer).
-    pub fn index_image(&mut self, page: u32, image: &GrayImage) -> Result<PageIndex, ScanError> {
-        self.index_raster(page, image, None, Format::Png)
+    /// [`Indexer::index_page_with_raster`], except that a page whose codes settle how it is
+    /// turned is not read by OCR: its words are left empty for the caller to read with
+    /// [`Indexer::read_words`], from the whole page or from only some of it (the writing a
+    /// student added to a printed page, say). The flag says whether the words are still to be
+    /// read; when it is false the index is complete (a text layer, OCR off, or a page whose
+    /// turn only OCR could settle). The file's bytes are shared, not copied: a PDF is read where
+    /// they are.
+    pub fn index_page_words_later(
+        &mut self,
+        bytes: &std::sync::Arc<Vec<u8>>,
+        format: Format,
+        page: u32,
+    ) -> Result<(PageIndex, GrayImage, bool), ScanError> {
+        let (raster, layer) = self.render(Bytes::Shared(bytes), format, page)?;
+        let index = self.index_raster(page, &raster, layer, format, true)?;
+        let later = index.text_source == TextSource::None
+            && index.orientation_source == OrientationSource::Code
+            && self.ocr.is_some();
+        Ok((index, raster, later))
     }
 
-    fn index_raster(
+    /// Reads by OCR the words of `displayed`, a page as displayed (the raster indexing gave, or
+    /// a copy with parts of it blanked), turned upright by `orientation`, with boxes in
+    /// normalized displayed-page coordinates. `format` is the page's source format, which says
+    /// how the page's resolution is judged. Empty when OCR is off.
+    pub fn read_words(
         &mut self,
-        page: u32,
-        raster: &GrayImage,
-        layer: Option<text_layer::TextLayer>,
+        displayed: &GrayImage,
         format: Format,
-    ) -> Result<PageIndex, ScanError> {
-        let ink = dark_fraction(raster);
-        // Scans far above the working resolution are analysed at a reduced size; all boxes are
-        // normalized, so nothing downstream sees the difference.
+        orientation: Orientation,
+    ) -> Result<Vec<Word>, ScanError> {
+        let (work, approx_dpi) = self.analysed(displayed, format);
+        let Some(engine) = self.ocr.as_mut() else {
+            return Ok(Vec::new());
+        };
+        Ok(ocr_at(engine, &work, orientation, approx_dpi)?.words)
+    }
+
+    /// The page's raster at the indexer's dpi, and its text layer when it is a PDF page. The PDF
+    /// is parsed once for both.
+    fn render(
+        &self,
+        bytes: Bytes<'_>,
+        format: Format,
+        page: u32,
+    ) -> Result<(GrayImage, Option<text_layer::TextLayer>), ScanError> {
+        let dpi = self.options.dpi;
+        let max_pixels = self.options.max_pixels;
+        match format {
+            Format::Pdf => {
+                let pdf = match bytes {
+                    Bytes::Borrowed(bytes) => raster::load_pdf(bytes)?,
+                    Bytes::Shared(bytes) => raster::load_shared(std::sync::Arc::clone(bytes))?,
+                };
+                let pdf_page = raster::pdf_page(&pdf, page)?;
+                // Check the size first so a huge page is refused before any work.
+                raster::pdf_raster_size(pdf_page, dpi, max_pixels)?;
+                raster::check_embedded_images(&pdf, max_pixels)?;
+                let layer = text_layer::extract(pdf_page);
+                let raster = raster::render_pdf_page(pdf_page, dpi, max_pixels)?;
+                Ok((raster, Some(layer)))
+            }
+            _ => Ok((
+                raster::render_page_limited(bytes.as_slice(), format, page, dpi, max_pixels)?,
+                None,
+            )),
+        }
+    }
+
+    /// The raster pages are analysed at (scans far above the working resolution are reduced;
+    /// all boxes are normalized, so nothing downstream sees the difference), and the resolution
+    /// Tesseract should expect of it.
+    fn analysed<'a>(
+        &self,
+        raster: &'a GrayImage,
+        format: Format,
+    ) -> (std::borrow::Cow<'a, GrayImage>, u32) {
         let work_dpi = self.options.dpi.max(150);
         let target_long_side = (11.7 * f64::from(work_dpi) * 2.0) as u32;
         let factor = if format == Format::Pdf {
@@ -207,9 +266,9 @@ impl Indexer {
             factor_for(raster.width(), raster.height(), target_long_side)
         };
         let work = if factor > 1 {
-            downscale(raster, factor)
+            std::borrow::Cow::Owned(downscale(raster, factor))
         } else {
-            raster.clone()
+            std::borrow::Cow::Borrowed(raster)
         };
         // Assume an A4-ish long side to estimate the resolution Tesseract should expect.
         let approx_dpi = if format == Format::Pdf {
@@ -217,7 +276,24 @@ impl Indexer {
         } else {
             ((f64::from(work.width().max(work.height())) / 11.7).round() as u32).clamp(70, 1200)
         };
+        (work, approx_dpi)
+    }
 
+    /// Indexes an already rendered displayed page (no text layer).
+    pub fn index_image(&mut self, page: u32, image: &GrayImage) -> Result<PageIndex, ScanError> {
+        self.index_raster(page, image, None, Format::Png, false)
+    }
+
+    fn index_raster(
+        &mut self,
+        page: u32,
+        raster: &GrayImage,
+        layer: Option<text_layer::TextLayer>,
+        format: Format,
+        words_later: bool,
+    ) -> Result<PageIndex, ScanError> {
+        let ink = dark_fraction(raster);
+        let (work, approx_dpi) = self.analysed(raster, format);
         let codes = decode_codes(&work);
         let estimate = estimate_orientation(&work);
         let mut index = PageIndex {
@@ -261,6 +337,9 @@ impl Indexer {
         let Some(engine) = self.ocr.as_mut() else {
             return Ok(index);
         };
+        if words_later && source == OrientationSource::Code {
+            return Ok(index);
+        }
 
         let mut best = (first, ocr_at(engine, &work, first, approx_dpi)?);
         let settled = source == OrientationSource::Code
@@ -306,6 +385,60 @@ impl Indexer {
             (Orientation::Up, OrientationSource::Default)
         }
     }
+}
+
+/// A clean PDF page (a printed paper, not a scan) rendered at `dpi` as [`crate::render_page`]
+/// renders it, with the words of its text layer (boxes in normalized displayed-page
+/// coordinates, confidence 1): what was printed, read exactly, from one parse of the PDF.
+pub fn printed_page(
+    bytes: &[u8],
+    page: u32,
+    dpi: u32,
+) -> Result<(GrayImage, Vec<Word>), ScanError> {
+    let pdf = raster::load_pdf(bytes)?;
+    let pdf_page = raster::pdf_page(&pdf, page)?;
+    raster::pdf_raster_size(pdf_page, dpi, DEFAULT_MAX_PIXELS)?;
+    raster::check_embedded_images(&pdf, DEFAULT_MAX_PIXELS)?;
+    let words = text_layer::extract(pdf_page)
+        .words
+        .into_iter()
+        .map(|(text, bbox)| Word {
+            text,
+            bbox,
+            confidence: 1.0,
+        })
+        .collect();
+    let raster = raster::render_pdf_page(pdf_page, dpi, DEFAULT_MAX_PIXELS)?;
+    Ok((raster, words))
+}
+
+/// A copy of `page` that is white (255) everywhere but inside `boxes` (normalized
+/// displayed-page coordinates), each widened by `pad_px` pixels on every side: what OCR should
+/// read of a page when only those parts hold anything new.
+pub fn only_within(page: &GrayImage, boxes: &[NormBox], pad_px: u32) -> GrayImage {
+    let (w, h) = page.dimensions();
+    let mut out = GrayImage::from_pixel(w, h, image::Luma([255]));
+    let pad = f64::from(pad_px);
+    for b in boxes {
+        let x0 = (b.x * f64::from(w) - pad).floor().clamp(0.0, f64::from(w)) as u32;
+        let y0 = (b.y * f64::from(h) - pad).floor().clamp(0.0, f64::from(h)) as u32;
+        let x1 = (b.right() * f64::from(w) + pad)
+            .ceil()
+            .clamp(0.0, f64::from(w)) as u32;
+        let y1 = (b.bottom() * f64::from(h) + pad)
+            .ceil()
+            .clamp(0.0, f64::from(h)) as u32;
+        if x1 <= x0 || y1 <= y0 {
+            continue;
+        }
+        let (row, width) = (w as usize, (x1 - x0) as usize);
+        for y in y0..y1 {
+            let start = y as usize * row + x0 as usize;
+            out.as_mut()[start..start + width]
+                .copy_from_slice(&page.as_raw()[start..start + width]);
+        }
+    }
+    out
 }
 
 fn majority(items: impl Iterator<Item = Orientation>) -> Option<Orientation> {
@@ -388,6 +521,27 @@ mod tests {
         fn assert_send<T: Send>() {}
         assert_send::<Indexer>();
         assert_send::<PageIndex>();
+    }
+
+    #[test]
+    fn only_the_boxes_are_kept() {
+        let page = GrayImage::from_fn(100, 50, |x, y| image::Luma([((x + y) % 200) as u8]));
+        let kept = only_within(
+            &page,
+            &[
+                NormBox::from_corners(0.1, 0.2, 0.3, 0.4),
+                NormBox::from_corners(0.95, 0.9, 1.2, 1.3),
+            ],
+            2,
+        );
+        assert_eq!(kept.dimensions(), page.dimensions());
+        for (x, y, p) in kept.enumerate_pixels() {
+            let inside = ((8..32).contains(&x) && (8..22).contains(&y))
+                || ((93..100).contains(&x) && (43..50).contains(&y));
+            let expected = if inside { page.get_pixel(x, y)[0] } else { 255 };
+            assert_eq!(p[0], expected, "pixel ({x}, {y})");
+        }
+        assert!(only_within(&page, &[], 5).pixels().all(|p| p[0] == 255));
     }
 
     #[test]

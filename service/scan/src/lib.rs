@@ -33,7 +33,10 @@ pub use codes::{Code, decode_codes};
 pub use compare::{AddedInk, Comparison, added_ink, compare, compare_with_ink};
 pub use error::ScanError;
 pub use geometry::NormBox;
-pub use index::{IndexOptions, Indexer, OrientationSource, PageIndex, TextSource, Word};
+pub use index::{
+    IndexOptions, Indexer, OrientationSource, PageIndex, TextSource, Word, only_within,
+    printed_page,
+};
 pub use ocr::openmp_thread_limit;
 pub use orientation::{Orientation, OrientationEstimate, estimate_orientation};
 pub use raster::{

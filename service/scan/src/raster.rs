@@ -214,12 +214,22 @@ pub fn render_page_limited(
 }
 
 pub(crate) fn load_pdf(bytes: &[u8]) -> Result<Pdf, ScanError> {
+    check_header(bytes)?;
+    load_shared(std::sync::Arc::new(bytes.to_vec()))
+}
+
+fn check_header(bytes: &[u8]) -> Result<(), ScanError> {
     if !bytes.starts_with(b"%PDF-") && !bytes.windows(5).take(1024).any(|w| w == b"%PDF-") {
         return Err(ScanError::Unreadable(
             "not a PDF file (no %PDF- header)".into(),
         ));
     }
-    let data = bytes.to_vec();
+    Ok(())
+}
+
+/// [`load_pdf`] of bytes the caller shares: the PDF reads them where they are, not a copy.
+pub(crate) fn load_shared(data: std::sync::Arc<Vec<u8>>) -> Result<Pdf, ScanError> {
+    check_header(&data)?;
     let loaded = catch_unwind(AssertUnwindSafe(|| Pdf::new(data)))
         .map_err(|_| ScanError::Unreadable("the PDF could not be parsed".into()))?;
     loaded.map_err(|e| match e {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::json;
 
 use examkit_pdf::{CopyCode, DocumentKind, Layout, PageCode};
-use examkit_scan::{Comparison, Format, IndexOptions, Indexer, PageIndex};
+use examkit_scan::{Comparison, Format, IndexOptions, Indexer, PageIndex, Word};
 
 use super::jobs::{JobContext, JobFailure};
 use super::placement::{self, FoundLabel};
@@ -180,17 +180,21 @@ pub async fn run(
         .then(|| context.marker.image_long_edge())
         .flatten();
     let started = std::time::Instant::now();
+    let readers = Arc::clone(context);
+    let bytes = Arc::new(bytes);
     let found = tokio::task::spawn_blocking(move || {
-        index_blocking(
+        let mut reader = readers.readers.take(&options)?;
+        let found = index_blocking(
+            &mut reader,
             &bytes,
             format,
             page,
-            &options,
             work,
             reference.as_ref(),
             image_edge,
-        )
-        .map(|found| (found, reference))
+        );
+        readers.readers.give(reader);
+        found.map(|found| (found, reference))
     })
     .await
     .map_err(JobFailure::from)?
@@ -336,19 +340,57 @@ async fn reference(
     }))
 }
 
+/// Page readers kept between jobs. Each holds a Tesseract engine, whose language data takes a
+/// tenth of a second or more to load: a job takes one, reads its page, and gives it back.
+#[derive(Default)]
+pub struct Readers {
+    idle: std::sync::Mutex<Vec<Indexer>>,
+}
+
+/// Readers kept idle at most (a worker holds one at a time).
+const IDLE_READERS: usize = 8;
+
+impl Readers {
+    fn take(&self, options: &IndexOptions) -> Result<Indexer, JobFailure> {
+        let kept = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.iter()
+                .position(|r| r.options() == options)
+                .map(|i| idle.swap_remove(i))
+        };
+        match kept {
+            Some(reader) => Ok(reader),
+            None => Indexer::new(options)
+                .map_err(|e| JobFailure::transient(format!("the page reader cannot start: {e}"))),
+        }
+    }
+
+    fn give(&self, reader: Indexer) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < IDLE_READERS {
+            idle.push(reader);
+        }
+    }
+}
+
+impl std::fmt::Debug for Readers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readers").finish_non_exhaustive()
+    }
+}
+
 fn index_blocking(
-    bytes: &[u8],
+    indexer: &mut Indexer,
+    bytes: &Arc<Vec<u8>>,
     format: Format,
     page: u32,
-    options: &IndexOptions,
     work: bool,
     reference: Option<&Reference>,
     image_edge: Option<u32>,
 ) -> Result<Found, JobFailure> {
-    let mut indexer = Indexer::new(options)
-        .map_err(|e| JobFailure::transient(format!("the page reader cannot start: {e}")))?;
-    let (index, raster) = indexer
-        .index_page_with_raster(bytes, format, page)
+    let dpi = indexer.options().dpi;
+    let (mut index, raster, words_later) = indexer
+        .index_page_words_later(bytes, format, page)
         .map_err(|e| JobFailure::permanent(format!("page {page} cannot be read: {e}")))?;
     let image = match image_edge {
         Some(edge) => Some(
@@ -369,6 +411,8 @@ fn index_blocking(
     let mut lines = Vec::new();
     let mut compare_note = None;
     let mut identical = false;
+    // The words the clean page prints, where they lie on this page, when the two line up.
+    let mut printed = None;
     if work {
         match (reference, &located) {
             (None, _) => {
@@ -383,11 +427,10 @@ fn index_blocking(
                 );
             }
             (Some(r), Some((_, printed_page))) => {
-                let clean =
-                    examkit_scan::render_page(&r.printed, Format::Pdf, *printed_page, options.dpi)
-                        .map_err(|e| {
-                            JobFailure::transient(format!("the clean page cannot be rendered: {e}"))
-                        })?;
+                let (clean, clean_words) =
+                    examkit_scan::printed_page(&r.printed, *printed_page, dpi).map_err(|e| {
+                        JobFailure::transient(format!("the clean page cannot be rendered: {e}"))
+                    })?;
                 // The raster indexing read is the page rendered at the same dpi.
                 let scanned = &raster;
                 // The same pixels are the clean page, whatever alignment makes of them (a page
@@ -395,7 +438,10 @@ fn index_blocking(
                 identical = scanned.dimensions() == clean.dimensions()
                     && scanned.as_raw() == clean.as_raw();
                 let (compared, ink) = examkit_scan::compare_with_ink(scanned, &clean);
-                lines = ink.map(|ink| ink.lines_of(&compared)).unwrap_or_default();
+                if let Some(ink) = &ink {
+                    lines = ink.lines_of(&compared);
+                    printed = Some(on_the_scan(&compared, clean_words));
+                }
                 comparison = Some(compared);
             }
             (Some(_), None) => {
@@ -405,6 +451,11 @@ fn index_blocking(
                 );
             }
         }
+    }
+    if words_later {
+        index.words = read_words(indexer, &raster, format, &index, printed, &lines)
+            .map_err(|e| JobFailure::permanent(format!("page {page} cannot be read: {e}")))?;
+        index.text_source = examkit_scan::TextSource::Ocr;
     }
     Ok(Found {
         index,
@@ -416,6 +467,54 @@ fn index_blocking(
         identical,
         image,
     })
+}
+
+/// The clean page's printed words where the comparison puts them on the scanned page.
+fn on_the_scan(comparison: &Comparison, words: Vec<Word>) -> Vec<Word> {
+    words
+        .into_iter()
+        .filter_map(|w| {
+            Some(Word {
+                bbox: comparison.to_work(&w.bbox)?,
+                ..w
+            })
+        })
+        .collect()
+}
+
+/// The words of a page whose codes settled its turn. When it lines up with its clean page, the
+/// print is read from the clean page's text layer (exactly, with no OCR) and only the lines of
+/// writing the student added are read by OCR, the rest of the page blanked: most of a page is
+/// print, and OCR costs by the text it reads. Otherwise the whole page is read by OCR.
+fn read_words(
+    indexer: &mut Indexer,
+    raster: &image::GrayImage,
+    format: Format,
+    index: &PageIndex,
+    printed: Option<Vec<Word>>,
+    lines: &[examkit_scan::NormBox],
+) -> Result<Vec<Word>, examkit_scan::ScanError> {
+    let Some(mut words) = printed else {
+        return indexer.read_words(raster, format, index.orientation);
+    };
+    if lines.is_empty() {
+        return Ok(words);
+    }
+    // A little white around each line, and the strokes' faint edges.
+    let pad = (raster.width().max(raster.height()) / 300).max(2);
+    let written = indexer.read_words(
+        &examkit_scan::only_within(raster, lines, pad),
+        format,
+        index.orientation,
+    )?;
+    // Print beside the writing, inside a line's box, is already read from the text layer.
+    let beside_print = |w: &Word| {
+        let (x, y) = w.bbox.center();
+        words.iter().any(|p| p.bbox.contains_point(x, y))
+    };
+    let written: Vec<Word> = written.into_iter().filter(|w| !beside_print(w)).collect();
+    words.extend(written);
+    Ok(words)
 }
 
 /// A digest of a raster's size and pixels: two scans are the same scan when it is equal.

@@ -30,6 +30,8 @@ pub struct JobContext {
     pub marker: Arc<dyn Marker>,
     /// Beaten by the workers running on this context.
     pub pulse: super::worker::Pulse,
+    /// Page readers kept between indexing jobs.
+    pub readers: super::indexing::Readers,
 }
 
 impl JobContext {
@@ -42,6 +44,7 @@ impl JobContext {
             config,
             marker,
             pulse: super::worker::Pulse::new(),
+            readers: super::indexing::Readers::default(),
         })
     }
 }
