@@ -969,7 +969,8 @@ async fn names_written_on_covers_are_matched_to_the_roster(db: Db) {
         }
         match cover_copy(seen) {
             Some(copy) => Reply::Answer(json!({ "name": written_on(copy) })),
-            None => Reply::Status(500, None, "no copy code on the cover".into()),
+            // The one cover whose code cannot be read is Grace's, placed by a person.
+            None => Reply::Answer(json!({ "name": written_on(3) })),
         }
     })
     .await;
@@ -1018,7 +1019,12 @@ async fn names_written_on_covers_are_matched_to_the_roster(db: Db) {
         let hand = HANDS[copy as usize % HANDS.len()];
         let pages = (first, first + paper_pages - 1);
         let scanned = scan_copy(&pdf.body, &exported.layout, pages, hand, &options);
-        covers.push(scanned.into_iter().next().expect("the cover"));
+        let mut cover = scanned.into_iter().next().expect("the cover");
+        if copy == 3 {
+            // Grace's cover has its code covered: a person places it.
+            cover_code(&mut cover);
+        }
+        covers.push(cover);
     }
     covers.reverse();
     let bytes = examkit_scanmaker::pdf_of_images(&covers, 150, 85).expect("a PDF");
@@ -1026,22 +1032,47 @@ async fn names_written_on_covers_are_matched_to_the_roster(db: Db) {
     assert_eq!(sent.status, 201, "{}", text(&sent));
 
     let workers = common::marking::workers(&s, |config| config.marker = choice.clone());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-    let stack = loop {
-        let stack = read_stack(&s, &key, &id).await;
-        let pending = (1..=5).any(|copy| {
-            let check = name_check(&stack, copy);
-            check.is_null() || check["state"] == "reading"
-        });
-        if stack["state"] == "read" && !pending {
-            break stack;
+    let read_all = |copies: &'static [u32]| {
+        let (s, key, id) = (&s, &key, &id);
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+            loop {
+                let stack = read_stack(s, key, id).await;
+                let pending = copies.iter().any(|&copy| {
+                    let check = name_check(&stack, copy);
+                    check.is_null() || check["state"] == "reading"
+                });
+                if stack["state"] == "read" && !pending {
+                    break stack;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the covers are still being read: {stack}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            }
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the covers are still being read: {stack}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     };
+    let stack = read_all(&[1, 2, 4, 5]).await;
+    assert_eq!(
+        model.log().len(),
+        4,
+        "one reading per cover whose code was read"
+    );
+    // Grace's cover, unplaced, is not read; a person places it by its printed line, and the name
+    // on it is read then.
+    let unknown = page_view(&stack, stack["files"][0]["id"].as_str().expect("file"), 3);
+    assert_eq!(unknown["placement"], "unknown", "{unknown}");
+    assert!(name_check(&stack, 3).is_null(), "{stack}");
+    let placed = decide(
+        &s,
+        &key,
+        &id,
+        json!({"kind": "place", "file": unknown["file"], "page": 3, "copy": 3, "copyPage": 1}),
+    )
+    .await;
+    assert_eq!(placed.status, 201, "{}", text(&placed));
+    let stack = read_all(&[1, 2, 3, 4, 5]).await;
     workers.shutdown().await;
     model.assert_clean();
     let asked = model.log().len();

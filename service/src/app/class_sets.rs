@@ -838,7 +838,14 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         user_id: &signed.user.id,
     };
     let body = decision_body(&form);
-    let result = actions::decide(&signed.visit.state.store, &set.set, &body, by).await;
+    let result = actions::decide(
+        &signed.visit.state.store,
+        &signed.visit.state.marking,
+        &set.set,
+        &body,
+        by,
+    )
+    .await;
     match result {
         Ok(decided) => {
             let saved = json!({ "seq": decided.row.seq, "kind": decided.row.kind });

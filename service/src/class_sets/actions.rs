@@ -18,6 +18,7 @@ use crate::marking::MarkingConfig;
 use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::placement::{Found, FoundLabel};
 use crate::store::automated::PaperBinding;
+use crate::store::class_set_names::NameReader;
 use crate::store::class_set_scripts::{NewScript, SchemeFile, ScriptPageRef, StartScripts};
 use crate::store::class_set_stacks::DecisionRow;
 use crate::store::class_sets::{CopyRow, SetRow};
@@ -62,9 +63,11 @@ pub struct Decided {
 
 /// Reads a decision (the body of `POST /v1/class-sets/{id}/decisions`, as JSON), checks it
 /// against the set's stack and earlier decisions, and records it, made by `by`. A refused
-/// decision changes nothing.
+/// decision changes nothing. A person placing a named copy's cover has its written name read,
+/// as a cover placed by its code has, when `config`'s marker reads names.
 pub async fn decide(
     store: &Store,
+    config: &MarkingConfig,
     set: &SetRow,
     body: &Value,
     by: Actor<'_>,
@@ -82,10 +85,27 @@ pub async fn decide(
         )
         .map_err(DecideError::Invalid)?;
     }
+    let named_cover = match &decision {
+        Decision::Place { copy, page: 1, .. } => copies
+            .iter()
+            .any(|c| c.copy == i64::from(*copy) && c.name.is_some()),
+        _ => false,
+    };
+    let reader = match &set.stack_session_id {
+        Some(session_id) if named_cover && config.enabled && config.marker.reads_names() => {
+            Some(NameReader {
+                session_id,
+                user_id: by.user_id,
+                max_attempts: config.max_attempts,
+            })
+        }
+        _ => None,
+    };
     let row = store
         .record_decision(
             &set.id,
             &super::decision::record(&decision, by.key_id, by.user_id),
+            reader.as_ref(),
         )
         .await?;
     let now = overview::stack_now(store, set, &copies).await?;

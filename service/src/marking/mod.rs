@@ -50,6 +50,12 @@ pub enum MarkerChoice {
 }
 
 impl MarkerChoice {
+    /// Whether the marker this choice names reads the names students write on their covers
+    /// (as [`marker::Marker::reads_names`] of the marker built from it says).
+    pub fn reads_names(&self) -> bool {
+        matches!(self, MarkerChoice::OpenAi(_))
+    }
+
     /// The marker this choice names.
     pub fn build(&self) -> Result<Arc<dyn marker::Marker>, String> {
         Ok(match self {
@@ -119,5 +125,31 @@ impl MarkingConfig {
     /// The first retry's delay in milliseconds.
     pub fn backoff_ms(&self) -> i64 {
         i64::try_from(self.backoff.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_says_what_its_marker_does_of_names() {
+        let choices = [
+            MarkerChoice::BuiltIn,
+            MarkerChoice::External {
+                url: "http://127.0.0.1:9/mark".into(),
+                token: None,
+                timeout: Duration::from_secs(5),
+            },
+            MarkerChoice::OpenAi(openai::OpenAiConfig {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                model: "reader".into(),
+                ..openai::OpenAiConfig::default()
+            }),
+        ];
+        for choice in choices {
+            let built = choice.build().expect("a marker");
+            assert_eq!(choice.reads_names(), built.reads_names(), "{choice:?}");
+        }
     }
 }

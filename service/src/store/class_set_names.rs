@@ -11,6 +11,17 @@ use super::{Store, StoreError, WriteTx, now_ms};
 /// The job that reads the name on a cover: payload `{"assetId", "page"}`.
 pub const READ_NAME_JOB: &str = "read_name";
 
+/// Where a cover's name is read: the stack's session and account, and the attempts its job has.
+#[derive(Debug, Clone, Copy)]
+pub struct NameReader<'a> {
+    /// The session holding the set's stack.
+    pub session_id: &'a str,
+    /// The account.
+    pub user_id: &'a str,
+    /// Attempts before the reading fails.
+    pub max_attempts: i64,
+}
+
 /// What is known of the name on one cover page of a stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameRow {
@@ -37,25 +48,46 @@ impl Store {
         page: i64,
         now: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let reader = NameReader {
+            session_id: &job.session_id,
+            user_id: &job.user_id,
+            max_attempts: job.max_attempts,
+        };
+        Store::queue_name_read_by(tx, &reader, class_set_id, asset_id, page, now).await
+    }
+
+    /// Records that the name on a cover page is to be read, and queues its reading in the stack's
+    /// session, in `tx`: nothing when the page's name is already recorded.
+    pub(crate) async fn queue_name_read_by(
+        tx: &mut WriteTx,
+        reader: &NameReader<'_>,
+        class_set_id: &str,
+        asset_id: &str,
+        page: i64,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let made = sqlx::query(
             "INSERT INTO class_set_names (asset_id, page, class_set_id, state) \
-             VALUES ($1, $2, $3, 'reading')",
+             VALUES ($1, $2, $3, 'reading') ON CONFLICT (asset_id, page) DO NOTHING",
         )
         .bind(asset_id)
         .bind(page)
         .bind(class_set_id)
         .execute(&mut **tx)
         .await?;
+        if made.rows_affected() == 0 {
+            return Ok(());
+        }
         let read = NewJob {
             kind: READ_NAME_JOB.to_owned(),
             payload: serde_json::json!({ "assetId": asset_id, "page": page }).to_string(),
         };
         Store::enqueue_jobs(
             tx,
-            &job.session_id,
-            &job.user_id,
+            reader.session_id,
+            reader.user_id,
             &[read],
-            job.max_attempts,
+            reader.max_attempts,
             now,
         )
         .await?;

@@ -10,6 +10,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::automated::Allowance;
+use super::class_set_names::NameReader;
 use super::class_sets::{SET_COLUMNS, SetRow, set_row};
 use super::jobs::NewJob;
 use super::marking::{
@@ -411,11 +412,14 @@ impl Store {
         Ok((files, pages))
     }
 
-    /// Records a decision about a set's stack, after every earlier one.
+    /// Records a decision about a set's stack, after every earlier one. With `read_name`, the
+    /// name written on the decision's page (a cover a person placed) is queued to be read in the
+    /// same transaction, unless it already is.
     pub async fn record_decision(
         &self,
         set_id: &str,
         decision: &NewDecision<'_>,
+        read_name: Option<&NameReader<'_>>,
     ) -> Result<DecisionRow, StoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
@@ -446,6 +450,11 @@ impl Store {
         .bind(decision.student)
         .execute(&mut *tx)
         .await?;
+        if let (Some(reader), Some(asset_id), Some(page)) =
+            (read_name, decision.asset_id, decision.page)
+        {
+            Store::queue_name_read_by(&mut tx, reader, set_id, asset_id, page, now).await?;
+        }
         tx.commit().await?;
         Ok(DecisionRow {
             seq,

@@ -414,7 +414,7 @@ async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
             key_id: &p.key.id,
             user_id: &p.user.id,
         };
-        let decided = actions::decide(&ctx.state.store, &set, &value, by)
+        let decided = actions::decide(&ctx.state.store, &ctx.state.marking, &set, &value, by)
             .await
             .map_err(|e| match e {
                 DecideError::Invalid(problems) => invalid_fields(
