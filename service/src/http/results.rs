@@ -287,30 +287,15 @@ async fn returned_of_session(
 ) -> Result<Reply, ApiError> {
     let id = parse_id(&id, "marking session")?;
     let draft = draft(&query)?;
-    let store = &ctx.state.store;
-    let session = store
-        .session(&p.user.id, &id)
-        .await?
-        .ok_or(ApiError::NotFound("marking session"))?;
-    let paper_title = match &session.paper {
-        Some((paper, revision)) => store
-            .paper_revision_title(&p.user.id, paper, *revision)
-            .await?
-            .unwrap_or_else(|| session.title.clone()),
-        None => session.title.clone(),
-    };
-    let heading = returned::ScriptHeading {
-        student: session.title.clone(),
-        paper_title,
-        date: utc_date(now_ms()),
-    };
-    let script = returned::load_script(store, &p.user.id, &id, heading)
-        .await
-        .map_err(|e| returned_error(e, &session.title))?;
+    let script =
+        returned::load_session_script(&ctx.state.store, &p.user.id, &id, utc_date(now_ms()))
+            .await
+            .map_err(|e| returned_error(e, "the session"))?;
+    let student = script.student.clone();
     if !draft {
         script
             .check_final()
-            .map_err(|e| returned_error(e, &session.title))?;
+            .map_err(|e| returned_error(e, &student))?;
     }
     let slot = ctx
         .state
@@ -324,7 +309,7 @@ async fn returned_of_session(
     })
     .await
     .map_err(|_| ApiError::Internal)?
-    .map_err(|e| returned_error(e, &session.title))?;
+    .map_err(|e| returned_error(e, &student))?;
     Ok(attachment(
         "application/pdf",
         pdf,

@@ -17,7 +17,7 @@ use super::{ReturnedError, ReturnedScript, ScannedPage, ScriptPage};
 use crate::marked::MarkedQuestion;
 use crate::store::Store;
 use crate::store::class_set_scripts::ScriptRow;
-use crate::store::marking::AssetRow;
+use crate::store::marking::{AssetRow, SessionRow};
 
 /// Rendering resolution of pages without a kept image (the review page's).
 const DPI: u32 = 110;
@@ -82,6 +82,42 @@ pub async fn load_script(
         .session(user_id, session_id)
         .await?
         .ok_or(ReturnedError::NotFound)?;
+    script_of(store, user_id, &session, heading).await
+}
+
+/// The script of one marking session returned on its own, dated `date`: headed by the
+/// session's title as the student and its paper revision's title (else the session's).
+pub async fn load_session_script(
+    store: &Store,
+    user_id: &str,
+    session_id: &str,
+    date: String,
+) -> Result<ReturnedScript, ReturnedError> {
+    let session = store
+        .session(user_id, session_id)
+        .await?
+        .ok_or(ReturnedError::NotFound)?;
+    let paper_title = match &session.paper {
+        Some((paper, revision)) => store
+            .paper_revision_title(user_id, paper, *revision)
+            .await?
+            .unwrap_or_else(|| session.title.clone()),
+        None => session.title.clone(),
+    };
+    let heading = ScriptHeading {
+        student: session.title.clone(),
+        paper_title,
+        date,
+    };
+    script_of(store, user_id, &session, heading).await
+}
+
+async fn script_of(
+    store: &Store,
+    user_id: &str,
+    session: &SessionRow,
+    heading: ScriptHeading,
+) -> Result<ReturnedScript, ReturnedError> {
     let assets = store.session_assets(&session.id).await?;
     let kinds = crate::marking::questions::asset_kinds(&assets);
     let questions = store
