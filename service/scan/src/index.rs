@@ -313,16 +313,9 @@ impl Indexer {
             layer.filter(|l| !l.words.is_empty() && (l.image_coverage < 0.5 || l.words.len() >= 20))
         {
             index.text_source = TextSource::TextLayer;
-            index.words = layer
-                .words
-                .into_iter()
-                .map(|(text, bbox)| Word {
-                    text,
-                    bbox,
-                    confidence: 1.0,
-                })
-                .collect();
-            let (o, src) = match layer.orientation {
+            let orientation = layer.orientation;
+            index.words = exact_words(layer);
+            let (o, src) = match orientation {
                 Some(o) => (o, OrientationSource::TextLayer),
                 None => self.pixel_orientation(&index.codes, &estimate),
             };
@@ -399,7 +392,14 @@ pub fn printed_page(
     let pdf_page = raster::pdf_page(&pdf, page)?;
     raster::pdf_raster_size(pdf_page, dpi, DEFAULT_MAX_PIXELS)?;
     raster::check_embedded_images(&pdf, DEFAULT_MAX_PIXELS)?;
-    let words = text_layer::extract(pdf_page)
+    let words = exact_words(text_layer::extract(pdf_page));
+    let raster = raster::render_pdf_page(pdf_page, dpi, DEFAULT_MAX_PIXELS)?;
+    Ok((raster, words))
+}
+
+/// A text layer's words, read exactly (confidence 1).
+fn exact_words(layer: text_layer::TextLayer) -> Vec<Word> {
+    layer
         .words
         .into_iter()
         .map(|(text, bbox)| Word {
@@ -407,9 +407,7 @@ pub fn printed_page(
             bbox,
             confidence: 1.0,
         })
-        .collect();
-    let raster = raster::render_pdf_page(pdf_page, dpi, DEFAULT_MAX_PIXELS)?;
-    Ok((raster, words))
+        .collect()
 }
 
 /// A copy of `page` that is white (255) everywhere but inside `boxes` (normalized
