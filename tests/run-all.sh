@@ -56,12 +56,27 @@ install_native() {
   bash scripts/native-packages.sh --test
 }
 
+# The Rust tests run under cargo-nextest (each test a process of its own, each test's time in a
+# JUnit report), then the doctests, which nextest does not run; each suite's time is printed last.
+install_nextest() {
+  cargo nextest --version >/dev/null 2>&1 || cargo install cargo-nextest --locked
+}
+
+rust_tests() {
+  local junit="$native_target/nextest/default/junit.xml" status
+  rm -f "$junit"
+  CARGO_TARGET_DIR="$native_target" cargo nextest run --locked
+  status=$?
+  python3 tests/suite-times.py "$junit"
+  [ "$status" -eq 0 ] && CARGO_TARGET_DIR="$native_target" cargo test --locked --doc
+}
+
 rust_suite() {
-  install_native &&
+  install_native && install_nextest &&
     CARGO_TARGET_DIR="$native_target" cargo fmt --all --check &&
     CARGO_TARGET_DIR="$native_target" cargo clippy --workspace --all-targets --locked -- -D warnings &&
     CARGO_TARGET_DIR="$native_target" tests/first-run.sh &&
-    CARGO_TARGET_DIR="$native_target" cargo test --locked
+    rust_tests
 }
 
 fuzz_suite() {
@@ -84,7 +99,7 @@ done
 
 # The object-store tests of the rust and service suites use an S3-compatible server started here
 # for the whole run (tests/s3-server.sh); every suite then builds the tests alike.
-# PostgreSQL likewise (tests/postgres-server.sh): the rust suite's `cargo test` then runs the
+# PostgreSQL likewise (tests/postgres-server.sh): the rust suite's tests then run the
 # service's tests on SQLite and on PostgreSQL in one build, and the service suite is left with the
 # browser tests.
 if wants rust || wants postgres; then

@@ -10,7 +10,7 @@ use examkit_bank::{Bank, Facets, sample};
 use serde_json::Value;
 use sqlx::Row;
 
-mod common;
+use crate::common;
 use common::{Db, fresh_database};
 
 const CIRCLE: &str = "Circle: centre, radius and tangent at a point";

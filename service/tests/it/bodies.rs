@@ -5,7 +5,7 @@
 //! (serde's derived structs read a JSON array as a struct field by field, so `["My title"]` once
 //! created an import.)
 
-mod common;
+use crate::common;
 
 use common::marking::{idem, text};
 use common::{Db, Resp, Server, generous, start_with};

@@ -5,7 +5,7 @@
 //! here, as it is the same bookkeeping: a usage flush that fails midway loses and repeats nothing,
 //! and an admission whose transaction fails counts nothing and leaves the next one decided.
 
-mod common;
+use crate::common;
 
 use common::Db;
 use examkit::auth::generate_key;

@@ -3,7 +3,7 @@
 //! Each page's code, orientation and questions are checked, and the words the student wrote are
 //! read back with boxes inside the answer space they were written in.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -556,3 +556,22 @@ pub fn unique_png(client: u8, n: u16, noisy: bool) -> Vec<u8> {
         .expect("encoded");
     out.into_inner()
 }
+
+/// Whether this test has its process to itself, as a test that reads process-wide state (the
+/// metrics recorder) needs. Under nextest, the suites' runner, every test has a process of its
+/// own. Under `cargo test`, where the suites share one process, the test named `name` (its full
+/// path in the binary) is run again alone in a child process, which must pass; then this returns
+/// false and the caller returns, its assertions made in the child.
+pub fn alone(name: &str) -> bool {
+    let per_test = std::env::var_os("NEXTEST_EXECUTION_MODE").is_some_and(|m| m == "process-per-test");
+    if per_test || std::env::var_os("EXAMKIT_TEST_ALONE").is_some() {
+        return true;
+    }
+    let status = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env("EXAMKIT_TEST_ALONE", "1")
+        .status()
+        .expect("the test binary runs");
+    assert!(status.success(), "{name}, run alone, failed: {status}");
+    false
+}

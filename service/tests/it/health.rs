@@ -3,7 +3,7 @@
 //! object store fails or the workers stop beating, while health stays 200; both recover. The
 //! answer names checks and says `failed`, never why: no path, URL, bucket or driver text.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! rubric the model reads from it. These prove the protocol and the safety rules, not any model's
 //! quality.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -15,7 +15,7 @@
 //! to the roster as a whole: a student in another's seat, a misread name, a blank line and a
 //! visitor, each flagged or not, and nothing changed until a person decides.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 

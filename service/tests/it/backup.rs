@@ -4,7 +4,7 @@
 //! PostgreSQL, the documented `pg_dump` and `pg_restore` do the same. A backup file is its owner's
 //! alone (mode 0600), and a restore ends the browser sessions the backup held.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! password checks are bounded in the process, with late sign-ins answered 503 and the server's
 //! memory held, measured on `examkit serve` run as a process of its own.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 

@@ -7,7 +7,7 @@
 //! Jobs are slowed with the test hook `EXAMKIT_TEST_JOB_DELAY_MS`, which announces each job on
 //! standard error and waits before running it, so a kill lands mid-job.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};

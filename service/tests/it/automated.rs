@@ -3,7 +3,7 @@
 //! allowance, the switch that turns the feature off, and indexing by real workers (page codes,
 //! clean-paper and scheme-as-work detection, words with boxes).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,7 @@
 //! second database pointed at it refuses to start, to move files there or to sweep it, so it never
 //! deletes the first one's files (on S3 and on a directory).
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

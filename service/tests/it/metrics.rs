@@ -3,11 +3,11 @@
 //! templates, never the raw paths clients sent, and method labels are the served methods or
 //! `other`, never a method a client made up.
 //!
-//! The recorder is the process's, so one test measures, on SQLite and then on PostgreSQL (when
+//! The recorder is the process's, so one test measures, in a process of its own, on SQLite and then on PostgreSQL (when
 //! configured), comparing scrapes taken before and after each run. The other runs `examkit serve`
 //! and `examkit worker` as processes of their own: their metrics listener, and its bad addresses.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 
@@ -200,6 +200,9 @@ async fn made_up_methods_share_one_label(s: &Server, client: &reqwest::Client, m
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_move_by_exactly_the_requests_made_and_labels_are_templates() {
+    if !common::alone("metrics::counters_move_by_exactly_the_requests_made_and_labels_are_templates") {
+        return;
+    }
     let handle = examkit::telemetry::install().expect("recorder");
     let store_dir = tempfile::tempdir().expect("dir");
     let url = common::fresh_database(Db::Sqlite, store_dir.path())

@@ -10,7 +10,7 @@
 //! hook `EXAMKIT_TEST_COMPLETE_DELAY_MS`: it pauses that long after each question row it inserts
 //! and announces each insert on standard error.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -3,7 +3,7 @@
 //! the page and paper limits, scopes, and both PDFs of each revision (read back with poppler);
 //! and class sets printed from a revision (every copy's codes, lines and names read back).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

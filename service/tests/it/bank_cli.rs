@@ -8,7 +8,7 @@ use std::process::{Child, Command, Output, Stdio};
 use examkit::store::Store;
 use sqlx::Row;
 
-mod common;
+use crate::common;
 use common::{Db, fresh_database};
 
 fn sample() -> PathBuf {

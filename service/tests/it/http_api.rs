@@ -1,6 +1,6 @@
 //! The HTTP API end to end: a real server on 127.0.0.1, real requests, SQLite and PostgreSQL.
 
-mod common;
+use crate::common;
 
 use common::{Db, generous, png_chunk, start, tiny_image};
 use examkit::auth::Scope;

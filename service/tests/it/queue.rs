@@ -1,7 +1,7 @@
 //! The job queue on SQLite and PostgreSQL, driven through the store: claims, leases, heartbeats,
 //! at most one saved result per job, retries with backoff, and concurrent claimers.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

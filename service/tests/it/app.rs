@@ -4,7 +4,7 @@
 //! owner isolation, escaping, and the separation of
 //! browser sessions from API keys.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -1,9 +1,9 @@
 //! The PostgreSQL variants of `on_both!` cases are never skipped silently: without
 //! `EXAMKIT_TEST_POSTGRES_URL` (and without `EXAMKIT_REQUIRE_POSTGRES`) each is reported as
 //! ignored, with its reason, in the harness's "N ignored" count; with either set, none is ignored.
-//! This binary lists its own tests to check it.
+//! The test binary lists this suite's own tests to check it.
 
-mod common;
+use crate::common;
 
 use common::Db;
 
@@ -25,10 +25,11 @@ async fn the_store_opens(db: Db) {
     store.close().await;
 }
 
-/// The names this binary's harness lists, with `--ignored` only the ignored ones.
+/// The names of this suite's tests the binary's harness lists, with `--ignored` only the ignored
+/// ones.
 fn listed(ignored: bool) -> Vec<String> {
     let mut command = std::process::Command::new(std::env::current_exe().expect("test binary"));
-    command.args(["--list", "--format", "terse"]);
+    command.args(["--list", "--format", "terse", "harness::"]);
     if ignored {
         command.arg("--ignored");
     }
@@ -48,7 +49,7 @@ fn postgres_variants_are_ignored_exactly_when_postgres_is_not_configured() {
     assert!(
         postgres
             .iter()
-            .any(|t| t.as_str() == "the_store_opens::postgres"),
+            .any(|t| t.as_str() == "harness::the_store_opens::postgres"),
         "{all:?}"
     );
     let ignored = listed(true);

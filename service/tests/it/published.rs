@@ -1,7 +1,7 @@
 //! The service's one error registry ([`ErrorKind`]) is what is published: the error-code list
 //! (`schemas/service-error-codes.json`), the OpenAPI document's enumeration of `error.code`, and
 //! the guide's table of codes. Regenerate the list and the guide's table with
-//! `EXAMKIT_BLESS=1 cargo test -p examkit --test published`.
+//! `EXAMKIT_BLESS=1 cargo test -p examkit --test it published::`.
 
 use examkit::http::ErrorKind;
 use serde_json::{Value, json};

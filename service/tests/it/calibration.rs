@@ -19,7 +19,7 @@
 //! feeder's and the phone's scripts faring exactly as the flatbed scans of the same answers. This
 //! proves calibration's plumbing and arithmetic on realistic scans, not any model's quality.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! (every parameter, filters, text, pagination, cursors, random samples), revision reads and
 //! diagram downloads. Expectations are computed from the sample bank's JSON files.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

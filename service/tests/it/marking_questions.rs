@@ -4,7 +4,7 @@
 //! engine rejects (the question fails with the reason, nothing partial saved), cancellation while
 //! queued and while running, and reviews of automated results.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

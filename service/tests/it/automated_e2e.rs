@@ -5,7 +5,7 @@
 //! uploaded, one `start`, polled until every question is terminal; then the located results are
 //! checked against the engine, and one decision is reviewed.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::Instant;
