@@ -920,7 +920,7 @@ pub async fn start(signed: Signed, id: &str, form: Form) -> Result<Response, App
             StatusCode::CONFLICT,
             format!(
                 "The stack is not ready: {}.",
-                actions::not_ready_message(why)
+                actions::not_ready_message(&why)
             ),
         ),
         Err(StartError::Paper(Unprepared::Store(e))) => {

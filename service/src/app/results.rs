@@ -166,7 +166,7 @@ pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
         (downloads(&id))
         section #marks aria-labelledby="marks-title" {
             h2 #marks-title { "Marks" }
-            p.hint { "A range is a question still needing review; ABS an absent student; an empty cell a question not marked yet." }
+            p.hint { "A range is a question still needing review; “not scanned” a question whose page is not in the stack; ABS an absent student; an empty cell a question not marked yet." }
             div.scroll {
                 table #marks-table {
                     thead { tr { @for title in &marks.header { th scope="col" { (title) } } } }
@@ -213,17 +213,17 @@ fn analysis_section(analysis: &ItemAnalysis) -> Markup {
     html! {
         section #analysis aria-labelledby="analysis-title" {
             h2 #analysis-title { "What the class got wrong" }
-            p.hint { "Counted over the " (analysis.scripts) " scripts, each question where it is marked (a question needing review by the marks awarded so far)." }
+            p.hint { "Counted over the " (analysis.scripts) " scripts, each question where it is marked (a question needing review by the marks awarded so far). A question whose page was not scanned is left out, and counted under Not scanned." }
             table #question-table {
                 thead { tr {
-                    th scope="col" { "Question" } th scope="col" { "Maximum" } th scope="col" { "Marked" }
+                    th scope="col" { "Question" } th scope="col" { "Maximum" } th scope="col" { "Marked" } th scope="col" { "Not scanned" }
                     th scope="col" { "Mean" } th scope="col" { "Spread (SD)" } th scope="col" { "Range" } th scope="col" { "Full marks" }
                 } }
                 tbody {
                     @for q in &analysis.questions {
                         tr {
                             th scope="row" { "Q" (q.label) }
-                            td { (q.max) } td { (q.marked) } td { (one_decimal(q.mean)) } td { (one_decimal(q.spread)) }
+                            td { (q.max) } td { (q.marked) } td { (q.not_scanned) } td { (one_decimal(q.mean)) } td { (one_decimal(q.spread)) }
                             td { @match (q.lowest, q.highest) { (Some(l), Some(h)) => { (l) "–" (h) } _ => "—" } }
                             td { (percent(q.full_marks_share)) }
                         }

@@ -12,15 +12,16 @@ use serde_json::{Value, json};
 use super::overview::{self, LoadError, StackNow};
 use super::request::Problem;
 use super::scripts::{self, NotReady, Script};
-use super::stack::Decision;
+use super::stack::{Decision, Placement};
 use super::students::{self, Writer};
 use crate::marking::MarkingConfig;
+use crate::marking::indexing::{PlacedAs, reread_payload};
 use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::placement::{Found, FoundLabel};
 use crate::store::automated::PaperBinding;
 use crate::store::class_set_names::NameReader;
 use crate::store::class_set_scripts::{NewScript, SchemeFile, ScriptPageRef, StartScripts};
-use crate::store::class_set_stacks::DecisionRow;
+use crate::store::class_set_stacks::{DecisionRow, Reread};
 use crate::store::class_sets::{CopyRow, SetRow};
 use crate::store::papers::{BankRevision, ExportKind, StoredPaper};
 use crate::store::{Store, StoreError, now_ms};
@@ -64,7 +65,8 @@ pub struct Decided {
 /// Reads a decision (the body of `POST /v1/class-sets/{id}/decisions`, as JSON), checks it
 /// against the set's stack and earlier decisions, and records it, made by `by`. A refused
 /// decision changes nothing. A person placing a named copy's cover has its written name read,
-/// as a cover placed by its code has, when `config`'s marker reads names.
+/// as a cover placed by its code has, when `config`'s marker reads names. A page placed by hand
+/// is read again as the copy's page it was placed as, and is being read until that is done.
 pub async fn decide(
     store: &Store,
     config: &MarkingConfig,
@@ -101,11 +103,38 @@ pub async fn decide(
         }
         _ => None,
     };
+    // A page placed by hand (one whose code could not be read) is read again as the copy's page
+    // it was placed as: turned, lined up with that page's clean print and compared, as a page
+    // found by its code is. A placement of a page with a code changes nothing, and reads nothing.
+    let reread = match (&decision, &set.stack_session_id) {
+        (Decision::Place { at, copy, page }, Some(session_id))
+            if matches!(before.stack.placement(at), Some(Placement::Unknown { .. })) =>
+        {
+            Some(Reread {
+                session_id,
+                user_id: by.user_id,
+                asset_id: &at.file,
+                page: i64::from(at.page),
+                job_kind: INDEX_PAGE,
+                payload: reread_payload(
+                    &at.file,
+                    i64::from(at.page),
+                    PlacedAs {
+                        copy: *copy,
+                        page: *page,
+                    },
+                ),
+                max_attempts: config.max_attempts,
+            })
+        }
+        _ => None,
+    };
     let row = store
         .record_decision(
             &set.id,
             &super::decision::record(&decision, by.key_id, by.user_id),
             reader.as_ref(),
+            reread.as_ref(),
         )
         .await?;
     let now = overview::stack_now(store, set, &copies).await?;
@@ -143,7 +172,7 @@ fn script_title(
 #[derive(Debug, thiserror::Error)]
 pub enum StartError<E> {
     /// The stack cannot make scripts yet.
-    #[error("{}", not_ready_message(*.0))]
+    #[error("{}", not_ready_message(.0))]
     NotReady(NotReady),
     /// The set's paper revision could not be made ready.
     #[error("the paper revision is not ready")]
@@ -171,12 +200,18 @@ impl<E> From<StoreError> for StartError<E> {
 }
 
 /// Why a set's scripts cannot be made yet, in words.
-pub fn not_ready_message(why: NotReady) -> String {
+pub fn not_ready_message(why: &NotReady) -> String {
     match why {
         NotReady::Empty => "no page of the stack is uploaded yet".to_owned(),
-        NotReady::Reading(n) => {
-            format!("{n} pages of the stack are still being read; start when none is")
-        }
+        NotReady::Reading { pages: 1, first } => format!(
+            "page {} of stack file {} is still being read; start when it is read",
+            first.page, first.file
+        ),
+        NotReady::Reading { pages, first } => format!(
+            "{pages} pages of the stack are still being read (the first is page {} of stack \
+             file {}); start when none is",
+            first.page, first.file
+        ),
         NotReady::NoScript => {
             "every copy of the set is absent: there is nothing to mark".to_owned()
         }
@@ -460,8 +495,19 @@ mod tests {
 
     #[test]
     fn why_scripts_cannot_be_made_is_said_in_words() {
-        assert!(not_ready_message(NotReady::Reading(3)).starts_with("3 pages"));
-        assert!(not_ready_message(NotReady::NoScript).contains("absent"));
-        assert!(not_ready_message(NotReady::Empty).contains("uploaded"));
+        let first = crate::class_sets::stack::StackPage {
+            file: "f1".into(),
+            page: 4,
+        };
+        let many = NotReady::Reading {
+            pages: 3,
+            first: first.clone(),
+        };
+        assert!(not_ready_message(&many).starts_with("3 pages"));
+        assert!(not_ready_message(&many).contains("page 4 of stack file f1"));
+        let one = NotReady::Reading { pages: 1, first };
+        assert!(not_ready_message(&one).starts_with("page 4 of stack file f1 is still being read"));
+        assert!(not_ready_message(&NotReady::NoScript).contains("absent"));
+        assert!(not_ready_message(&NotReady::Empty).contains("uploaded"));
     }
 }

@@ -347,7 +347,7 @@ pub async fn load(
     // out of date until the stack is read.
     let current = match scripts::scripts(&now.stack) {
         Ok(scripts) => Some(scripts),
-        Err(NotReady::Reading(_)) => None,
+        Err(NotReady::Reading { .. }) => None,
         Err(_) => Some(Vec::new()),
     };
     let summaries: Vec<ScriptSummary> = progress

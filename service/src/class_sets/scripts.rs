@@ -43,12 +43,17 @@ impl Script {
 }
 
 /// Why a set's scripts cannot be made yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotReady {
     /// No page was uploaded.
     Empty,
-    /// Pages are still being read.
-    Reading(usize),
+    /// Pages are still being read: how many, and the first of them in stack order.
+    Reading {
+        /// How many.
+        pages: usize,
+        /// The first.
+        first: StackPage,
+    },
     /// No copy has a page: every copy is absent.
     NoScript,
 }
@@ -57,8 +62,11 @@ pub enum NotReady {
 /// report has not placed (unknown, in conflict, foreign) are in no script: a copy page waiting in
 /// a conflict is missing until a person chooses.
 pub fn scripts(stack: &Stack) -> Result<Vec<Script>, NotReady> {
-    if !stack.reading.is_empty() {
-        return Err(NotReady::Reading(stack.reading.len()));
+    if let Some(first) = stack.reading.first() {
+        return Err(NotReady::Reading {
+            pages: stack.reading.len(),
+            first: first.clone(),
+        });
     }
     if stack.report.pages.is_empty() {
         return Err(NotReady::Empty);
@@ -219,7 +227,16 @@ mod tests {
             file: "a".into(),
             page: 2,
         });
-        assert_eq!(scripts(&reading), Err(NotReady::Reading(1)));
+        assert_eq!(
+            scripts(&reading),
+            Err(NotReady::Reading {
+                pages: 1,
+                first: StackPage {
+                    file: "a".into(),
+                    page: 2,
+                },
+            })
+        );
         assert_eq!(scripts(&stack(&[], &[])), Err(NotReady::Empty));
         let all_absent = stack(&[page("a", 1, 1, 1)], &[Decision::Absent { copy: 1 }]);
         assert_eq!(scripts(&all_absent), Err(NotReady::NoScript));

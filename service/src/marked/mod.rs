@@ -76,6 +76,12 @@ pub struct MarkedQuestion {
 /// with it (`blank: nothing is written in the answer space`).
 pub const BLANK_QUOTE_PREFIX: &str = "blank:";
 
+/// The review flag of a question on a page of the paper that was not scanned for its script.
+pub const PAGE_NOT_SCANNED: &str = "page_not_scanned";
+
+/// The words every output gives a question on a page that was not scanned, in place of a mark.
+pub const NOT_SCANNED: &str = "not scanned";
+
 impl MarkedQuestion {
     /// The criterion `id`.
     pub fn criterion(&self, id: &str) -> Option<&MarkedCriterion> {
@@ -90,6 +96,18 @@ impl MarkedQuestion {
             && self
                 .criterion(id)
                 .is_some_and(|c| c.effective == Outcome::Withheld)
+    }
+
+    /// Whether the question is on a page of the paper that was never scanned for this script
+    /// (the review flag `page_not_scanned`): nothing of it was marked, so every output says "not
+    /// scanned" rather than a mark, its score keeps its every mark possible (`0–max`), and the
+    /// class's analysis leaves it out.
+    pub fn not_scanned(&self) -> bool {
+        self.status == QuestionStatus::NeedsReview
+            && self
+                .review_flags
+                .as_deref()
+                .is_some_and(|flags| flags.iter().any(|f| f.code == PAGE_NOT_SCANNED))
     }
 
     /// Whether the student left the question blank: it is marked, nothing is awarded or

@@ -251,7 +251,7 @@ impl MarkedQuestion {
         if let Some(stray) = results.first() {
             return Err(MarkedError::UnmatchedResult(stray.id.clone()));
         }
-        Ok(MarkedQuestion {
+        let mut marked = MarkedQuestion {
             id: row.id.clone(),
             session_id: row.session_id.clone(),
             label: row.label.clone(),
@@ -274,7 +274,13 @@ impl MarkedQuestion {
             created_at: row.created_at,
             updated_at: row.updated_at,
             decision_order,
-        })
+        };
+        // Nothing of a question on a page never scanned was marked: every one of its marks is
+        // still possible, whatever an older row recorded (it stored none possible).
+        if marked.not_scanned() {
+            marked.score.possible = marked.score.possible.max(marked.score.max);
+        }
+        Ok(marked)
     }
 }
 

@@ -5,7 +5,10 @@
 //! - an accepted answer found in the part's answer space (see [`crate::marking::answers`]) is
 //!   `awarded`, the evidence box on the found words and the quote their text;
 //! - a blank answer space is `withheld`, the evidence box on the empty answer space, quoted as
-//!   blank;
+//!   blank: on a page compared with its clean page, a space is blank when no ink was added in it,
+//!   whatever printed words a skewed or photographed space takes in;
+//! - only words lying on added ink are read as the student's answer and quoted: the printed
+//!   page's own words never are;
 //! - anything else is `uncertain` with its reason (a method mark it cannot judge, an answer it
 //!   cannot prove equivalent, an answer space it cannot find), so the question needs review.
 //!
@@ -161,6 +164,21 @@ pub(crate) fn strings(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// How far, as a fraction of the page, a word's centre may lie outside a region of added ink
+/// and still be read as written on it: the comparison finds ink at a working resolution, and a
+/// word's box is the reader's.
+const INK_SLACK: f64 = 0.004;
+
+/// `r` grown by `by` on every side.
+fn grown(r: &Rect, by: f64) -> Rect {
+    Rect {
+        x: r.x - by,
+        y: r.y - by,
+        width: r.width + 2.0 * by,
+        height: r.height + 2.0 * by,
+    }
+}
+
 /// One decision for one criterion.
 fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value {
     let part = criterion["partId"].as_str().unwrap_or("");
@@ -203,29 +221,45 @@ fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value
             ),
         );
     };
-    // Every place of the part: is anything written, and is an accepted answer there? Words read
-    // there are writing; where none were read, ink added to the clean page is writing that could
-    // not be read; a place is blank only when the comparison shows no ink there.
+    // Every place of the part: is anything written, and is an accepted answer there? Where the
+    // page was compared with its clean page, the ink added in the place is the student's writing
+    // and nothing else is: a place with none is blank whatever words lie in it (the part's
+    // printed mark, the question's own words beside a skewed answer space), and only words on
+    // the added ink are read as the answer; ink where no words were read is writing that could
+    // not be read. Where no comparison was made, the words read in the place are all there is.
     let mut written: Vec<(&Place<'_>, Vec<&PageWord>)> = Vec::new();
     let mut unread: Vec<(&Place<'_>, Rect)> = Vec::new();
     let mut unknown: Vec<&Place<'_>> = Vec::new();
     for place in places {
         let words = words_in(place.page, &place.rect);
-        if !answers::is_blank(&word_boxes(&words, place.page.orientation)) {
-            written.push((place, words));
-            continue;
-        }
-        match &place.page.ink {
-            Some(ink) => {
-                let inside = ink
-                    .iter()
-                    .filter(|r| place.rect.overlap(r) >= 0.5 * r.width * r.height)
-                    .copied();
-                if let Some(rect) = Rect::union(inside) {
-                    unread.push((place, rect));
-                }
+        let Some(ink) = &place.page.ink else {
+            if answers::is_blank(&word_boxes(&words, place.page.orientation)) {
+                unknown.push(place);
+            } else {
+                written.push((place, words));
             }
-            None => unknown.push(place),
+            continue;
+        };
+        let inside: Vec<Rect> = ink
+            .iter()
+            .filter(|r| place.rect.overlap(r) >= 0.5 * r.width * r.height)
+            .copied()
+            .collect();
+        let Some(writing) = Rect::union(inside.iter().copied()) else {
+            continue;
+        };
+        let on_ink: Vec<&PageWord> = words
+            .into_iter()
+            .filter(|w| {
+                inside
+                    .iter()
+                    .any(|r| grown(r, INK_SLACK).holds_centre_of(&w.bbox))
+            })
+            .collect();
+        if answers::is_blank(&word_boxes(&on_ink, place.page.orientation)) {
+            unread.push((place, writing));
+        } else {
+            written.push((place, on_ink));
         }
     }
     if written.is_empty() {

@@ -5,7 +5,12 @@
 //! an award, when
 //! - it carries the page code of a mark scheme, or its text reads as one (`scheme_as_work`);
 //! - it is a page of the session's question paper to which nothing was added: the page is
-//!   aligned with the same page rendered clean from the export and compared (`clean_paper`).
+//!   aligned with the same page rendered clean from the export and compared, and no line of
+//!   added writing (at least [`WRITING_MIN_EXTENT`] high and wide) lies in an answer space of the
+//!   page (`clean_paper`). How much of the page is inked is not the test: a short final answer
+//!   ("x = 3") is a line of writing however little ink it takes. A page of a class set's copy,
+//!   found by its copy code, is always the student's (`work`): a part with nothing written in its
+//!   space is then a blank answer, never "no student work".
 //!
 //! Where no clean page can be compared (a session made without a paper, or a page without a
 //! code), the record says so.
@@ -27,9 +32,6 @@ use crate::store::jobs::Job;
 use crate::store::papers::ExportKind;
 use crate::store::{StoreError, now_ms};
 
-/// A page of the question paper whose added writing covers less than this fraction of the page
-/// (after alignment; see [`written_fraction`]) is the clean paper.
-pub const CLEAN_INK_FRACTION: f32 = 0.002;
 /// A page whose text holds at least this many mark codes (`M1`, `A1`…) reads as a mark scheme.
 pub const SCHEME_MARK_CODES: usize = 6;
 
@@ -38,6 +40,25 @@ pub const SCHEME_MARK_CODES: usize = 6;
 struct Payload {
     asset_id: String,
     page: i64,
+    /// Where a person placed a stack page whose code could not be read: the page is read again
+    /// as that copy's page, lined up with its clean print like a page found by its code.
+    #[serde(default)]
+    placed_as: Option<PlacedAs>,
+}
+
+/// A copy's page, as a person placed a stack page there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlacedAs {
+    /// The copy.
+    pub copy: u32,
+    /// Its page, from 1.
+    pub page: u32,
+}
+
+/// The payload of the job that reads stack page `page` of `asset_id` again as the copy's page a
+/// person placed it as.
+pub fn reread_payload(asset_id: &str, page: i64, placed_as: PlacedAs) -> String {
+    json!({ "assetId": asset_id, "page": page, "placedAs": placed_as }).to_string()
 }
 
 /// The session's paper, when it was made from one: the clean pages as printed and its layout.
@@ -83,27 +104,38 @@ impl Reference {
                     })
                     .map(|c| (c, c.page))
             }),
-            Source::ClassSet {
-                run_id,
-                order,
-                paper_pages,
-                pages_per_copy,
-            } => payloads.iter().find_map(|p| {
+            Source::ClassSet { run_id, .. } => payloads.iter().find_map(|p| {
                 let code = CopyCode::parse(p).filter(|c| c.run_id == *run_id)?;
-                let index = u32::try_from(*order.get(&code.copy)?).ok()?;
-                (code.page <= *paper_pages).then(|| {
-                    (
-                        PageCode {
-                            kind: DocumentKind::QuestionPaper,
-                            paper_id: self.paper_id,
-                            revision: self.revision,
-                            page: code.page,
-                        },
-                        index * pages_per_copy + code.page,
-                    )
-                })
+                self.copy_page(code.copy, code.page)
             }),
         }
+    }
+
+    /// The paper page of page `page` of class-set copy `copy`, and the page of `printed` that is
+    /// its clean print; `None` for a question paper, a copy not printed, or a page past the
+    /// paper's (an extra sheet).
+    fn copy_page(&self, copy: u32, page: u32) -> Option<(PageCode, u32)> {
+        let Source::ClassSet {
+            order,
+            paper_pages,
+            pages_per_copy,
+            ..
+        } = &self.source
+        else {
+            return None;
+        };
+        let index = u32::try_from(*order.get(&copy)?).ok()?;
+        (page >= 1 && page <= *paper_pages).then(|| {
+            (
+                PageCode {
+                    kind: DocumentKind::QuestionPaper,
+                    paper_id: self.paper_id,
+                    revision: self.revision,
+                    page,
+                },
+                index * pages_per_copy + page,
+            )
+        })
     }
 }
 
@@ -119,6 +151,8 @@ struct Found {
     compare_note: Option<String>,
     /// The page renders to exactly the clean page's pixels.
     identical: bool,
+    /// The page was found by a class set's copy code: it is that student's page.
+    by_copy: bool,
     /// The displayed page as the marker will be shown it, when it takes images (JPEG).
     image: Option<Vec<u8>>,
 }
@@ -156,6 +190,11 @@ pub async fn run(
     })?;
     let page = u32::try_from(payload.page)
         .map_err(|_| JobFailure::permanent("the page number is out of range"))?;
+    if asset.kind == "scheme"
+        && let Some(saved) = reuse_scheme_page(context, job, &asset, payload.page).await?
+    {
+        return Ok(saved);
+    }
     let stack_of = if session.origin == STACK_ORIGIN {
         store.class_set_of_stack(&session.id).await?
     } else {
@@ -191,6 +230,7 @@ pub async fn run(
             page,
             work,
             reference.as_ref(),
+            payload.placed_as,
             image_edge,
         );
         readers.readers.give(reader);
@@ -236,6 +276,42 @@ pub async fn run(
             stack.as_ref(),
         )
         .await?)
+}
+
+/// Saves, as page `page` of mark scheme `asset`, the record of the same page of an identical
+/// scheme file of the account that was read already, with whether it was saved (false: the job
+/// was lost); `None` when there is none (or it has no image and the marker is shown images), and
+/// the page is read.
+async fn reuse_scheme_page(
+    context: &JobContext,
+    job: &Job,
+    asset: &crate::store::marking::AssetRow,
+    page: i64,
+) -> Result<Option<bool>, JobFailure> {
+    let started = std::time::Instant::now();
+    let Some((twin, image)) = context
+        .store
+        .read_scheme_twin(&job.user_id, &asset.sha256, page, &asset.id)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if context.marker.needs_images() && image.is_none() {
+        return Ok(None);
+    }
+    let record = PageRecord {
+        asset_id: asset.id.clone(),
+        page,
+        indexed_at: now_ms(),
+        ..twin
+    };
+    crate::telemetry::page_indexed("ok", &record.text_source, started.elapsed());
+    Ok(Some(
+        context
+            .store
+            .save_page_index_with(job, &job.session_id, &record, None, image.as_deref(), None)
+            .await?,
+    ))
 }
 
 /// Whether a stack page's codes say, all of them, that it is the cover (page 1) of one copy of
@@ -379,6 +455,7 @@ impl std::fmt::Debug for Readers {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn index_blocking(
     indexer: &mut Indexer,
     bytes: &Arc<Vec<u8>>,
@@ -386,6 +463,7 @@ fn index_blocking(
     page: u32,
     work: bool,
     reference: Option<&Reference>,
+    placed_as: Option<PlacedAs>,
     image_edge: Option<u32>,
 ) -> Result<Found, JobFailure> {
     let dpi = indexer.options().dpi;
@@ -401,11 +479,18 @@ fn index_blocking(
         None => None,
     };
     let payloads: Vec<String> = index.codes.iter().map(|c| c.payload.clone()).collect();
-    let located = reference.and_then(|r| r.locate(&payloads));
+    // A page a person placed is that copy's page, whatever its codes say (its code was covered
+    // or torn off); any other is where its codes put it.
+    let located = reference.and_then(|r| match placed_as {
+        Some(at) => r.copy_page(at.copy, at.page),
+        None => r.locate(&payloads),
+    });
     let code = match &located {
         Some((code, _)) => Some(*code),
         None => payloads.iter().find_map(|p| PageCode::parse(p)),
     };
+    let by_copy =
+        located.is_some() && reference.is_some_and(|r| matches!(r.source, Source::ClassSet { .. }));
     let fingerprint = fingerprint(&raster);
     let mut comparison = None;
     let mut lines = Vec::new();
@@ -465,6 +550,7 @@ fn index_blocking(
         lines,
         compare_note,
         identical,
+        by_copy,
         image,
     })
 }
@@ -532,20 +618,52 @@ fn fingerprint(raster: &image::GrayImage) -> String {
 /// or blurred in scanning.
 pub const WRITING_MIN_EXTENT: f64 = 0.004;
 
-/// The part of the page covered by added ink that looks like writing: the area of the added
-/// regions at least [`WRITING_MIN_EXTENT`] high and wide.
-fn written_fraction(comparison: &Comparison) -> f32 {
-    let area: f64 = comparison
-        .added_regions
+/// Whether a line of added writing, at least [`WRITING_MIN_EXTENT`] high and wide, lies in an
+/// answer space of paper page `page`: `lines` are on the scan, `spaces` on the clean page, and
+/// `to_clean` carries a box of the scan onto the clean page. A page with no answer space (or a
+/// paper without a layout) is written on when any such line lies anywhere on it.
+pub fn writes_in_answer_space(
+    lines: &[examkit_scan::NormBox],
+    spaces: &[examkit_scan::NormBox],
+    to_clean: impl Fn(&examkit_scan::NormBox) -> Option<examkit_scan::NormBox>,
+) -> bool {
+    let mut writing = lines
         .iter()
-        .filter(|r| r.height >= WRITING_MIN_EXTENT && r.width >= WRITING_MIN_EXTENT)
-        .map(|r| r.width * r.height)
-        .sum();
-    area as f32
+        .filter(|l| l.height >= WRITING_MIN_EXTENT && l.width >= WRITING_MIN_EXTENT);
+    if spaces.is_empty() {
+        return writing.next().is_some();
+    }
+    writing.any(|line| {
+        let on_clean = to_clean(line).unwrap_or(*line);
+        spaces.iter().any(|space| space.intersects(&on_clean))
+    })
+}
+
+/// The answer spaces a layout records on paper page `page`, on the clean page.
+fn answer_spaces(layout: Option<&Layout>, page: u32) -> Vec<examkit_scan::NormBox> {
+    let Some(layout) = layout else {
+        return Vec::new();
+    };
+    layout
+        .questions
+        .iter()
+        .flat_map(|q| {
+            q.answer_space
+                .iter()
+                .chain(q.parts.iter().flat_map(|p| p.answer_space.iter()))
+        })
+        .filter(|r| r.page == page)
+        .map(|r| examkit_scan::NormBox {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+        })
+        .collect()
 }
 
 /// The page's role and the reason for it.
-fn role(kind: &str, found: &Found) -> (&'static str, String) {
+fn role(kind: &str, found: &Found, layout: Option<&Layout>) -> (&'static str, String) {
     if kind != "work" {
         return ("scheme", "uploaded as a mark scheme".into());
     }
@@ -570,8 +688,14 @@ fn role(kind: &str, found: &Found) -> (&'static str, String) {
         );
     }
     if let (Some(comparison), Some(code)) = (&found.comparison, &found.code)
+        && !found.by_copy
         && (found.identical
-            || (comparison.aligned && written_fraction(comparison) < CLEAN_INK_FRACTION))
+            || (comparison.aligned
+                && !writes_in_answer_space(
+                    &found.lines,
+                    &answer_spaces(layout, code.page),
+                    |line| comparison.to_clean(line),
+                )))
     {
         return (
             "clean_paper",
@@ -603,7 +727,7 @@ fn record(
         }
         _ => placement::from_text(&found.index.words),
     };
-    let (role, reason) = role(kind, found);
+    let (role, reason) = role(kind, found, reference.and_then(|r| r.layout.as_ref()));
     let words = serde_json::to_string(&found.index.words)
         .map_err(|e| JobFailure::permanent(format!("the words cannot be stored: {e}")))?;
     let compare = match (&found.comparison, &found.compare_note) {
@@ -678,7 +802,7 @@ pub fn scripts(pages: &[PageRecord]) -> std::collections::HashSet<String> {
 /// progress counts it, and indexing ends `failed`.
 pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), StoreError> {
     let store = &context.store;
-    let Ok(Payload { asset_id, page }) = serde_json::from_str(&job.payload) else {
+    let Ok(Payload { asset_id, page, .. }) = serde_json::from_str(&job.payload) else {
         // A malformed job names no page to record.
         let mut tx = store.begin_write().await?;
         crate::store::Store::fail_job_in(&mut tx, job, error, now_ms()).await?;
@@ -710,4 +834,85 @@ pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), St
         .save_page_index(job, &job.session_id, &record, Some(error), None)
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use examkit_scan::NormBox;
+    use proptest::prelude::*;
+
+    use super::{WRITING_MIN_EXTENT, writes_in_answer_space};
+
+    fn b(x: f64, y: f64, width: f64, height: f64) -> NormBox {
+        NormBox {
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+
+    /// The answer spaces of a page: two parts' spaces, one under the other.
+    fn spaces() -> Vec<NormBox> {
+        vec![b(0.1, 0.2, 0.8, 0.2), b(0.1, 0.55, 0.8, 0.25)]
+    }
+
+    #[test]
+    fn a_short_answer_in_an_answer_space_is_writing() {
+        // "x = 3": about 0.04 of the width and 0.012 of the height, 0.0005 of the page.
+        let answer = [b(0.6, 0.33, 0.04, 0.012)];
+        assert!(writes_in_answer_space(&answer, &spaces(), |l| Some(*l)));
+        // The same line beside the spaces (a doodle in the margin) is not an answer.
+        let margin = [b(0.92, 0.33, 0.04, 0.012)];
+        assert!(!writes_in_answer_space(&margin, &spaces(), |l| Some(*l)));
+        // Thinner than the writing extent: a printed rule shifted by a pixel in scanning.
+        let rule = [b(0.1, 0.3, 0.8, WRITING_MIN_EXTENT / 2.0)];
+        assert!(!writes_in_answer_space(&rule, &spaces(), |l| Some(*l)));
+        assert!(!writes_in_answer_space(&[], &spaces(), |l| Some(*l)));
+    }
+
+    #[test]
+    fn lines_are_carried_onto_the_clean_page_before_they_are_judged() {
+        // On the scan the line sits in the margin; the transform puts it in the first space.
+        let line = [b(0.92, 0.05, 0.04, 0.012)];
+        let shift = |l: &NormBox| Some(b(l.x - 0.4, l.y + 0.25, l.width, l.height));
+        assert!(writes_in_answer_space(&line, &spaces(), shift));
+        assert!(!writes_in_answer_space(&line, &spaces(), |l| Some(*l)));
+    }
+
+    #[test]
+    fn without_answer_spaces_any_line_of_writing_counts() {
+        let line = [b(0.92, 0.05, 0.04, 0.012)];
+        assert!(writes_in_answer_space(&line, &[], |l| Some(*l)));
+        assert!(!writes_in_answer_space(
+            &[b(0.5, 0.5, 0.001, 0.3)],
+            &[],
+            |l| Some(*l)
+        ));
+    }
+
+    proptest! {
+        /// A line of writing inside an answer space counts however small it is, down to the
+        /// writing extent, and whatever else is on the page.
+        #[test]
+        fn any_line_at_least_the_writing_extent_in_a_space_is_writing(
+            space in (0.0f64..0.8, 0.0f64..0.8, 0.05f64..0.2, 0.05f64..0.2),
+            at in (0.0f64..1.0, 0.0f64..1.0),
+            size in (WRITING_MIN_EXTENT..0.05, WRITING_MIN_EXTENT..0.05),
+            others in proptest::collection::vec((0.0f64..1.0, 0.0f64..1.0), 0..5),
+        ) {
+            let space = b(space.0, space.1, space.2, space.3);
+            let line = b(
+                space.x + at.0 * (space.width - size.0).max(0.0),
+                space.y + at.1 * (space.height - size.1).max(0.0),
+                size.0,
+                size.1,
+            );
+            let mut lines: Vec<NormBox> =
+                others.iter().map(|&(x, y)| b(x, y, WRITING_MIN_EXTENT / 2.0, 0.01)).collect();
+            prop_assert!(!writes_in_answer_space(&lines, &[space], |l| Some(*l)));
+            lines.push(line);
+            prop_assert!(writes_in_answer_space(&lines, &[space], |l| Some(*l)));
+        }
+    }
 }

@@ -278,15 +278,15 @@ impl Unscanned {
     }
 }
 
-/// The result of a question on a page that was not scanned: no score, and the review flag
-/// `page_not_scanned` (see `schemas/README.md`).
+/// The result of a question on a page that was not scanned: nothing awarded and every mark still
+/// possible (`0–max`), and the review flag `page_not_scanned` (see `schemas/README.md`).
 fn unscanned_result(label: &str, missing: &[u32], question: &Value) -> Value {
     let pages: Vec<String> = missing.iter().map(u32::to_string).collect();
     let max = question["criteria"].as_array().map_or(0, Vec::len);
     json!({
         "label": label,
         "status": "needs_review",
-        "score": { "awarded": 0, "possible": 0, "max": max },
+        "score": { "awarded": 0, "possible": max, "max": max },
         "parts": [],
         "criteria": [],
         "reviewFlags": [{
@@ -301,8 +301,7 @@ fn unscanned_result(label: &str, missing: &[u32], question: &Value) -> Value {
     })
 }
 
-/// The review flag of a question on a page that was not scanned.
-pub const PAGE_NOT_SCANNED: &str = "page_not_scanned";
+use crate::marked::PAGE_NOT_SCANNED;
 
 fn select(request: &mut QuestionRequest, page: &PageRecord, kind: &str) {
     let ids = if kind == "work" {

@@ -4,7 +4,8 @@
 //!
 //! Only marked questions count (`completed` and `needs_review`), each by what it was awarded: a
 //! question needing review counts its awarded marks, its uncertain criteria counted apart. Absent
-//! students and questions not marked are left out.
+//! students and questions not marked are left out, and so is a question on a page that was not
+//! scanned (nothing of it was marked): each question says how many scripts it left out so.
 
 use serde::Serialize;
 
@@ -35,6 +36,8 @@ pub struct QuestionStats {
     pub max: i64,
     /// The scripts in which it is marked.
     pub marked: usize,
+    /// The scripts left out because the question's page was not scanned for them.
+    pub not_scanned: usize,
     /// The mean mark awarded, `None` when none is marked.
     pub mean: Option<f64>,
     /// The standard deviation of the marks awarded (over the marked scripts, not a sample).
@@ -124,7 +127,7 @@ pub fn analyse(results: &ClassResults) -> ItemAnalysis {
     let mut questions = Vec::with_capacity(results.questions.len());
     let mut criteria = Vec::new();
     for column in &results.questions {
-        let marked: Vec<_> = scripts
+        let asked: Vec<_> = scripts
             .iter()
             .filter_map(|(student, script)| {
                 script
@@ -133,6 +136,8 @@ pub fn analyse(results: &ClassResults) -> ItemAnalysis {
                     .map(|q| (*student, *script, q))
             })
             .collect();
+        let (unscanned, marked): (Vec<_>, Vec<_>) =
+            asked.into_iter().partition(|(_, _, q)| q.not_scanned());
         let marks: Vec<i64> = marked.iter().map(|(_, _, q)| q.score.awarded).collect();
         let n = marks.len();
         let mean = (n > 0).then(|| marks.iter().sum::<i64>() as f64 / n as f64);
@@ -144,6 +149,7 @@ pub fn analyse(results: &ClassResults) -> ItemAnalysis {
             label: column.label.clone(),
             max: column.max,
             marked: n,
+            not_scanned: unscanned.len(),
             mean,
             spread,
             lowest: marks.iter().copied().min(),
@@ -202,14 +208,15 @@ fn decimal(value: Option<f64>) -> Cell {
     value.map_or(Cell::Empty, |v| Cell::Decimal((v * 100.0).round() / 100.0))
 }
 
-/// The analysis as the markbook's third sheet: a row per question (mean, spread, lowest,
-/// highest, share on full marks), then, under a header of their own, a row per criterion (the
+/// The analysis as the markbook's third sheet: a row per question (scripts marked, scripts left
+/// out as not scanned, mean, spread, lowest, highest, share on full marks), then, under a header of their own, a row per criterion (the
 /// share awarded, the counts). Shares are percentages.
 pub fn sheet(analysis: &ItemAnalysis) -> Sheet {
     let header = [
         "Question",
         "Maximum",
         "Scripts marked",
+        "Not scanned",
         "Mean",
         "Standard deviation",
         "Lowest",
@@ -226,6 +233,7 @@ pub fn sheet(analysis: &ItemAnalysis) -> Sheet {
                 Cell::Text(format!("Q{}", q.label)),
                 Cell::Int(q.max),
                 Cell::Int(q.marked as i64),
+                Cell::Int(q.not_scanned as i64),
                 decimal(q.mean),
                 decimal(q.spread),
                 q.lowest.map_or(Cell::Empty, Cell::Int),
@@ -244,6 +252,7 @@ pub fn sheet(analysis: &ItemAnalysis) -> Sheet {
             "Withheld",
             "Uncertain",
             "Awarded (%)",
+            "",
             "",
         ]
         .map(|h| {
@@ -264,6 +273,7 @@ pub fn sheet(analysis: &ItemAnalysis) -> Sheet {
             Cell::Int(c.withheld as i64),
             Cell::Int(c.uncertain as i64),
             share(c.awarded_share),
+            Cell::Empty,
             Cell::Empty,
         ]
     }));

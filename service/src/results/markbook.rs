@@ -4,13 +4,16 @@
 //!
 //! - A question not yet marked (queued, being marked, failed, cancelled, or no script) is blank.
 //! - A question needing review shows its score range, `awarded–possible`.
+//! - A question on a page that was not scanned ([`MarkedQuestion::not_scanned`]) is `not scanned`
+//!   in the marks and the criteria sheets, and the status names it; its marks count as possible
+//!   in the total's range.
 //! - An absent student is `ABS` in every question and the total.
 //! - A question the student left blank ([`MarkedQuestion::left_blank`]) is `0`, and the status
 //!   says so.
 //! - The total and percentage are numbers once every question is marked with nothing to
 //!   review; a range while some need review; blank while some are not marked.
 
-use crate::marked::{MarkedQuestion, MarkerKind, QuestionStatus};
+use crate::marked::{MarkedQuestion, MarkerKind, NOT_SCANNED, QuestionStatus};
 use crate::store::marking::ReviewerKind;
 use crate::store::rfc3339;
 
@@ -124,6 +127,7 @@ fn who(student: &StudentResult) -> Vec<Cell> {
 
 fn question_cell(question: Option<&MarkedQuestion>) -> Cell {
     match question {
+        Some(q) if q.not_scanned() => Cell::text(NOT_SCANNED),
         Some(q) if q.status == QuestionStatus::Completed => Cell::Int(q.score.awarded),
         Some(q) if q.status == QuestionStatus::NeedsReview => {
             Cell::Text(range(q.score.awarded, q.score.possible))
@@ -165,7 +169,8 @@ fn total(script: &Script, labels: &[&str], max_total: i64) -> (Cell, Cell) {
 }
 
 /// A student's status in words: `absent`, `not started`, `marking`, `marked`, with the
-/// questions needing review, failed or left blank named (`needs review: Q2; blank: Q3`).
+/// questions needing review, on a page not scanned, failed or left blank named
+/// (`needs review: Q2; not scanned: Q4; blank: Q3`).
 pub fn status_of(student: &StudentResult, labels: &[&str]) -> String {
     let script = match &student.standing {
         Standing::Absent => return "absent".into(),
@@ -189,8 +194,9 @@ pub fn status_of(student: &StudentResult, labels: &[&str]) -> String {
     for (what, questions) in [
         (
             "needs review",
-            named(&|q| q.status == QuestionStatus::NeedsReview),
+            named(&|q| q.status == QuestionStatus::NeedsReview && !q.not_scanned()),
         ),
+        (NOT_SCANNED, named(&|q| q.not_scanned())),
         (
             "not marked",
             named(&|q| matches!(q.status, QuestionStatus::Failed | QuestionStatus::Cancelled)),
@@ -232,6 +238,7 @@ pub fn criteria(results: &ClassResults) -> Sheet {
             for criterion in &question.criteria {
                 row.push(match (&student.standing, marked) {
                     (Standing::Absent, _) => Cell::text(ABSENT),
+                    (_, Some(q)) if q.not_scanned() => Cell::text(NOT_SCANNED),
                     (_, Some(q)) => q
                         .criterion(&criterion.id)
                         .map_or(Cell::Empty, |c| Cell::text(c.effective.as_str())),

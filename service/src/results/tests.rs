@@ -212,11 +212,11 @@ fn the_marks_sheet_says_what_each_question_stands_at() {
             "'@Cat",
             "",
             "3",
-            "0–0",
+            "not scanned",
             "2–3",
-            "2–3",
-            "20–30",
-            "marked; needs review: Q2, Q3",
+            "2–9",
+            "20–90",
+            "marked; needs review: Q3; not scanned: Q2",
         ],
         vec![
             "'-Dan",
@@ -282,6 +282,11 @@ fn the_criteria_and_decisions_sheets_give_every_criterion() {
     assert_eq!(ben[3], Cell::Text("uncertain".into()));
     assert_eq!(ben[9], Cell::Text("withheld".into()));
     assert_eq!(criteria.rows[4][3], Cell::Text("ABS".into()));
+    // Cat's question 2 is on a page never scanned: each of its criteria says so.
+    for cell in &criteria.rows[2][3..9] {
+        assert_eq!(cell, &Cell::Text("not scanned".into()));
+    }
+    assert_eq!(criteria.rows[2][9], Cell::Text("withheld".into()));
     assert_eq!(
         criteria.rows[5][3],
         Cell::Empty,

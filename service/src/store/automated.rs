@@ -334,11 +334,20 @@ impl Store {
         if let Some(kept) = &image {
             Store::hold_object(&mut tx, kept).await?;
         }
-        sqlx::query(
+        let saved = sqlx::query(
             "INSERT INTO asset_pages (asset_id, page, session_id, state, error, orientation, \
              text_source, width_px, height_px, role, role_reason, code_json, labels_json, \
              words_json, compare_json, indexed_at, image, image_object) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
+             ON CONFLICT (asset_id, page) DO UPDATE SET session_id = excluded.session_id, \
+             state = excluded.state, error = excluded.error, orientation = excluded.orientation, \
+             text_source = excluded.text_source, width_px = excluded.width_px, \
+             height_px = excluded.height_px, role = excluded.role, \
+             role_reason = excluded.role_reason, code_json = excluded.code_json, \
+             labels_json = excluded.labels_json, words_json = excluded.words_json, \
+             compare_json = excluded.compare_json, indexed_at = excluded.indexed_at, \
+             image = excluded.image, image_object = excluded.image_object \
+             WHERE asset_pages.state = 'reading'",
         )
         .bind(&record.asset_id)
         .bind(record.page)
@@ -360,6 +369,14 @@ impl Store {
         .bind(image.as_ref().and_then(|kept| kept.object()))
         .execute(&mut *tx)
         .await?;
+        // A page is read once, and again only when a person's placement asked for it.
+        if saved.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Err(StoreError::Corrupt(format!(
+                "page {} of asset {} is indexed already",
+                record.page, record.asset_id
+            )));
+        }
         if let Some(read) = stack {
             Store::save_stack_read(&mut tx, &record.asset_id, record.page, read).await?;
             if read.read_name {
@@ -465,6 +482,37 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         Ok(row.as_ref().map(|r| page_from_row(r, true)).transpose()?)
+    }
+
+    /// Page `page` of another mark scheme file of the account with the same bytes (`sha256`),
+    /// already read, with the image indexing kept of it: reading the page again would make the
+    /// same record. Each script of a class set holds the set's mark scheme, so it is read once.
+    pub async fn read_scheme_twin(
+        &self,
+        user_id: &str,
+        sha256: &str,
+        page: i64,
+        except_asset: &str,
+    ) -> Result<Option<(PageRecord, Option<Vec<u8>>)>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {PAGE_COLUMNS}, words_json FROM asset_pages \
+             WHERE page = $1 AND state = 'ok' AND asset_id IN \
+             (SELECT id FROM assets WHERE user_id = $2 AND sha256 = $3 AND kind = 'scheme' \
+             AND id <> $4) ORDER BY indexed_at LIMIT 1"
+        )))
+        .bind(page)
+        .bind(user_id)
+        .bind(sha256)
+        .bind(except_asset)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(record) = row.as_ref().map(|r| page_from_row(r, true)).transpose()? else {
+            return Ok(None);
+        };
+        let page = u32::try_from(record.page)
+            .map_err(|_| StoreError::Corrupt(format!("page {} out of range", record.page)))?;
+        let image = self.page_image(&record.asset_id, page).await?;
+        Ok(Some((record, image)))
     }
 
     /// The page image indexing kept for a vision-model marker (see `asset_pages.image`), if any.

@@ -23,7 +23,7 @@ pub struct NewQuestion {
     /// A failure known before marking (the question is saved `failed` with it, and not queued).
     pub failed: Option<String>,
     /// A question that cannot be marked until a person acts (its page was not scanned): saved
-    /// `needs_review` with this result and no score, and not queued.
+    /// `needs_review` with this result, nothing awarded and every mark possible, and not queued.
     pub unmarked: Option<Unmarked>,
 }
 
@@ -177,7 +177,7 @@ impl Store {
                 "INSERT INTO marking_questions (id, session_id, user_id, position, label, status, \
                  revision, awarded, possible, max_marks, question_json, result_json, created_at, \
                  updated_at, request_json, error_json) \
-                 VALUES ($1, $2, $3, $4, $5, $6, 1, 0, 0, $10, '{}', $11, $7, $7, $8, $9)",
+                 VALUES ($1, $2, $3, $4, $5, $6, 1, 0, $10, $10, '{}', $11, $7, $7, $8, $9)",
             )
             .bind(&id)
             .bind(session_id)

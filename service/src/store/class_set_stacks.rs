@@ -93,6 +93,28 @@ pub struct StackPageRow {
     pub read: Option<PageRead>,
 }
 
+/// The state of a stack page's record while a person's placement of it is read again.
+pub const READING: &str = "reading";
+
+/// A stack page a person placed, to be read again as the copy's page they placed it as.
+#[derive(Debug, Clone)]
+pub struct Reread<'a> {
+    /// The session holding the set's stack.
+    pub session_id: &'a str,
+    /// The account.
+    pub user_id: &'a str,
+    /// The stack file.
+    pub asset_id: &'a str,
+    /// Its page, from 1.
+    pub page: i64,
+    /// The job that reads it, and its payload.
+    pub job_kind: &'a str,
+    /// The job's payload (where the page was placed).
+    pub payload: String,
+    /// Attempts before the reading fails.
+    pub max_attempts: i64,
+}
+
 /// What indexing made of a stack page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PageRead {
@@ -339,7 +361,9 @@ impl Store {
             .map_err(|e| StoreError::Corrupt(format!("codes: {e}")))?;
         sqlx::query(
             "INSERT INTO class_set_pages (asset_id, page, class_set_id, codes_json, fingerprint) \
-             VALUES ($1, $2, $3, $4, $5)",
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (asset_id, page) DO UPDATE SET \
+             class_set_id = excluded.class_set_id, codes_json = excluded.codes_json, \
+             fingerprint = excluded.fingerprint",
         )
         .bind(asset_id)
         .bind(page)
@@ -383,6 +407,10 @@ impl Store {
             let asset_id: String = row.try_get(0)?;
             let page: i64 = row.try_get(1)?;
             let state: String = row.try_get(2)?;
+            if state == READING {
+                // Being read again: not known until it is.
+                continue;
+            }
             let error: Option<String> = row.try_get(3)?;
             let codes: Option<String> = row.try_get(4)?;
             let fingerprint: Option<String> = row.try_get(5)?;
@@ -414,12 +442,15 @@ impl Store {
 
     /// Records a decision about a set's stack, after every earlier one. With `read_name`, the
     /// name written on the decision's page (a cover a person placed) is queued to be read in the
-    /// same transaction, unless it already is.
+    /// same transaction, unless it already is. With `reread`, the page a person placed is read
+    /// again as the copy's page, in the same transaction: until that is done the stack lists it
+    /// as being read.
     pub async fn record_decision(
         &self,
         set_id: &str,
         decision: &NewDecision<'_>,
         read_name: Option<&NameReader<'_>>,
+        reread: Option<&Reread<'_>>,
     ) -> Result<DecisionRow, StoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
@@ -455,6 +486,9 @@ impl Store {
         {
             Store::queue_name_read_by(&mut tx, reader, set_id, asset_id, page, now).await?;
         }
+        if let Some(reread) = reread {
+            Store::queue_reread(&mut tx, reread, now).await?;
+        }
         tx.commit().await?;
         Ok(DecisionRow {
             seq,
@@ -469,6 +503,51 @@ impl Store {
             made_at: now,
             student: decision.student,
         })
+    }
+
+    /// Queues a stack page to be read again: its record says it is being read (the stack lists it
+    /// so, and the set's scripts cannot be made until it is read), the stack session counts it
+    /// as a page still to read, and the job is queued. A page already being read is left to it.
+    async fn queue_reread(
+        tx: &mut WriteTx,
+        reread: &Reread<'_>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let marked = sqlx::query(
+            "UPDATE asset_pages SET state = $1 WHERE session_id = $2 AND asset_id = $3 \
+             AND page = $4 AND state <> $1",
+        )
+        .bind(READING)
+        .bind(reread.session_id)
+        .bind(reread.asset_id)
+        .bind(reread.page)
+        .execute(&mut **tx)
+        .await?;
+        if marked.rows_affected() == 0 {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE marking_sessions SET pages_done = pages_done - 1, indexing_state = 'running', \
+             indexed_at = NULL, updated_at = $1 WHERE id = $2",
+        )
+        .bind(now)
+        .bind(reread.session_id)
+        .execute(&mut **tx)
+        .await?;
+        let job = NewJob {
+            kind: reread.job_kind.to_owned(),
+            payload: reread.payload.clone(),
+        };
+        Store::enqueue_jobs(
+            tx,
+            reread.session_id,
+            reread.user_id,
+            &[job],
+            reread.max_attempts,
+            now,
+        )
+        .await?;
+        Ok(())
     }
 
     /// A set's decisions in the order they were made.

@@ -1942,6 +1942,26 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
         page.body
             .contains("Saved: page 1 of stack.pdf placed as copy 001 page 1.")
     );
+    // The placed page is read again as copy 1's first page before anything is marked from it.
+    assert!(
+        page.body.contains("data-stack=\"reading\""),
+        "{}",
+        page.body
+    );
+    let workers = common::marking::workers(&s, |config| config.ocr = false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    let page = loop {
+        let page = b.get(placed.location()).await;
+        if page.body.contains("data-stack=\"read\"") {
+            break page;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still reading the placed page"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    };
+    workers.shutdown().await;
     assert!(page.body.contains("Pages waiting for a person (0)"));
     assert_eq!(copy_attr(&page.body, 1, "data-state"), "incomplete");
     assert!(

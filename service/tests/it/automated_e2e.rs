@@ -337,7 +337,116 @@ async fn unread_writing_is_uncertain_never_blank(db: Db) {
     assert_eq!(question["score"]["awarded"], 0);
 }
 
+/// The words of a clean question paper as printed, by `pdftotext` (poppler).
+fn printed_words(pdf: &[u8]) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("paper.pdf");
+    std::fs::write(&path, pdf).expect("write");
+    let out = std::process::Command::new("pdftotext")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .expect("pdftotext runs (poppler-utils)");
+    assert!(out.status.success(), "pdftotext: {out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `quote` is a run of the printed page's words: one printed word that is a part's mark
+/// (`(2)`) or a run of two or more printed words in their order.
+fn quotes_print(quote: &str, printed: &[String]) -> bool {
+    let words: Vec<&str> = quote.split_whitespace().collect();
+    match words.as_slice() {
+        [] => false,
+        [one] => {
+            one.starts_with('(')
+                && one.ends_with(')')
+                && one[1..one.len() - 1].chars().all(|c| c.is_ascii_digit())
+                && printed.iter().any(|p| p == one)
+        }
+        run => printed
+            .windows(run.len())
+            .any(|w| w.iter().zip(run.iter()).all(|(p, q)| p == q)),
+    }
+}
+
+/// The built-in marker on scans as scanners and phones make them, skewed and photographed: a
+/// part the student left blank has every criterion withheld as blank (no ink was added in its
+/// space, whatever printed words the skewed space takes in), and no decision quotes the printed
+/// page's words as the student's answer.
+async fn skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted(db: Db) {
+    let Some(s) = start_with(db, generous(), |_| {}).await else {
+        return;
+    };
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Skewed").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let printed = printed_words(&exported.question_paper);
+    assert!(
+        quotes_print("(2)", &printed),
+        "the parts' marks are printed"
+    );
+    let kinds: [(&str, &[&str]); 2] = [
+        (
+            "skewed",
+            &[
+                "--skew", "1.8", "--noise", "0.03", "--seed", "21", "--dpi", "200",
+            ],
+        ),
+        (
+            "photo",
+            &[
+                "--photo",
+                "--perspective",
+                "5",
+                "--curl",
+                "0.015",
+                "--uneven",
+                "0.08",
+                "--noise",
+                "0.02",
+                "--quality",
+                "75",
+                "--seed",
+                "22",
+                "--dpi",
+                "200",
+            ],
+        ),
+    ];
+    let marking = workers(&s, |_| {});
+    for (kind, options) in kinds {
+        let session = session_from_paper(&s, &key, &exported.id).await;
+        for (name, bytes) in scan(&exported, &sample_answers(), options) {
+            upload(&s, &key, &session, "work", &name, bytes).await;
+        }
+        start(&s, &key, &session).await;
+        let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
+        for q in view["questions"].as_array().expect("questions") {
+            let label = q["label"].as_str().expect("label");
+            for a in q["allocations"].as_array().expect("allocations") {
+                let part = a["partId"].as_str().expect("part");
+                let quote = a["evidence"][0]["quote"].as_str().unwrap_or_default();
+                // 1 (b) and the whole of question 3 were left blank (see `sample_answers`).
+                if (label, part) == ("1", "b") || label == "3" {
+                    assert_eq!(a["submitted"], "withheld", "{kind} Q{label}: {a}");
+                    assert!(quote.starts_with("blank"), "{kind} Q{label}: {a}");
+                }
+                assert!(
+                    !quotes_print(quote, &printed),
+                    "{kind} Q{label}: the printed page quoted as the answer: {a}"
+                );
+            }
+        }
+    }
+    marking.shutdown().await;
+}
+
 on_both!(
     a_handwritten_scan_is_marked_end_to_end,
-    unread_writing_is_uncertain_never_blank
+    unread_writing_is_uncertain_never_blank,
+    skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted
 );

@@ -452,7 +452,7 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
             .await
             .map_err(|e| match e {
                 StartError::NotReady(why) => {
-                    ApiError::StackNotReady(actions::not_ready_message(why))
+                    ApiError::StackNotReady(actions::not_ready_message(&why))
                 }
                 StartError::Paper(e) => e,
                 StartError::ExportsNotReady => ApiError::ExportsNotReady,

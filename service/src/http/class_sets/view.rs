@@ -257,7 +257,7 @@ pub fn marking(
     // out of date until the stack is read.
     let current = match crate::class_sets::scripts::scripts(stack) {
         Ok(scripts) => Some(scripts),
-        Err(NotReady::Reading(_)) => None,
+        Err(NotReady::Reading { .. }) => None,
         Err(_) => Some(Vec::new()),
     };
     let scripts: Vec<Value> = progress

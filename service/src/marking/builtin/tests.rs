@@ -92,6 +92,12 @@ fn page(n: u32, words: Vec<PageWord>, ink: Option<Vec<Rect>>) -> WorkPage {
     }
 }
 
+/// Page `n` compared with its clean page, `words` read on ink the student added.
+fn written(n: u32, words: Vec<PageWord>) -> WorkPage {
+    let ink = words.iter().map(|w| w.bbox).collect();
+    page(n, words, Some(ink))
+}
+
 /// A page of the script to which nothing was added.
 fn blank_page(n: u32) -> WorkPage {
     let mut p = page(n, Vec::new(), Some(Vec::new()));
@@ -163,7 +169,7 @@ fn an_accepted_answer_in_the_answer_space_is_awarded_on_its_words() {
 
 #[test]
 fn an_answer_equal_in_value_is_awarded_saying_so() {
-    let p = page(1, line(0.2, 0.5, "x = 0.75"), Some(Vec::new()));
+    let p = written(1, line(0.2, 0.5, "x = 0.75"));
     let criterion = criterion("A1", &["x = 3/4"], &[], &[]);
     let d = decide(&criterion, &on(&p), &p);
     assert_eq!(d["outcome"], "awarded", "{d}");
@@ -194,7 +200,7 @@ fn a_wrong_answer_is_uncertain_quoting_what_is_written() {
 #[test]
 fn a_long_wrong_answer_is_quoted_by_its_first_twelve_words() {
     let text = "a b c d e f g h i j k l m n";
-    let p = page(1, line(0.06, 0.5, text), Some(Vec::new()));
+    let p = written(1, line(0.06, 0.5, text));
     let d = decide(&a1(), &on(&p), &p);
     assert_eq!(d["outcome"], "uncertain", "{d}");
     assert_eq!(quote(&d), "a b c d e f g h i j k l …");
@@ -210,6 +216,36 @@ fn an_empty_answer_space_is_withheld_as_blank() {
     assert!(close(box_of(&d), SPACE_A), "{d}");
     assert_eq!(d["evidence"][0]["pageId"], p.page_id);
     assert_eq!(reason(&d), "the answer space of part a is blank");
+}
+
+#[test]
+fn printed_words_a_skewed_space_takes_in_are_never_the_answer() {
+    // A skewed scan: the answer space carried onto it takes in the part's printed mark and the
+    // question's words, read from the clean page's text layer. Nothing was added there.
+    let mut print = line(0.85, 0.41, "(2)");
+    print.extend(line(0.06, 0.42, "Find P(3 < X ≤ 8)."));
+    let p = page(1, print.clone(), Some(Vec::new()));
+    for criterion in [a1(), criterion("M1", &[], &[], &[])] {
+        let d = decide(&criterion, &on(&p), &p);
+        assert_eq!(d["outcome"], "withheld", "{d}");
+        assert_eq!(quote(&d), BLANK_QUOTE);
+        assert_eq!(reason(&d), "the answer space of part a is blank");
+    }
+
+    // The student wrote a wrong answer beside the print: only the writing is quoted.
+    let mut words = print;
+    words.extend(line(0.3, 0.55, "x = 4"));
+    let p = page(1, words, Some(vec![line_box(0.3, 0.55, 3)]));
+    let d = decide(&a1(), &on(&p), &p);
+    assert_eq!(d["outcome"], "uncertain", "{d}");
+    assert_eq!(quote(&d), "x = 4");
+    // And an accepted answer the print happens to hold ("8") is not found in the print.
+    let mut words = line(0.06, 0.42, "Find P(3 < X ≤ 8).");
+    words.extend(line(0.3, 0.55, "x = 5"));
+    let p = page(1, words, Some(vec![line_box(0.3, 0.55, 3)]));
+    let d = decide(&criterion("B1", &["8"], &[], &[]), &on(&p), &p);
+    assert_ne!(d["outcome"], "awarded", "{d}");
+    assert_eq!(quote(&d), "x = 5");
 }
 
 #[test]
@@ -270,7 +306,7 @@ fn without_a_comparison_an_empty_answer_space_is_uncertain() {
 
 #[test]
 fn a_method_mark_is_left_to_a_person() {
-    let p = page(1, line(0.2, 0.5, "2x = 6"), Some(Vec::new()));
+    let p = written(1, line(0.2, 0.5, "2x = 6"));
     for code in ["M1", "dM1"] {
         let d = decide(&criterion(code, &[], &[], &[]), &on(&p), &p);
         assert_eq!(d["outcome"], "uncertain", "{code}: {d}");
@@ -298,7 +334,7 @@ fn a_method_mark_on_a_blank_answer_space_is_withheld() {
 #[test]
 fn words_outside_the_answer_space_are_not_counted() {
     // The right answer written in part b's space, part a's left empty.
-    let p = page(1, line(0.2, 0.85, "x = 3"), Some(Vec::new()));
+    let p = written(1, line(0.2, 0.85, "x = 3"));
     let d = decide(&a1(), &on(&p), &p);
     assert_eq!(d["outcome"], "withheld", "{d}");
     assert_eq!(quote(&d), BLANK_QUOTE);
@@ -307,25 +343,21 @@ fn words_outside_the_answer_space_are_not_counted() {
     // inside is quoted.
     let mut words = line(0.2, 0.5, "x = 4");
     words.extend(line(0.2, 0.85, "x = 3"));
-    let p = page(1, words, Some(Vec::new()));
+    let p = written(1, words);
     let d = decide(&a1(), &on(&p), &p);
     assert_eq!(d["outcome"], "uncertain", "{d}");
     assert_eq!(quote(&d), "x = 4");
 
     // A word counts where its centre is: one straddling the space's lower edge, its centre
     // below it, is outside.
-    let p = page(
-        1,
-        vec![word("7", rect(0.5, 0.69, 0.03, 0.04))],
-        Some(Vec::new()),
-    );
+    let p = written(1, vec![word("7", rect(0.5, 0.69, 0.03, 0.04))]);
     let d = decide(&criterion("B1", &["7"], &[], &[]), &on(&p), &p);
     assert_eq!(d["outcome"], "withheld", "{d}");
 }
 
 #[test]
 fn a_part_without_an_answer_space_is_uncertain_on_the_first_page() {
-    let p = page(1, line(0.2, 0.5, "x = 3"), Some(Vec::new()));
+    let p = written(1, line(0.2, 0.5, "x = 3"));
     let d = decide(&a1(), &[], &p);
     assert_eq!(d["outcome"], "uncertain", "{d}");
     assert_eq!(d["evidence"][0]["pageId"], p.page_id);
@@ -339,7 +371,7 @@ fn a_part_without_an_answer_space_is_uncertain_on_the_first_page() {
 
 #[test]
 fn conditions_are_never_judged() {
-    let p = page(1, line(0.2, 0.5, "x = 3"), Some(Vec::new()));
+    let p = written(1, line(0.2, 0.5, "x = 3"));
     let criterion = criterion("A1", &["x = 3"], &[], &["exact form", "units"]);
     let d = decide(&criterion, &on(&p), &p);
     assert_eq!(d["outcome"], "awarded", "{d}");
@@ -353,8 +385,14 @@ fn conditions_are_never_judged() {
 
 #[test]
 fn an_answer_read_on_a_blank_page_of_the_script_is_never_awarded() {
+    // Words read where nothing was added are the page's print: the space is blank.
     let mut p = blank_page(2);
     p.words = line(0.2, 0.5, "x = 3");
+    let d = decide(&a1(), &on(&p), &p);
+    assert_eq!(d["outcome"], "withheld", "{d}");
+    assert_eq!(quote(&d), BLANK_QUOTE);
+    // Written on ink the comparison found, on a page that is no evidence: a person reads it.
+    p.ink = Some(vec![line_box(0.2, 0.5, 3)]);
     let d = decide(&a1(), &on(&p), &p);
     assert_eq!(d["outcome"], "uncertain", "{d}");
     assert_eq!(d["evidence"][0]["pageId"], p.page_id);
@@ -365,20 +403,20 @@ fn the_answer_is_looked_for_in_every_place_of_the_part() {
     // The part's space starts on a blank page and goes on on the student's page, where the
     // answer is.
     let blank = blank_page(2);
-    let written = page(1, line(0.2, 0.5, "x = 3"), Some(Vec::new()));
+    let written_page = written(1, line(0.2, 0.5, "x = 3"));
     let places = [
         Place {
             page: &blank,
             rect: SPACE_A,
         },
         Place {
-            page: &written,
+            page: &written_page,
             rect: SPACE_A,
         },
     ];
     let d = decide(&a1(), &places, &blank);
     assert_eq!(d["outcome"], "awarded", "{d}");
-    assert_eq!(d["evidence"][0]["pageId"], written.page_id);
+    assert_eq!(d["evidence"][0]["pageId"], written_page.page_id);
 
     // Blank in every place: withheld, located on the first.
     let empty = page(1, Vec::new(), Some(Vec::new()));
@@ -428,6 +466,7 @@ fn on_a_page_scanned_sideways_the_answer_is_read_upright() {
         .iter()
         .map(|w| word(&w.text, turned(w.bbox, 90)))
         .collect();
+    p.ink = Some(p.words.iter().map(|w| w.bbox).collect());
     let space = turned(SPACE_A, 90);
     let places = [Place {
         page: &p,

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use examkit_pdf::{Renderer, SourceDocument, typst_string as lit};
 
 use super::{ReturnedError, ReturnedScript, ScannedPage, ScriptPage};
-use crate::marked::{EvidenceBox, MarkedQuestion, Outcome};
+use crate::marked::{EvidenceBox, MarkedQuestion, NOT_SCANNED, Outcome};
 use crate::marking::marker::Rect;
 use crate::marking::questions::turned;
 
@@ -102,8 +102,12 @@ fn outcome_name(outcome: Outcome) -> &'static str {
     outcome.as_str()
 }
 
-/// A question's mark as printed: `3/5`, `2–3/5` while uncertain marks remain, `–` unmarked.
+/// A question's mark as printed: `3/5`, `2–3/5` while uncertain marks remain, `–` unmarked,
+/// `not scanned` when its page was not scanned.
 pub(super) fn mark_text(q: &MarkedQuestion) -> String {
+    if q.not_scanned() {
+        return NOT_SCANNED.to_owned();
+    }
     if !q.status.is_marked() {
         return "–".to_owned();
     }
@@ -115,7 +119,8 @@ pub(super) fn mark_text(q: &MarkedQuestion) -> String {
 }
 
 /// The script's total and percentage: marks awarded by marked questions (with those still
-/// uncertain, when some are) of the marks of every question.
+/// uncertain or not scanned, when some are) of the marks of every question. A total that is a
+/// range has no percentage: it is printed once every mark is settled.
 fn totals(script: &ReturnedScript) -> (String, String, String) {
     let marked = || script.questions.iter().filter(|q| q.status.is_marked());
     let awarded: i64 = marked().map(|q| q.score.awarded).sum();
@@ -126,7 +131,9 @@ fn totals(script: &ReturnedScript) -> (String, String, String) {
     } else {
         awarded.to_string()
     };
-    let percentage = if max > 0 {
+    let percentage = if possible > awarded {
+        "– (until every mark is settled)".to_owned()
+    } else if max > 0 {
         // Marks are small whole numbers: exact in f64.
         format!("{}%", (awarded as f64 * 100.0 / max as f64).round())
     } else {
@@ -428,7 +435,12 @@ fn cover(out: &mut String, script: &ReturnedScript, draft: bool) {
         date = lit(&script.date),
     );
     for q in &script.questions {
-        let criteria = if q.status.is_marked() {
+        let criteria = if q.not_scanned() {
+            format!(
+                r##"text(fill: luma(90), {})"##,
+                lit("not scanned: its page is not in the script")
+            )
+        } else if q.status.is_marked() {
             let items: Vec<String> = q
                 .criteria
                 .iter()

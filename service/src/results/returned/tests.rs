@@ -565,6 +565,54 @@ fn a_script_still_to_review_is_returned_only_as_a_draft_saying_so_on_every_page(
     );
 }
 
+#[test]
+fn a_question_on_a_page_never_scanned_is_not_scanned_on_the_cover_with_no_percentage() {
+    let (w, h) = (620, 877);
+    let m1 = [0.2, 0.3, 0.4, 0.1];
+    let path =
+        crate::marked::tests::fixtures().join("needs-review-automated-page-not-scanned.row.json");
+    let (row, kinds) = crate::marked::tests::load(&path);
+    let unscanned = MarkedQuestion::from_row(&row, &kinds).expect("a marked question");
+    assert!(unscanned.not_scanned());
+    assert_eq!(
+        (
+            unscanned.score.awarded,
+            unscanned.score.possible,
+            unscanned.score.max
+        ),
+        (0, 6, 6),
+        "every mark of a question never scanned is still possible"
+    );
+    let questions = vec![
+        question("1", "completed", &[made("M1", "awarded", 1, m1)]),
+        unscanned,
+    ];
+    let pages = vec![
+        scanned(1, png(w, h, &[m1]), w, h, 0),
+        ScriptPage::NotScanned { paper_page: 2 },
+    ];
+    let script = script("Ada Lovelace", questions, pages);
+    assert_eq!(
+        typeset(&script, false).expect_err("refused").code(),
+        "not_final",
+        "a script with a question not scanned is not final"
+    );
+    let pdf = typeset(&script, true).expect("a draft");
+    let cover = page_text(&pdf, 1);
+    assert!(cover.contains("not scanned"), "{cover}");
+    assert!(
+        cover.contains("1–7"),
+        "the total keeps the unscanned marks possible:\n{cover}"
+    );
+    assert!(
+        !cover.contains('%'),
+        "no percentage beside a range:\n{cover}"
+    );
+    assert!(!cover.contains("0%"), "{cover}");
+    let missing = page_text(&pdf, 3);
+    assert!(missing.contains("Page 2 was not scanned"), "{missing}");
+}
+
 /// A final script of `scans` scanned pages (and `missing` pages not scanned after them).
 fn class_script(student: &str, scans: u32, missing: u32) -> ReturnedScript {
     let (w, h) = (310, 438);
