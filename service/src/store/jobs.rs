@@ -3,8 +3,10 @@
 //! Every worker on the database (threads of `examkit serve`, or `examkit worker` processes on other
 //! machines) claims jobs from the one `marking_jobs` table:
 //!
-//! - **claim**: the oldest due job, either `queued` with `run_after` passed, or `running` with an
-//!   expired lease (its worker died). PostgreSQL takes it with `FOR UPDATE SKIP LOCKED`, so
+//! - **claim**: a due job, either `queued` with `run_after` passed, or `running` with an expired
+//!   lease (its worker died): the oldest of the account that has had the fewest jobs claimed in
+//!   the last ten minutes, so the queue takes turns between accounts and one account's class
+//!   stack of thousands of pages delays another's page by a few jobs, not by the whole stack. PostgreSQL takes it with `FOR UPDATE SKIP LOCKED`, so
 //!   concurrent claimers never wait for each other or take the same row; SQLite takes it inside an
 //!   immediate transaction, which holds the database's one write lock. The claim sets a fresh
 //!   lease token, counts an attempt and sets the lease's expiry.
@@ -90,6 +92,9 @@ pub fn backoff_ms(base_ms: i64, attempts: i64) -> i64 {
     base_ms.saturating_mul(1 << doublings)
 }
 
+/// How far back the queue counts each account's claimed jobs when it chooses whom to serve.
+pub const FAIR_WINDOW_MS: i64 = 10 * 60 * 1000;
+
 const JOB_COLUMNS: &str = "id, kind, session_id, user_id, payload, attempts, max_attempts, \
      lease_token, last_error";
 
@@ -142,9 +147,14 @@ impl Store {
         Ok(ids)
     }
 
-    /// Claims the oldest due job for `worker`, with a lease until `now + lease_ms`; `None` when
-    /// nothing is due. A job claimed again after its lease expired keeps its attempt count, plus
-    /// one: the caller gives up on it when `attempts > max_attempts`.
+    /// Claims a due job for `worker`, with a lease until `now + lease_ms`; `None` when nothing
+    /// is due. The queue is fair between accounts: of the accounts with a job due, the one that
+    /// has had the fewest jobs claimed in the last [`FAIR_WINDOW_MS`] is served (ties going to
+    /// the account whose due job is oldest), its oldest due job first; so a small job waits at
+    /// most a few jobs behind another account's class stack. On PostgreSQL a job another claimer
+    /// holds is skipped, and when every due job of that account is held the oldest other is
+    /// taken. A job claimed again after its lease expired keeps its attempt count, plus one: the
+    /// caller gives up on it when `attempts > max_attempts`.
     pub async fn claim_job(
         &self,
         worker: &str,
@@ -157,19 +167,39 @@ impl Store {
             Backend::Sqlite => "",
         };
         let mut tx = self.begin(Durability::Bookkeeping).await?;
+        let account: Option<String> = sqlx::query_scalar(
+            "SELECT j.user_id FROM marking_jobs j \
+             WHERE (j.state = 'queued' AND j.run_after <= $1) \
+                OR (j.state = 'running' AND j.lease_expires <= $1) \
+             GROUP BY j.user_id \
+             ORDER BY (SELECT COUNT(*) FROM marking_jobs r \
+                       WHERE r.user_id = j.user_id AND r.claimed_at >= $2), \
+                      MIN(j.run_after), MIN(j.created_at), j.user_id \
+             LIMIT 1",
+        )
+        .bind(now)
+        .bind(now.saturating_sub(FAIR_WINDOW_MS))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(account) = account else {
+            tx.commit().await?;
+            return Ok(None);
+        };
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE marking_jobs SET state = 'running', attempts = attempts + 1, lease_owner = $1, \
-             lease_token = $2, lease_expires = $3, updated_at = $4 \
+             lease_token = $2, lease_expires = $3, updated_at = $4, claimed_at = $4 \
              WHERE id = (SELECT id FROM marking_jobs \
                  WHERE (state = 'queued' AND run_after <= $4) \
                     OR (state = 'running' AND lease_expires <= $4) \
-                 ORDER BY run_after, created_at, id LIMIT 1{lock}) \
+                 ORDER BY CASE WHEN user_id = $5 THEN 0 ELSE 1 END, run_after, created_at, id \
+                 LIMIT 1{lock}) \
              RETURNING {JOB_COLUMNS}"
         )))
         .bind(worker)
         .bind(&token)
         .bind(now.saturating_add(lease_ms))
         .bind(now)
+        .bind(&account)
         .fetch_optional(&mut *tx)
         .await?;
         tx.commit().await?;

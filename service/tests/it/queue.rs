@@ -271,7 +271,79 @@ async fn concurrent_claimers_take_each_job_once(db: Db) {
     eprintln!("jobs per claimer: {per_worker:?}");
 }
 
+/// Account A queues 40 pages, then account B queues 2; two workers on two instances of the
+/// service (two stores on one database) work through the queue. The queue takes turns between
+/// accounts: B's pages are done before A's tenth, and every job is done once.
+async fn a_small_account_waits_a_few_jobs_behind_a_class_stack(db: Db) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = common::fresh_database(db, dir.path())
+        .await
+        .expect("a database");
+    let first = Store::open(&url).await.expect("open");
+    let second = Store::open(&url).await.expect("open again");
+    let mut accounts = Vec::new();
+    for name in ["class-stack", "one-page"] {
+        let user = first.create_user(name, true, false).await.expect("user").id;
+        let session = first
+            .create_automated_session(&user, name, None)
+            .await
+            .expect("session")
+            .id;
+        accounts.push((user, session));
+    }
+    let (a, b) = (&accounts[0], &accounts[1]);
+    let a_jobs = enqueue(&first, &a.0, &a.1, 40, 3).await;
+    let b_jobs = enqueue(&first, &b.0, &b.1, 2, 3).await;
+    let done: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let mut workers = Vec::new();
+    for (w, store) in [first.clone(), second.clone()].into_iter().enumerate() {
+        let done = done.clone();
+        workers.push(tokio::spawn(async move {
+            while let Some(job) = store
+                .claim_job(&format!("instance-{w}"), now_ms(), 600_000)
+                .await
+                .expect("claim")
+            {
+                // A page takes a moment to read.
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                let mut tx = store.begin_write().await.expect("tx");
+                assert!(
+                    Store::finish_job(&mut tx, &job, now_ms())
+                        .await
+                        .expect("finish")
+                );
+                tx.commit().await.expect("commit");
+                done.lock().expect("order").push(job.id);
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.expect("worker");
+    }
+    let order = done.lock().expect("order").clone();
+    assert_eq!(order.len(), 42, "every job is done");
+    assert_eq!(
+        order.iter().collect::<HashSet<_>>().len(),
+        42,
+        "each job is done once"
+    );
+    let at = |id: &String| order.iter().position(|o| o == id).expect("done");
+    let b_last = b_jobs.iter().map(at).max().expect("B's jobs");
+    let a_tenth = a_jobs
+        .iter()
+        .map(at)
+        .collect::<std::collections::BTreeSet<_>>();
+    let a_tenth = *a_tenth.iter().nth(9).expect("ten of A's");
+    assert!(
+        b_last < a_tenth,
+        "B's pages finished at {b_last}, after A's tenth at {a_tenth}: {order:?}"
+    );
+    first.close().await;
+    second.close().await;
+}
+
 on_both!(
+    a_small_account_waits_a_few_jobs_behind_a_class_stack,
     a_job_is_claimed_once_and_finished_under_its_lease,
     an_expired_lease_is_taken_over_and_the_late_worker_saves_nothing,
     a_failing_job_backs_off_then_fails_with_its_error,
