@@ -57,8 +57,11 @@ pub struct AppConfig {
     /// Making an API key asks for the password again when the session's sign-in is at least this
     /// old, milliseconds.
     pub reauth_ms: i64,
-    /// Failed sign-ins allowed per account.
+    /// Failed sign-ins allowed per account from one client address.
     pub account_failures: Window,
+    /// Failed sign-ins allowed per account from every address together: a much higher ceiling,
+    /// which does not hold a browser that has signed in to the account before.
+    pub account_ceiling: Window,
     /// Failed sign-ins allowed per client address.
     pub address_failures: Window,
     /// Proxies whose `X-Forwarded-For` names the client (see [`client`]); none by default.
@@ -77,6 +80,10 @@ impl Default for AppConfig {
             account_failures: Window {
                 length_ms: 15 * MINUTE,
                 limit: 5,
+            },
+            account_ceiling: Window {
+                length_ms: 15 * MINUTE,
+                limit: 100,
             },
             address_failures: Window {
                 length_ms: 15 * MINUTE,

@@ -23,6 +23,13 @@ pub const PLAIN_COOKIE: &str = "examkit_session";
 pub const SECURE_SIGN_IN_COOKIE: &str = "__Host-examkit_sign_in";
 /// The sign-in form's CSRF cookie when cookies are not `Secure`.
 pub const PLAIN_SIGN_IN_COOKIE: &str = "examkit_sign_in";
+/// The cookie of a browser that has signed in before (its secret's hash is remembered with the
+/// account): its sign-ins are not held by the account-wide count of failed sign-ins.
+pub const SECURE_DEVICE_COOKIE: &str = "__Host-examkit_device";
+/// The device cookie when cookies are not `Secure`.
+pub const PLAIN_DEVICE_COOKIE: &str = "examkit_device";
+/// How long a browser is remembered after it signs in, milliseconds (180 days).
+pub const DEVICE_MS: i64 = 180 * 24 * 60 * 60 * 1000;
 /// The form field holding the CSRF token.
 pub const CSRF_FIELD: &str = "csrf";
 /// The header the page's script sends the CSRF token in.
@@ -52,6 +59,15 @@ pub fn cookie_name(visit: &Visit) -> &'static str {
         SECURE_COOKIE
     } else {
         PLAIN_COOKIE
+    }
+}
+
+/// The device cookie's name for this service.
+pub fn device_cookie_name(visit: &Visit) -> &'static str {
+    if visit.state.app.secure_cookies {
+        SECURE_DEVICE_COOKIE
+    } else {
+        PLAIN_DEVICE_COOKIE
     }
 }
 

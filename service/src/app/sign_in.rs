@@ -99,36 +99,52 @@ fn limited(window: Window, now: i64) -> String {
     )
 }
 
-fn account_paused(config: &super::AppConfig, now: i64) -> String {
+fn account_paused(window: Window, now: i64) -> String {
     format!(
         "{} Sign-in to this account is paused for a while to protect it.",
-        limited(config.account_failures, now)
+        limited(window, now)
     )
 }
 
-/// The page's message when a count is over its limit: the account's first, then the address's.
-fn over_limit(counts: &[i64], config: &super::AppConfig, now: i64) -> Option<String> {
-    let account = counts.first().copied().unwrap_or(0);
-    let address = counts.get(1).copied().unwrap_or(0);
-    if account > config.account_failures.limit {
-        Some(account_paused(config, now))
-    } else if address > config.address_failures.limit {
-        Some(format!(
-            "{} Sign-in from your network is paused for a while.",
-            limited(config.address_failures, now)
-        ))
-    } else {
-        None
-    }
+/// Whether the visit's browser carries the device cookie of a browser that signed in to the
+/// account of `email` before.
+async fn known_device(visit: &Visit, email: &str, now: i64) -> Result<bool, AppError> {
+    let Some(secret) = visit
+        .cookie(session::device_cookie_name(visit))
+        .filter(|s| !s.is_empty() && s.len() <= 128)
+    else {
+        return Ok(false);
+    };
+    let store = &visit.state.store;
+    let Some((user, _)) = store.user_by_email(email).await? else {
+        return Ok(false);
+    };
+    Ok(store
+        .knows_device(&session::hash(&secret), &user.id, now)
+        .await?)
 }
 
-/// One sign-in attempt, counted against its account and its client address before any password
-/// is checked ([`crate::store::Store::count_sign_in_attempt`]).
+/// What a sign-in attempt is counted against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    /// The account, from this client address: the exact limit of guesses.
+    AccountHere,
+    /// The account, from every address: a much higher ceiling, which a browser that signed in
+    /// to the account before is not counted against.
+    Account,
+    /// The client address, over every account.
+    Address,
+}
+
+/// One sign-in attempt, counted against its account from its address, its account (unless the
+/// browser signed in to it before) and its client address before any password is checked
+/// ([`crate::store::Store::count_sign_in_attempt`]). Anyone can guess at a known email from
+/// anywhere: counting the account's failures per address keeps that from locking its teacher
+/// out everywhere, and the account-wide ceiling still bounds guesses spread over many addresses
+/// without holding the teacher's own browser.
 struct Attempt {
-    account: String,
-    address: String,
-    config: (Window, Window),
-    /// The counts the attempt got, the account's first.
+    subjects: Vec<(Counted, String, Window)>,
+    /// The counts the attempt got, in the order of `subjects` (shorter when a count refused it).
     counts: Vec<i64>,
     /// When it was counted, which names its windows.
     now: i64,
@@ -138,31 +154,58 @@ impl Attempt {
     /// Counts an attempt to sign in as `email` from the visit's client.
     async fn counted(visit: &Visit, email: &str) -> Result<Attempt, AppError> {
         let config = &visit.state.app;
+        let now = now_ms();
+        let account = account_subject(email);
+        let address = client::subject(visit.client);
+        let mut subjects = vec![(
+            Counted::AccountHere,
+            format!("{account}@{address}"),
+            config.account_failures,
+        )];
+        if !known_device(visit, email, now).await? {
+            subjects.push((Counted::Account, account, config.account_ceiling));
+        }
+        subjects.push((Counted::Address, address, config.address_failures));
         let mut attempt = Attempt {
-            account: account_subject(email),
-            address: client::subject(visit.client),
-            config: (config.account_failures, config.address_failures),
+            subjects,
             counts: Vec::new(),
-            now: now_ms(),
+            now,
         };
         attempt.counts = visit
             .state
             .store
-            .count_sign_in_attempt(&attempt.subjects(), attempt.now)
+            .count_sign_in_attempt(&attempt.windows(), now)
             .await?;
         Ok(attempt)
     }
 
-    fn subjects(&self) -> [(&str, Window); 2] {
-        [
-            (self.account.as_str(), self.config.0),
-            (self.address.as_str(), self.config.1),
-        ]
+    fn windows(&self) -> Vec<(&str, Window)> {
+        self.subjects
+            .iter()
+            .map(|(_, subject, window)| (subject.as_str(), *window))
+            .collect()
+    }
+
+    /// The count against the account from this address.
+    fn here(&self) -> i64 {
+        self.counts.first().copied().unwrap_or(0)
     }
 
     /// The page's message when a count is over its limit.
     fn over_limit(&self, config: &super::AppConfig) -> Option<String> {
-        over_limit(&self.counts, config, self.now)
+        let over = self
+            .subjects
+            .iter()
+            .zip(&self.counts)
+            .find(|((_, _, window), count)| **count > window.limit)?;
+        Some(match over.0.0 {
+            Counted::AccountHere => account_paused(config.account_failures, self.now),
+            Counted::Account => account_paused(config.account_ceiling, self.now),
+            Counted::Address => format!(
+                "{} Sign-in from your network is paused for a while.",
+                limited(config.address_failures, self.now)
+            ),
+        })
     }
 
     /// Takes the attempt back: its password was right, or never checked.
@@ -170,7 +213,7 @@ impl Attempt {
         visit
             .state
             .store
-            .take_back_sign_in_attempt(&self.subjects(), self.now)
+            .take_back_sign_in_attempt(&self.windows(), self.now)
             .await?;
         Ok(())
     }
@@ -256,7 +299,7 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let config = &visit.state.app;
     let store = &visit.state.store;
     let attempt = Attempt::counted(&visit, &email).await?;
-    let (counts, now) = (&attempt.counts, attempt.now);
+    let now = attempt.now;
     if let Some(message) = attempt.over_limit(config) {
         return Ok(refuse(StatusCode::TOO_MANY_REQUESTS, &message));
     }
@@ -281,11 +324,11 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     let user = match found {
         Some((user, _)) if checked => user,
         _ => {
-            let left = config.account_failures.limit - counts.first().copied().unwrap_or(0);
+            let left = config.account_failures.limit - attempt.here();
             let message = if left <= 0 {
                 format!(
                     "The email or password is not right. {}",
-                    account_paused(config, now)
+                    account_paused(config.account_failures, now)
                 )
             } else {
                 "The email or password is not right.".to_owned()
@@ -321,6 +364,25 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     set_cookie(
         &mut response,
         &session::cookie(&visit, session::sign_in_cookie_name(&visit), "", 0),
+    );
+    // This browser is remembered for the account: a flood of failures elsewhere never holds it.
+    let device = session::random_token()?;
+    store
+        .remember_device(
+            &session::hash(&device),
+            &user.id,
+            now,
+            now + session::DEVICE_MS,
+        )
+        .await?;
+    set_cookie(
+        &mut response,
+        &session::cookie(
+            &visit,
+            session::device_cookie_name(&visit),
+            &device,
+            session::DEVICE_MS / 1000,
+        ),
     );
     tracing::info!(user = %user.id, "signed in to the app");
     Ok(response)

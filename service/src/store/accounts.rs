@@ -230,6 +230,12 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(StoreError::from)?;
+        // A browser that knew the old password is not trusted on the new one's account.
+        sqlx::query("DELETE FROM app_devices WHERE user_id = $1")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
         tx.commit().await.map_err(StoreError::from)?;
         self.user(&id).await?.ok_or(LoginError::UnknownUser(id))
     }

@@ -130,6 +130,56 @@ impl Store {
         self.prune_in_batches(PRUNE, now).await
     }
 
+    /// Remembers a browser that signed in to `user_id` (by the hash of its device cookie's
+    /// secret) until `expires_at`; the account's expired devices are forgotten at the same time.
+    pub async fn remember_device(
+        &self,
+        token_hash: &str,
+        user_id: &str,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.begin_write().await?;
+        sqlx::query("DELETE FROM app_devices WHERE user_id = $1 AND expires_at <= $2")
+            .bind(user_id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO app_devices (token_hash, user_id, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (token_hash) DO UPDATE SET \
+             user_id = excluded.user_id, expires_at = excluded.expires_at",
+        )
+        .bind(token_hash)
+        .bind(user_id)
+        .bind(now)
+        .bind(expires_at)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Whether the browser whose device cookie's secret hashes to `token_hash` has signed in to
+    /// `user_id` before, and is still remembered at `now`.
+    pub async fn knows_device(
+        &self,
+        token_hash: &str,
+        user_id: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let row = sqlx::query(
+            "SELECT 1 AS known FROM app_devices \
+             WHERE token_hash = $1 AND user_id = $2 AND expires_at > $3",
+        )
+        .bind(token_hash)
+        .bind(user_id)
+        .bind(now)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.is_some())
+    }
+
     /// Counts one sign-in attempt against each subject in turn (an account, then a client
     /// address), each in its own window, before its password is checked; returns the counts
     /// after it, in order.

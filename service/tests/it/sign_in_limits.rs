@@ -2,7 +2,9 @@
 //! are counted before any password is checked, on one server or two sharing a database; the client
 //! address a trusted proxy names is the one the address limit counts (an IPv6 client per /64); and
 //! password checks are bounded in the process, with late sign-ins answered 503 and the server's
-//! memory held, measured on `examkit serve` run as a process of its own.
+//! memory held, measured on `examkit serve` run as a process of its own; a flood of failures at a
+//! known email pauses it only where the flood comes from, and never for a browser that signed in
+//! to it before.
 
 use crate::common;
 
@@ -26,6 +28,7 @@ on_both!(
     a_flood_of_sign_ins_waits_for_a_bounded_number_of_password_checks,
     right_passwords_take_their_attempts_back,
     attempts_are_counted_in_order_and_taken_back,
+    a_known_email_cannot_keep_its_teacher_out,
 );
 
 /// One sign-in form: the double-submit cookie and its token, which any client can fetch once and
@@ -619,4 +622,94 @@ async fn attempts_are_counted_in_order_and_taken_back(db: Db) {
             .expect("counted"),
         [1]
     );
+}
+
+/// Signs in as `email` with `password` from `forwarded`, sending `device` (a device cookie,
+/// `name=value`) when given; the answer's status and the device cookie it sets, if any.
+async fn sign_in_on_device(
+    s: &Server,
+    email: &str,
+    password: &str,
+    forwarded: &str,
+    device: Option<&str>,
+) -> (u16, Option<String>, String) {
+    let pair = form_pair(&s.base).await;
+    let body: String = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("csrf", pair.token.as_str()),
+            ("email", email),
+            ("password", password),
+        ])
+        .finish();
+    let mut cookies = format!("{}={}", pair.name, pair.cookie);
+    if let Some(device) = device {
+        cookies.push_str("; ");
+        cookies.push_str(device);
+    }
+    let response = client()
+        .post(format!("{}/app/sign-in", s.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("cookie", cookies)
+        .header("x-forwarded-for", forwarded)
+        .body(body)
+        .send()
+        .await
+        .expect("sign-in sent");
+    let status = response.status().as_u16();
+    let set = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok()?.split(';').next())
+        .find(|c| c.contains("examkit_device="))
+        .map(str::to_owned);
+    (status, set, response.text().await.expect("body"))
+}
+
+/// Anyone who knows a teacher's email can fail sign-ins at it. Six wrong passwords from one
+/// address pause sign-in to the account from that address only: the right password from another
+/// address still gets in. Guesses spread over many addresses reach the account-wide ceiling,
+/// which then holds a new browser but never the teacher's own, which signed in before.
+async fn a_known_email_cannot_keep_its_teacher_out(db: Db) {
+    let trusted = vec![examkit::app::client::Cidr::parse("127.0.0.1/32").expect("range")];
+    let Some(s) = start_with(db, generous(), |state| {
+        state.app.trusted_proxies = trusted;
+        state.app.account_ceiling.limit = 12;
+    })
+    .await
+    else {
+        return;
+    };
+    teacher(&s, "ann@school.test").await;
+    let ann = "ann@school.test";
+    // Ann's own browser, at school, signed in before.
+    let (status, device, _) = sign_in_on_device(&s, ann, PASSWORD, "192.0.2.10", None).await;
+    assert_eq!(status, 303);
+    let device = device.expect("a device cookie is set at sign-in");
+    // Someone else, from one address: five wrong passwords are checked, the sixth is paused.
+    for attempt in 1..=6 {
+        let (status, _, body) = sign_in_on_device(&s, ann, WRONG, "203.0.113.9", None).await;
+        let expected = if attempt == 6 { 429 } else { 401 };
+        assert_eq!(status, expected, "attempt {attempt}: {body}");
+    }
+    // The right password from another address gets in, with no cookie of this account.
+    let (status, _, body) = sign_in_on_device(&s, ann, PASSWORD, "198.51.100.7", None).await;
+    assert_eq!(status, 303, "{body}");
+    // Guesses from a dozen more addresses, each within its own limit, reach the ceiling.
+    for i in 0..12 {
+        let from = format!("203.0.113.{}", 20 + i);
+        let (status, _, _) = sign_in_on_device(&s, ann, WRONG, &from, None).await;
+        assert!(matches!(status, 401 | 429), "{status}");
+    }
+    let (status, _, body) = sign_in_on_device(&s, ann, PASSWORD, "198.51.100.8", None).await;
+    assert_eq!(status, 429, "a new browser is held by the ceiling: {body}");
+    assert!(body.contains("Sign-in to this account is paused"), "{body}");
+    // Ann's own browser is not, from any address; a made-up device cookie is nobody's.
+    let (status, _, body) =
+        sign_in_on_device(&s, ann, PASSWORD, "198.51.100.9", Some(&device)).await;
+    assert_eq!(status, 303, "{body}");
+    let name = device.split('=').next().expect("name");
+    let forged = format!("{name}=not-a-device-anyone-was-given");
+    let (status, _, _) = sign_in_on_device(&s, ann, PASSWORD, "198.51.100.10", Some(&forged)).await;
+    assert_eq!(status, 429);
 }
