@@ -200,7 +200,9 @@ async fn made_up_methods_share_one_label(s: &Server, client: &reqwest::Client, m
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_move_by_exactly_the_requests_made_and_labels_are_templates() {
-    if !common::alone("metrics::counters_move_by_exactly_the_requests_made_and_labels_are_templates") {
+    if !common::alone(
+        "metrics::counters_move_by_exactly_the_requests_made_and_labels_are_templates",
+    ) {
         return;
     }
     let handle = examkit::telemetry::install().expect("recorder");

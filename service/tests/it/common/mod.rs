@@ -563,7 +563,8 @@ pub fn unique_png(client: u8, n: u16, noisy: bool) -> Vec<u8> {
 /// path in the binary) is run again alone in a child process, which must pass; then this returns
 /// false and the caller returns, its assertions made in the child.
 pub fn alone(name: &str) -> bool {
-    let per_test = std::env::var_os("NEXTEST_EXECUTION_MODE").is_some_and(|m| m == "process-per-test");
+    let per_test =
+        std::env::var_os("NEXTEST_EXECUTION_MODE").is_some_and(|m| m == "process-per-test");
     if per_test || std::env::var_os("EXAMKIT_TEST_ALONE").is_some() {
         return true;
     }
