@@ -149,6 +149,7 @@ pub fn check_pages(
                     other => other,
                 };
                 pdf_raster_size(page, dpi, max_pixels).map_err(at_page)?;
+                check_page_contents(page).map_err(at_page)?;
                 let has_contents = page.raw().contains_key(b"Contents");
                 let decoded = catch_unwind(AssertUnwindSafe(|| page.page_stream().is_some()))
                     .unwrap_or(false);
@@ -282,6 +283,55 @@ pub(crate) fn pdf_raster_size(
     Ok((wu as u16, hu as u16))
 }
 
+/// The most content streams one page's `/Contents` may list. A page as typeset or scanned has one
+/// or a few; a list of thousands (the same small stream named again and again) makes a file of a
+/// few kilobytes decode to any amount of memory.
+pub const MAX_CONTENT_STREAMS: usize = 64;
+
+/// The most bytes a page's content streams may decode to, together (32 MiB): a scanned page's
+/// content is a few drawing operators around its image, a typeset page's tens of kilobytes.
+pub const MAX_PAGE_CONTENT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Checks a page's content streams against [`MAX_CONTENT_STREAMS`] and
+/// [`MAX_PAGE_CONTENT_BYTES`] before anything decodes them all at once: the list is counted,
+/// and each distinct stream is decoded once (one at a time) and counted as often as the list
+/// names it, so a stream named a thousand times costs one decoding to refuse.
+pub(crate) fn check_page_contents(page: &Page<'_>) -> Result<(), ScanError> {
+    use hayro::hayro_syntax::object::{Array, ObjectIdentifier, Stream};
+    let Some(list) = page.raw().get::<Array<'_>>(b"Contents") else {
+        return Ok(());
+    };
+    if list.raw_iter().nth(MAX_CONTENT_STREAMS).is_some() {
+        return Err(ScanError::Unreadable(format!(
+            "its content is split into more than {MAX_CONTENT_STREAMS} streams"
+        )));
+    }
+    let mut sizes: std::collections::HashMap<ObjectIdentifier, usize> =
+        std::collections::HashMap::new();
+    let mut total = 0usize;
+    for stream in list.iter::<Stream<'_>>() {
+        let size = match sizes.get(&stream.obj_id()) {
+            Some(size) => *size,
+            None => {
+                let size = catch_unwind(AssertUnwindSafe(|| {
+                    stream.decoded().map(|d| d.len()).unwrap_or(0)
+                }))
+                .unwrap_or(0);
+                sizes.insert(stream.obj_id(), size);
+                size
+            }
+        };
+        total = total.saturating_add(size);
+        if total > MAX_PAGE_CONTENT_BYTES {
+            return Err(ScanError::Unreadable(format!(
+                "its content streams decode to more than {} MiB",
+                MAX_PAGE_CONTENT_BYTES / (1024 * 1024)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses PDFs carrying an image larger than twice the page pixel limit: the renderer would
 /// decode it in full whatever the page size (a pixel bomb inside a small page).
 pub(crate) fn check_embedded_images(pdf: &Pdf, max_pixels: u64) -> Result<(), ScanError> {
@@ -316,6 +366,7 @@ pub(crate) fn render_pdf_page(
     max_pixels: u64,
 ) -> Result<GrayImage, ScanError> {
     let (w, h) = pdf_raster_size(page, dpi, max_pixels)?;
+    check_page_contents(page)?;
     let scale = dpi as f32 / 72.0;
     let settings = RenderSettings {
         x_scale: scale,

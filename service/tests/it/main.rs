@@ -22,6 +22,7 @@ mod cli_validate;
 mod crash;
 mod harness;
 mod health;
+mod hostile_files;
 mod http_api;
 mod marking_questions;
 mod metrics;
