@@ -56,23 +56,29 @@ install_native() {
   bash scripts/native-packages.sh --test
 }
 
-# The Rust tests run under cargo-nextest (each test a process of its own, each test's time in a
-# JUnit report), then the doctests, which nextest does not run; each suite's time is printed last.
-install_nextest() {
-  cargo nextest --version >/dev/null 2>&1 || cargo install cargo-nextest --locked
-}
-
+# The Rust tests: every other crate's tests, the service's own (unit and doc) tests, then the
+# service's integration tests (one binary, `service/tests/it`) suite by suite, a module at a time,
+# as separate binaries once ran; each suite's time is printed at the end.
 rust_tests() {
-  local junit="$native_target/nextest/default/junit.xml" status
-  rm -f "$junit"
-  CARGO_TARGET_DIR="$native_target" cargo nextest run --locked
-  status=$?
-  python3 tests/suite-times.py "$junit"
-  [ "$status" -eq 0 ] && CARGO_TARGET_DIR="$native_target" cargo test --locked --doc
+  local status=0 started module times=()
+  CARGO_TARGET_DIR="$native_target" cargo test --locked --workspace \
+    --exclude examkit --exclude examkit-python --exclude examkit-wasm || status=1
+  CARGO_TARGET_DIR="$native_target" cargo test --locked -p examkit --lib --bins || status=1
+  CARGO_TARGET_DIR="$native_target" cargo test --locked -p examkit --doc || status=1
+  for module in $(sed -n 's/^mod \([a-z_0-9]*\);$/\1/p' service/tests/it/main.rs); do
+    [ "$module" = common ] && continue
+    started=$SECONDS
+    CARGO_TARGET_DIR="$native_target" cargo test --locked -p examkit --test it -- "${module}::" ||
+      status=1
+    times+=("$module $((SECONDS - started))")
+  done
+  printf '\n%-32s %8s\n' "service suite (tests/it)" seconds
+  printf '%s\n' "${times[@]}" | sort -k2 -rn | awk '{ printf "%-32s %8s\n", $1, $2 }'
+  return "$status"
 }
 
 rust_suite() {
-  install_native && install_nextest &&
+  install_native &&
     CARGO_TARGET_DIR="$native_target" cargo fmt --all --check &&
     CARGO_TARGET_DIR="$native_target" cargo clippy --workspace --all-targets --locked -- -D warnings &&
     CARGO_TARGET_DIR="$native_target" tests/first-run.sh &&

@@ -375,15 +375,17 @@ fn quotes_print(quote: &str, printed: &[String]) -> bool {
 /// The built-in marker on scans as scanners and phones make them, skewed and photographed: a
 /// part the student left blank has every criterion withheld as blank (no ink was added in its
 /// space, whatever printed words the skewed space takes in), and no decision quotes the printed
-/// page's words as the student's answer.
-async fn skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted(db: Db) {
-    let Some(s) = start_with(db, generous(), |_| {}).await else {
+/// page's words as the student's answer. The marker reads pages the same whatever the
+/// database, so this runs on SQLite alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted() {
+    let Some(s) = start_with(Db::Sqlite, generous(), |_| {}).await else {
         return;
     };
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Skewed").await;
     let key = s.key(&user, Scope::ALL).await;
-    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS[..2]).await;
     let printed = printed_words(&exported.question_paper);
     assert!(
         quotes_print("(2)", &printed),
@@ -413,7 +415,7 @@ async fn skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted
                 "--seed",
                 "22",
                 "--dpi",
-                "200",
+                "150",
             ],
         ),
     ];
@@ -424,16 +426,18 @@ async fn skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted
             upload(&s, &key, &session, "work", &name, bytes).await;
         }
         start(&s, &key, &session).await;
-        let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 3)).await;
+        let view = poll_until(&s, &key, &session, 600, |v| all_terminal(v, 2)).await;
+        let mut blank_criteria = 0;
         for q in view["questions"].as_array().expect("questions") {
             let label = q["label"].as_str().expect("label");
             for a in q["allocations"].as_array().expect("allocations") {
                 let part = a["partId"].as_str().expect("part");
                 let quote = a["evidence"][0]["quote"].as_str().unwrap_or_default();
-                // 1 (b) and the whole of question 3 were left blank (see `sample_answers`).
-                if (label, part) == ("1", "b") || label == "3" {
+                // 1 (b) was left blank (see `sample_answers`).
+                if (label, part) == ("1", "b") {
                     assert_eq!(a["submitted"], "withheld", "{kind} Q{label}: {a}");
                     assert!(quote.starts_with("blank"), "{kind} Q{label}: {a}");
+                    blank_criteria += 1;
                 }
                 assert!(
                     !quotes_print(quote, &printed),
@@ -441,12 +445,12 @@ async fn skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted
                 );
             }
         }
+        assert!(blank_criteria > 0, "{kind}: 1 (b) has criteria: {view}");
     }
     marking.shutdown().await;
 }
 
 on_both!(
     a_handwritten_scan_is_marked_end_to_end,
-    unread_writing_is_uncertain_never_blank,
-    skewed_and_photographed_blank_parts_are_withheld_and_print_never_quoted
+    unread_writing_is_uncertain_never_blank
 );

@@ -3,8 +3,8 @@
 //!
 //! One binary links the service (typst, PDF reading, OCR, both databases) once rather than once
 //! a suite. Run one suite with its module path as the filter, for example
-//! `cargo test -p examkit --test it app::` or `cargo test -p examkit --test it vision_marker::`.
-//! `tests/suite-times.py` prints each suite's time from the run's output.
+//! `cargo test -p examkit --test it app::` or `cargo test -p examkit --test it vision_marker::`;
+//! `tests/run-all.sh` runs them so, suite by suite, and prints each suite's time.
 
 #[macro_use]
 mod common;

@@ -558,10 +558,10 @@ pub fn unique_png(client: u8, n: u16, noisy: bool) -> Vec<u8> {
 }
 
 /// Whether this test has its process to itself, as a test that reads process-wide state (the
-/// metrics recorder) needs. Under nextest, the suites' runner, every test has a process of its
-/// own. Under `cargo test`, where the suites share one process, the test named `name` (its full
-/// path in the binary) is run again alone in a child process, which must pass; then this returns
-/// false and the caller returns, its assertions made in the child.
+/// metrics recorder, the process's peak memory) needs. Under nextest every test has a process of
+/// its own. Under `cargo test`, where a suite's tests share one process, the test named `name`
+/// (its full path in the binary) is run again alone in a child process, which must pass; then
+/// this returns false and the caller returns, its assertions made in the child.
 pub fn alone(name: &str) -> bool {
     let per_test =
         std::env::var_os("NEXTEST_EXECUTION_MODE").is_some_and(|m| m == "process-per-test");
