@@ -56,20 +56,22 @@ install_native() {
   bash scripts/native-packages.sh --test
 }
 
-# The Rust tests: every other crate's tests, the service's own (unit and doc) tests, then the
-# service's integration tests (one binary, `service/tests/it`) suite by suite, a module at a time,
-# as separate binaries once ran; each suite's time is printed at the end.
+# The Rust tests, on the workspace's default members at every step (so the crates are built
+# once, with one set of features): every crate's unit tests and its own test files, the doc
+# tests, then the service's integration tests (one binary, `service/tests/it`) suite by suite, a
+# module at a time, as separate binaries once ran; each suite's time is printed at the end.
 rust_tests() {
-  local status=0 started module times=()
-  CARGO_TARGET_DIR="$native_target" cargo test --locked --workspace \
-    --exclude examkit --exclude examkit-python --exclude examkit-wasm || status=1
-  CARGO_TARGET_DIR="$native_target" cargo test --locked -p examkit --lib --bins || status=1
-  CARGO_TARGET_DIR="$native_target" cargo test --locked -p examkit --doc || status=1
+  local status=0 started module f times=() other=()
+  CARGO_TARGET_DIR="$native_target" cargo test --locked --no-run || return 1
+  for f in engine/tests/*.rs service/*/tests/*.rs examples/*/tests/*.rs tests/*/tests/*.rs; do
+    [ -e "$f" ] && other+=(--test "$(basename "$f" .rs)")
+  done
+  CARGO_TARGET_DIR="$native_target" cargo test --locked --lib --bins "${other[@]}" || status=1
+  CARGO_TARGET_DIR="$native_target" cargo test --locked --doc || status=1
   for module in $(sed -n 's/^mod \([a-z_0-9]*\);$/\1/p' service/tests/it/main.rs); do
     [ "$module" = common ] && continue
     started=$SECONDS
-    CARGO_TARGET_DIR="$native_target" cargo test --locked -p examkit --test it -- "${module}::" ||
-      status=1
+    CARGO_TARGET_DIR="$native_target" cargo test --locked --test it -- "${module}::" || status=1
     times+=("$module $((SECONDS - started))")
   done
   printf '\n%-32s %8s\n' "service suite (tests/it)" seconds
