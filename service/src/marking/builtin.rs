@@ -26,6 +26,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::{Value, json};
 
 use super::answers::{self, MatchKind, WordBox};
+use super::evidence::grown;
 use super::marker::{
     AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, PageWord, Rect, Scheme,
     WorkPage, structured_rubric,
@@ -168,16 +169,6 @@ pub(crate) fn strings(value: &Value) -> Vec<String> {
 /// and still be read as written on it: the comparison finds ink at a working resolution, and a
 /// word's box is the reader's.
 const INK_SLACK: f64 = 0.004;
-
-/// `r` grown by `by` on every side.
-fn grown(r: &Rect, by: f64) -> Rect {
-    Rect {
-        x: r.x - by,
-        y: r.y - by,
-        width: r.width + 2.0 * by,
-        height: r.height + 2.0 * by,
-    }
-}
 
 /// One decision for one criterion.
 fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value {

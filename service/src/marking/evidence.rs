@@ -250,7 +250,8 @@ fn distance(a: &Rect, b: &Rect) -> f64 {
     ((ax - bx).powi(2) + (ay - by).powi(2)).sqrt()
 }
 
-fn grown(r: &Rect, by: f64) -> Rect {
+/// `r` grown by `by` on every side.
+pub(crate) fn grown(r: &Rect, by: f64) -> Rect {
     Rect {
         x: r.x - by,
         y: r.y - by,
