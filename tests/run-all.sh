@@ -56,22 +56,39 @@ install_native() {
   bash scripts/native-packages.sh --test
 }
 
-# The Rust tests, on the workspace's default members at every step (so the crates are built
-# once, with one set of features): every crate's unit tests and its own test files, the doc
-# tests, then the service's integration tests (one binary, `service/tests/it`) suite by suite, a
-# module at a time, as separate binaries once ran; each suite's time is printed at the end.
+# The Rust tests, built once on the workspace's default members (one set of features) and run
+# as cargo runs them (each binary in its package's directory): every crate's unit tests and its
+# own test files, the doc tests, then the service's integration tests (one binary,
+# `service/tests/it`) suite by suite, a module a process; each suite's time is printed at the end.
 rust_tests() {
-  local status=0 started module f times=() other=()
-  CARGO_TARGET_DIR="$native_target" cargo test --locked --no-run || return 1
-  for f in engine/tests/*.rs service/*/tests/*.rs examples/*/tests/*.rs tests/*/tests/*.rs; do
-    [ -e "$f" ] && other+=(--test "$(basename "$f" .rs)")
-  done
-  CARGO_TARGET_DIR="$native_target" cargo test --locked --lib --bins "${other[@]}" || status=1
+  local status=0 started module bin dir package target times=() it="" it_dir=""
+  local built="$logs/test-binaries"
+  CARGO_TARGET_DIR="$native_target" cargo test --locked --no-run --message-format=json-render-diagnostics \
+    >"$logs/cargo.json" || return 1
+  python3 tests/test-binaries.py <"$logs/cargo.json" >"$built" || return 1
+  while IFS=$'\t' read -r bin dir package target; do
+    if [ "$package/$target" = "examkit/it" ]; then
+      it="$bin" it_dir="$dir"
+      continue
+    fi
+    printf '\n     Running %s (%s)\n' "$target" "$package"
+    (cd "$dir" && CARGO_MANIFEST_DIR="$dir" CARGO_PKG_NAME="$package" "$bin") || status=1
+  done <"$built"
   CARGO_TARGET_DIR="$native_target" cargo test --locked --doc || status=1
-  for module in $(sed -n 's/^mod \([a-z_0-9]*\);$/\1/p' service/tests/it/main.rs); do
+  [ -n "$it" ] || { echo "the service's integration tests were not built" >&2; return 1; }
+  local modules other skip
+  modules=$(sed -n 's/^mod \([a-z_0-9]*\);$/\1/p' service/tests/it/main.rs)
+  for module in $modules; do
     [ "$module" = common ] && continue
+    # A filter matches anywhere in a name: `questions::` would run `marking_questions::` too.
+    skip=()
+    for other in $modules; do
+      [ "$other" != "$module" ] && [[ "$other" == *"_$module" ]] && skip+=(--skip "$other::")
+    done
     started=$SECONDS
-    CARGO_TARGET_DIR="$native_target" cargo test --locked --test it -- "${module}::" || status=1
+    printf '\n     Running tests/it %s::\n' "$module"
+    (cd "$it_dir" && CARGO_MANIFEST_DIR="$it_dir" CARGO_PKG_NAME=examkit "$it" "${module}::" "${skip[@]}") ||
+      status=1
     times+=("$module $((SECONDS - started))")
   done
   printf '\n%-32s %8s\n' "service suite (tests/it)" seconds
