@@ -175,6 +175,18 @@ pub fn compare(work: &GrayImage, reference: &GrayImage) -> Comparison {
 /// [`compare`], also giving the added ink itself when the pages aligned (to split it into
 /// lines with [`AddedInk::lines`], or to measure it in a box with [`AddedInk::share_in`]).
 pub fn compare_with_ink(work: &GrayImage, reference: &GrayImage) -> (Comparison, Option<AddedInk>) {
+    compare_with_ink_except(work, reference, &[])
+}
+
+/// [`compare_with_ink`], with parts of the reference (normalized clean-page boxes) left out of
+/// the share of its ink the work page must carry: a page's code differs from copy to copy and is
+/// what a sticker or a tear takes away, and on a page with little print it holds much of the ink.
+/// The boxes still take part in the alignment.
+pub fn compare_with_ink_except(
+    work: &GrayImage,
+    reference: &GrayImage,
+    except: &[NormBox],
+) -> (Comparison, Option<AddedInk>) {
     if work.width() < 16 || work.height() < 16 || reference.width() < 16 || reference.height() < 16
     {
         return (Comparison::failed("page too small to compare".into()), None);
@@ -243,7 +255,7 @@ pub fn compare_with_ink(work: &GrayImage, reference: &GrayImage) -> (Comparison,
     let coverage = if fit == FitKind::Frame {
         1.0
     } else {
-        coverage_of(&clean, &flat, &map, tolerance)
+        coverage_of(&clean, &flat, &map, tolerance, except)
     };
     result.coverage = coverage as f32;
     if coverage < MIN_COVERAGE {
@@ -782,23 +794,38 @@ fn take_from(row: &mut [i16], next: &[i16]) {
 }
 
 /// Share of the clean page's dark ink that `map` puts within `tolerance` of work ink.
-fn coverage_of(clean: &GrayImage, flat: &GrayImage, map: &Homography, tolerance: f64) -> f64 {
+fn coverage_of(
+    clean: &GrayImage,
+    flat: &GrayImage,
+    map: &Homography,
+    tolerance: f64,
+    except: &[NormBox],
+) -> f64 {
     let (cw, fw, fh) = (
         clean.width() as usize,
         flat.width() as i64,
         flat.height() as i64,
     );
+    let (w, h) = (f64::from(clean.width()), f64::from(clean.height()));
+    let left_out = |i: usize| {
+        let (x, y) = ((i % cw) as f64 / w, (i / cw) as f64 / h);
+        except
+            .iter()
+            .any(|b| x >= b.x && x < b.x + b.width && y >= b.y && y < b.y + b.height)
+    };
     let raw = clean.as_raw();
-    let dark_count = raw.iter().filter(|&&v| v < DARK_LEVEL).count();
+    let counted = |i: &usize| raw[*i] < DARK_LEVEL && !left_out(*i);
+    let mut dark_count = (0..raw.len()).filter(counted).count();
+    // Too little print outside the boxes to judge by: the whole page's ink is counted.
+    let everything = dark_count < BLANK_PAGE_PX;
+    if everything {
+        dark_count = raw.iter().filter(|&&v| v < DARK_LEVEL).count();
+    }
     if dark_count == 0 {
         return 0.0;
     }
     let step = dark_count.div_ceil(20_000).max(1);
-    let dark = raw
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| **v < DARK_LEVEL)
-        .map(|(i, _)| i);
+    let dark = (0..raw.len()).filter(|i| raw[*i] < DARK_LEVEL && (everything || !left_out(*i)));
     let r = tolerance.round() as i64;
     let px = flat.as_raw();
     let (mut hits, mut total) = (0usize, 0usize);

@@ -30,7 +30,9 @@ mod text_layer;
 pub mod transform;
 
 pub use codes::{Code, decode_codes};
-pub use compare::{AddedInk, Comparison, added_ink, compare, compare_with_ink};
+pub use compare::{
+    AddedInk, Comparison, added_ink, compare, compare_with_ink, compare_with_ink_except,
+};
 pub use error::ScanError;
 pub use geometry::NormBox;
 pub use index::{

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use examkit_scan::{Comparison, FitKind, NormBox, Orientation, compare};
+use examkit_scan::{Comparison, FitKind, NormBox, Orientation, compare, compare_with_ink_except};
 use image::GrayImage;
 
 const ANSWER: &[&str] = &["m = (13 - 5) / (6 - 2)", "   = 8 / 4 = 2", "so y = 2x + 1"];
@@ -172,6 +172,48 @@ fn a_different_page_does_not_align() {
     assert!(!c.aligned, "{c:?}");
     assert!(c.added_regions.is_empty());
     assert!(c.note.contains("alignment failed"));
+}
+
+#[test]
+fn a_covered_code_is_left_out_of_the_ink_the_scan_must_carry() {
+    // A page whose code holds most of its print, scanned with the code under a sticker.
+    let (mut reference, _, _) = pages();
+    let code = qr_image("EXK1 copy 017 page 3 of 12", 16);
+    let x = PAGE_W - code.width() - 40;
+    paste(&mut reference, &code, x, 40);
+    let mut work = reference.clone();
+    for yy in 40..40 + code.height() {
+        for xx in x..x + code.width() {
+            work.put_pixel(xx, yy, image::Luma([255]));
+        }
+    }
+    let work = scan_noise(&rotate_small(&work, 0.8), 5, 6.0);
+    let plain = compare(&work, &reference);
+    assert!(!plain.aligned, "the code was most of the ink: {plain:?}");
+    assert!(
+        plain.note.contains("of the reference's ink matches"),
+        "{plain:?}"
+    );
+    let code_box = NormBox::from_pixels(
+        f64::from(x),
+        40.0,
+        f64::from(x + code.width()),
+        f64::from(40 + code.height()),
+        f64::from(PAGE_W),
+        f64::from(PAGE_H),
+    );
+    let (left_out, ink) = compare_with_ink_except(&work, &reference, &[code_box]);
+    assert!(left_out.aligned, "{left_out:?}");
+    assert!(ink.is_some());
+    assert!(left_out.coverage > 0.9, "{left_out:?}");
+    assert!(
+        left_out.added_regions.is_empty(),
+        "a sticker adds no ink: {left_out:?}"
+    );
+    // A different page stays different however much of it is left out.
+    let other = scan_noise(&handwriting_page(), 3, 6.0);
+    let (different, _) = compare_with_ink_except(&other, &reference, &[code_box]);
+    assert!(!different.aligned, "{different:?}");
 }
 
 #[test]

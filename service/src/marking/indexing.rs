@@ -522,7 +522,8 @@ fn index_blocking(
                 // with too little ink to align, say).
                 identical = scanned.dimensions() == clean.dimensions()
                     && scanned.as_raw() == clean.as_raw();
-                let (compared, ink) = examkit_scan::compare_with_ink(scanned, &clean);
+                let (compared, ink) =
+                    examkit_scan::compare_with_ink_except(scanned, &clean, &copy_marks(&clean));
                 if let Some(ink) = &ink {
                     lines = ink.lines_of(&compared);
                     printed = Some(on_the_scan(&compared, clean_words));
@@ -553,6 +554,27 @@ fn index_blocking(
         by_copy,
         image,
     })
+}
+
+/// Where the clean page carries its code and the code's caption: they name the copy and the
+/// page, not the paper's print, and a sticker or a tear over them is no reason to think the scan
+/// another page. The caption runs leftwards from the code's foot, on the code's rows.
+fn copy_marks(clean: &image::GrayImage) -> Vec<examkit_scan::NormBox> {
+    examkit_scan::decode_codes(clean)
+        .into_iter()
+        .map(|c| {
+            let b = c.bbox;
+            let (pad_x, pad_y) = (b.width * 0.15, b.height * 0.15);
+            let x = (b.x - 4.0 * b.width).max(0.0);
+            let y = (b.y - pad_y).max(0.0);
+            examkit_scan::NormBox {
+                x,
+                y,
+                width: (b.x + b.width + pad_x).min(1.0) - x,
+                height: (b.y + b.height + pad_y).min(1.0) - y,
+            }
+        })
+        .collect()
 }
 
 /// The clean page's printed words where the comparison puts them on the scanned page.
