@@ -150,6 +150,7 @@ pub fn check_pages(
                 };
                 pdf_raster_size(page, dpi, max_pixels).map_err(at_page)?;
                 check_page_contents(page).map_err(at_page)?;
+                check_form_fanout(page).map_err(at_page)?;
                 let has_contents = page.raw().contains_key(b"Contents");
                 let decoded = catch_unwind(AssertUnwindSafe(|| page.page_stream().is_some()))
                     .unwrap_or(false);
@@ -332,6 +333,128 @@ pub(crate) fn check_page_contents(page: &Page<'_>) -> Result<(), ScanError> {
     Ok(())
 }
 
+/// The most Form XObjects one page may draw, counting a form each time it is drawn: a form
+/// drawing another ten times, nested eight deep, is a 2 KB file that draws a hundred million
+/// forms. Typeset and scanned pages draw a handful.
+pub const MAX_FORM_DRAWS: usize = 10_000;
+
+/// The deepest a page's forms may nest (a form drawing a form drawing a form ...).
+pub const MAX_FORM_DEPTH: usize = 32;
+
+/// The most content bytes drawing one page may interpret, counting a form's content each time
+/// the form is drawn (128 MiB).
+pub const MAX_PAGE_DRAWN_BYTES: usize = 128 * 1024 * 1024;
+
+/// Counts what drawing a page would draw of its Form XObjects before anything draws it: every
+/// path through the forms is walked (a form as often as it is drawn) against
+/// [`MAX_FORM_DRAWS`], [`MAX_FORM_DEPTH`] and [`MAX_PAGE_DRAWN_BYTES`], stopping at the first
+/// budget passed. Each distinct form is decoded once, its `Do` operators listed once.
+pub(crate) fn check_form_fanout(page: &Page<'_>) -> Result<(), ScanError> {
+    let names = catch_unwind(AssertUnwindSafe(|| page.page_stream().map(drawn_names)))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    FormWalk::default().draw(&names, page.resources(), 0)
+}
+
+/// A walk through a page's forms: what it has counted, and each form's decoded size and the
+/// names it draws, kept once.
+#[derive(Default)]
+struct FormWalk {
+    draws: usize,
+    bytes: usize,
+    decoded: usize,
+    forms: std::collections::HashMap<
+        hayro::hayro_syntax::object::ObjectIdentifier,
+        (usize, Vec<Vec<u8>>),
+    >,
+}
+
+impl FormWalk {
+    fn draw(
+        &mut self,
+        names: &[Vec<u8>],
+        resources: &hayro::hayro_syntax::page::Resources<'_>,
+        depth: usize,
+    ) -> Result<(), ScanError> {
+        use hayro::hayro_syntax::object::Dict;
+        for name in names {
+            let Some(form) = resources.get_x_object(&Name::new_unescaped(name)) else {
+                continue;
+            };
+            let is_form = form
+                .dict()
+                .get::<Name<'_>>(b"Subtype")
+                .is_some_and(|n| n.as_ref() == b"Form");
+            if !is_form {
+                continue;
+            }
+            if depth + 1 > MAX_FORM_DEPTH {
+                return Err(ScanError::Unreadable(format!(
+                    "its forms nest more than {MAX_FORM_DEPTH} deep"
+                )));
+            }
+            self.draws += 1;
+            if self.draws > MAX_FORM_DRAWS {
+                return Err(ScanError::Unreadable(format!(
+                    "drawing it would draw more than {MAX_FORM_DRAWS} forms"
+                )));
+            }
+            let id = form.obj_id();
+            if !self.forms.contains_key(&id) {
+                let data = catch_unwind(AssertUnwindSafe(|| form.decoded().ok()))
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                self.decoded = self.decoded.saturating_add(data.len());
+                if self.decoded > MAX_PAGE_CONTENT_BYTES {
+                    return Err(ScanError::Unreadable(format!(
+                        "its forms decode to more than {} MiB",
+                        MAX_PAGE_CONTENT_BYTES / (1024 * 1024)
+                    )));
+                }
+                self.forms.insert(id, (data.len(), drawn_names(&data)));
+            }
+            let (size, inner) = self.forms.get(&id).cloned().unwrap_or_default();
+            self.bytes = self.bytes.saturating_add(size);
+            if self.bytes > MAX_PAGE_DRAWN_BYTES {
+                return Err(ScanError::Unreadable(format!(
+                    "drawing it would interpret more than {} MiB of content",
+                    MAX_PAGE_DRAWN_BYTES / (1024 * 1024)
+                )));
+            }
+            if inner.is_empty() {
+                continue;
+            }
+            let own = form
+                .dict()
+                .get::<Dict<'_>>(b"Resources")
+                .unwrap_or_default();
+            let inner_resources =
+                hayro::hayro_syntax::page::Resources::from_parent(own, resources.clone());
+            self.draw(&inner, &inner_resources, depth + 1)?;
+        }
+        Ok(())
+    }
+}
+
+/// The names a content stream draws with `Do`, in order.
+fn drawn_names(content: &[u8]) -> Vec<Vec<u8>> {
+    use hayro::hayro_syntax::content::TypedIter;
+    use hayro::hayro_syntax::content::ops::TypedInstruction;
+    catch_unwind(AssertUnwindSafe(|| {
+        let mut names = Vec::new();
+        let mut ops = TypedIter::new(content);
+        while let Some(op) = ops.next() {
+            if let TypedInstruction::XObject(x) = op {
+                names.push(x.0.as_ref().to_vec());
+            }
+        }
+        names
+    }))
+    .unwrap_or_default()
+}
+
 /// Refuses PDFs carrying an image larger than twice the page pixel limit: the renderer would
 /// decode it in full whatever the page size (a pixel bomb inside a small page).
 pub(crate) fn check_embedded_images(pdf: &Pdf, max_pixels: u64) -> Result<(), ScanError> {
@@ -367,6 +490,7 @@ pub(crate) fn render_pdf_page(
 ) -> Result<GrayImage, ScanError> {
     let (w, h) = pdf_raster_size(page, dpi, max_pixels)?;
     check_page_contents(page)?;
+    check_form_fanout(page)?;
     let scale = dpi as f32 / 72.0;
     let settings = RenderSettings {
         x_scale: scale,

@@ -21,7 +21,7 @@ fn amplified_pdf(references: usize, stream_bytes: usize) -> Vec<u8> {
         .expect("deflated");
     let stream = deflated.finish().expect("deflated");
     let contents: Vec<&str> = std::iter::repeat_n("4 0 R", references).collect();
-    let objects: Vec<Vec<u8>> = vec![
+    pdf_of(vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
         format!(
@@ -29,17 +29,51 @@ fn amplified_pdf(references: usize, stream_bytes: usize) -> Vec<u8> {
             contents.join(" ")
         )
         .into_bytes(),
-        [
-            format!(
-                "<< /Length {} /Filter /FlateDecode >>\nstream\n",
-                stream.len()
-            )
-            .into_bytes(),
-            stream,
-            b"\nendstream".to_vec(),
-        ]
-        .concat(),
+        stream_object("/Filter /FlateDecode", &stream),
+    ])
+}
+
+/// A one-page PDF whose page draws a form `fan` times, that form drawing the next `fan` times,
+/// `depth` forms deep, the last a small square: `fan^depth` squares from a file of a few hundred
+/// bytes.
+fn fanned_out_pdf(fan: usize, depth: usize) -> Vec<u8> {
+    let draws = "/F Do ".repeat(fan).into_bytes();
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /F 5 0 R >> >> /Contents 4 0 R >>".to_vec(),
+        stream_object("", &draws),
     ];
+    for level in 0..depth {
+        let number = 5 + level;
+        let (resources, content) = if level + 1 == depth {
+            (String::new(), b"0 0 1 1 re f".to_vec())
+        } else {
+            (
+                format!("/Resources << /XObject << /F {} 0 R >> >>", number + 1),
+                draws.clone(),
+            )
+        };
+        objects.push(stream_object(
+            &format!("/Type /XObject /Subtype /Form /BBox [0 0 10 10] {resources}"),
+            &content,
+        ));
+    }
+    pdf_of(objects)
+}
+
+/// A stream object with `dict` entries besides its length.
+fn stream_object(dict: &str, data: &[u8]) -> Vec<u8> {
+    [
+        format!("<< /Length {} {dict} >>\nstream\n", data.len()).into_bytes(),
+        data.to_vec(),
+        b"\nendstream".to_vec(),
+    ]
+    .concat()
+}
+
+/// A PDF file of `objects`, numbered from 1, the first its catalog.
+fn pdf_of(objects: Vec<Vec<u8>>) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, object) in objects.iter().enumerate() {
@@ -79,7 +113,8 @@ fn peak_kib() -> u64 {
 /// A page naming one small deflated stream 20,000 times (1 MiB of spaces, about 1 KB deflated:
 /// 20 GiB once decoded) is refused on every upload route before anything decodes it all, with
 /// the server's peak memory barely moving; so is a page whose few streams decode to more than
-/// the page's budget. Nothing is stored.
+/// the page's budget, and a page whose forms draw forms past the budget of forms drawn or nest
+/// too deep. Nothing is stored.
 async fn an_amplified_pdf_is_refused_on_every_upload_route(db: Db) {
     if !common::alone(&format!(
         "hostile_files::an_amplified_pdf_is_refused_on_every_upload_route::{}",
@@ -123,11 +158,17 @@ async fn an_amplified_pdf_is_refused_on_every_upload_route(db: Db) {
     assert!(amplified.len() < 150_000, "{} bytes", amplified.len());
     // Eight references to 5 MiB each: few streams, too much content.
     let heavy = amplified_pdf(8, 5 * 1024 * 1024);
+    // Forms drawing forms: 10^8 squares from under 4 KB, and a chain 40 forms deep.
+    let fanned = fanned_out_pdf(10, 8);
+    assert!(fanned.len() < 4_096, "{} bytes", fanned.len());
+    let deep = fanned_out_pdf(1, 40);
     let before = peak_kib();
     for route in &routes {
         for (pdf, says) in [
             (&amplified, "more than 64 streams"),
             (&heavy, "decode to more than 32 MiB"),
+            (&fanned, "drawing it would draw more than 10000 forms"),
+            (&deep, "its forms nest more than 32 deep"),
         ] {
             let started = std::time::Instant::now();
             let refused = s
@@ -150,7 +191,7 @@ async fn an_amplified_pdf_is_refused_on_every_upload_route(db: Db) {
         }
     }
     let grew = peak_kib().saturating_sub(before);
-    println!("peak memory rose by {} KiB over six refusals", grew);
+    println!("peak memory rose by {} KiB over twelve refusals", grew);
     assert!(grew < 64 * 1024, "peak memory rose by {grew} KiB");
     // Nothing was stored.
     for id in [&import, &session] {
@@ -162,6 +203,22 @@ async fn an_amplified_pdf_is_refused_on_every_upload_route(db: Db) {
     }
     let read = s.get(&format!("/v1/class-sets/{set}"), &key).await.json();
     assert_eq!(read["classSet"]["stack"]["files"], json!([]), "{read}");
+    // Forms within the budgets are drawn as any page: three deep, two at each level.
+    let modest = s
+        .send(
+            Method::POST,
+            &routes[1],
+            Some(&key),
+            &[("content-type", "application/pdf")],
+            Some(fanned_out_pdf(2, 3)),
+        )
+        .await;
+    assert_eq!(
+        modest.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&modest.body)
+    );
 }
 
 on_both!(an_amplified_pdf_is_refused_on_every_upload_route);
