@@ -364,11 +364,11 @@ struct FormWalk {
     draws: usize,
     bytes: usize,
     decoded: usize,
-    forms: std::collections::HashMap<
-        hayro::hayro_syntax::object::ObjectIdentifier,
-        (usize, Vec<Vec<u8>>),
-    >,
+    forms: std::collections::HashMap<hayro::hayro_syntax::object::ObjectIdentifier, FormSeen>,
 }
+
+/// A form's decoded size and the names it draws.
+type FormSeen = (usize, std::rc::Rc<[Vec<u8>]>);
 
 impl FormWalk {
     fn draw(
@@ -413,9 +413,13 @@ impl FormWalk {
                         MAX_PAGE_CONTENT_BYTES / (1024 * 1024)
                     )));
                 }
-                self.forms.insert(id, (data.len(), drawn_names(&data)));
+                self.forms
+                    .insert(id, (data.len(), drawn_names(&data).into()));
             }
-            let (size, inner) = self.forms.get(&id).cloned().unwrap_or_default();
+            // A form drawn again shares its list of names, not a copy of it.
+            let Some((size, inner)) = self.forms.get(&id).cloned() else {
+                continue;
+            };
             self.bytes = self.bytes.saturating_add(size);
             if self.bytes > MAX_PAGE_DRAWN_BYTES {
                 return Err(ScanError::Unreadable(format!(

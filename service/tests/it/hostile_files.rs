@@ -99,6 +99,18 @@ fn pdf_of(objects: Vec<Vec<u8>>) -> Vec<u8> {
     out
 }
 
+/// `pdf` uploaded to `route`.
+async fn post_pdf(s: &common::Server, route: &str, key: &str, pdf: Vec<u8>) -> common::Resp {
+    s.send(
+        Method::POST,
+        route,
+        Some(key),
+        &[("content-type", "application/pdf")],
+        Some(pdf),
+    )
+    .await
+}
+
 /// This process's peak resident memory (`VmHWM`), in KiB.
 fn peak_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -171,15 +183,7 @@ async fn an_amplified_pdf_is_refused_on_every_upload_route(db: Db) {
             (&deep, "its forms nest more than 32 deep"),
         ] {
             let started = std::time::Instant::now();
-            let refused = s
-                .send(
-                    Method::POST,
-                    route,
-                    Some(&key),
-                    &[("content-type", "application/pdf")],
-                    Some(pdf.clone()),
-                )
-                .await;
+            let refused = post_pdf(&s, route, &key, pdf.clone()).await;
             let body = refused.assert_error(422, "unreadable_file");
             let message = body["error"]["message"].as_str().unwrap_or_default();
             assert!(message.contains(says), "{route}: {message}");
@@ -204,15 +208,7 @@ async fn an_amplified_pdf_is_refused_on_every_upload_route(db: Db) {
     let read = s.get(&format!("/v1/class-sets/{set}"), &key).await.json();
     assert_eq!(read["classSet"]["stack"]["files"], json!([]), "{read}");
     // Forms within the budgets are drawn as any page: three deep, two at each level.
-    let modest = s
-        .send(
-            Method::POST,
-            &routes[1],
-            Some(&key),
-            &[("content-type", "application/pdf")],
-            Some(fanned_out_pdf(2, 3)),
-        )
-        .await;
+    let modest = post_pdf(&s, &routes[1], &key, fanned_out_pdf(2, 3)).await;
     assert_eq!(
         modest.status,
         201,
