@@ -129,8 +129,12 @@ async fn main() -> Result<(), Failure> {
             .as_str()
             .ok_or("writingSpace")?;
         let made = local.paper(id, title, space, &questions).await?;
-        let pages =
-            examkit::inspect::page_count(examkit::inspect::FileType::Pdf, &made.mark_scheme, 150)?;
+        let pages = examkit::inspect::page_count(
+            &examkit::untrusted::Pages::InProcess,
+            examkit::inspect::FileType::Pdf,
+            &made.mark_scheme,
+            150,
+        )?;
         schemes.insert(name.clone(), pages);
         let mut banked = Vec::new();
         for (question, revision) in &questions {

@@ -190,11 +190,13 @@ async fn main() -> Result<(), Error> {
     let files = examkit_scanmaker::make(&args).map_err(|e| format!("scan maker: {e:?}"))?;
     let scan = std::fs::read(files.first().ok_or("no scan")?)?;
     let pages = u32::try_from(examkit::inspect::page_count(
+        &examkit::untrusted::Pages::InProcess,
         examkit::inspect::FileType::Pdf,
         &scan,
         150,
     )?)?;
     let scheme_pages = u32::try_from(examkit::inspect::page_count(
+        &examkit::untrusted::Pages::InProcess,
         examkit::inspect::FileType::Pdf,
         &paper.mark_scheme,
         150,

@@ -51,6 +51,21 @@ pub enum Command {
     /// Where uploads, page images and exported PDFs are kept: status, moving them, sweeping.
     #[command(subcommand)]
     Assets(crate::assets::AssetsCommand),
+    /// Reads the pages of files from outside for `serve` and `worker`, which start it: requests
+    /// on stdin, answers on stdout.
+    #[command(hide = true)]
+    PageReader(PageReaderArgs),
+}
+
+/// Arguments of `examkit page-reader`.
+#[derive(Debug, clap::Args)]
+pub struct PageReaderArgs {
+    /// Its address space, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..))]
+    pub memory_mib: u64,
+    /// Processor time each request may use, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub cpu_seconds: u64,
 }
 
 /// Arguments of `examkit validate`.
@@ -91,6 +106,19 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Backup(args) => with_runtime(crate::backup::backup(args)),
         Command::Restore(args) => with_runtime(crate::backup::restore(args)),
         Command::Assets(command) => with_runtime(crate::assets::run(command)),
+        Command::PageReader(args) => {
+            let limits = crate::untrusted::child::ChildLimits {
+                memory_bytes: args.memory_mib.saturating_mul(1024 * 1024),
+                cpu_seconds: args.cpu_seconds,
+            };
+            match crate::untrusted::child::run(limits) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("examkit page-reader: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
     }
 }
 

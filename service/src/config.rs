@@ -234,6 +234,44 @@ pub struct MarkingArgs {
         value_parser = clap::value_parser!(u16).range(1..=64)
     )]
     pub marker_concurrency: u16,
+    /// Processes that read the pages of files from outside (uploads, stacks, scans), each
+    /// under the three limits below; a file that breaks one is refused or its page fails, and
+    /// the process is replaced. 0 reads pages in this process, with no limits: only for files
+    /// you trust.
+    #[arg(
+        long,
+        env = "EXAMKIT_PAGE_PROCESSES",
+        default_value_t = 2,
+        value_name = "N"
+    )]
+    pub page_processes: usize,
+    /// Memory (address space) of each page process, in MiB.
+    #[arg(
+        long,
+        env = "EXAMKIT_PAGE_MEMORY_MIB",
+        default_value_t = 1024,
+        value_name = "MIB",
+        value_parser = clap::value_parser!(u64).range(256..)
+    )]
+    pub page_memory_mib: u64,
+    /// Processor time one page (or one file's check at upload) may use, in seconds.
+    #[arg(
+        long,
+        env = "EXAMKIT_PAGE_CPU_SECONDS",
+        default_value_t = 20,
+        value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub page_cpu_seconds: u64,
+    /// Time from asking for one page (or one file's check) to its answer, in seconds.
+    #[arg(
+        long,
+        env = "EXAMKIT_PAGE_SECONDS",
+        default_value_t = 20,
+        value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub page_seconds: u64,
 }
 
 /// The markers `--marker` names.
@@ -308,8 +346,28 @@ impl MarkingArgs {
             backoff: std::time::Duration::from_millis(self.job_backoff_ms),
             ocr: self.ocr == Switch::On,
             marker_concurrency: usize::from(self.marker_concurrency),
+            pages: self.pages()?,
             ..defaults
         })
+    }
+
+    /// Where pages are read: page processes of this very binary under the budgets the flags
+    /// give, or this process with `--page-processes 0`.
+    fn pages(&self) -> Result<crate::untrusted::Pages, String> {
+        if self.page_processes == 0 {
+            return Ok(crate::untrusted::Pages::InProcess);
+        }
+        let program = std::env::current_exe()
+            .map_err(|e| format!("the page processes cannot find this program: {e}"))?;
+        Ok(crate::untrusted::Pages::isolated(
+            program,
+            crate::untrusted::Budgets {
+                processes: self.page_processes,
+                memory_mib: self.page_memory_mib,
+                cpu_seconds: self.page_cpu_seconds,
+                deadline: std::time::Duration::from_secs(self.page_seconds),
+            },
+        ))
     }
 }
 

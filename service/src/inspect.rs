@@ -68,6 +68,9 @@ pub enum InspectError {
     /// A page cannot be read, or would rasterise over the pixel limit: indexing could not read it.
     #[error("{0}")]
     Unreadable(String),
+    /// The file could not be read for a reason of the server's (no page process could start).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl FileType {
@@ -84,20 +87,28 @@ impl FileType {
 /// Counts the pages of a file of type `kind` after checking that indexing can read every one of
 /// them at `dpi` (the indexing resolution) within [`examkit_scan::DEFAULT_MAX_PIXELS`]: a PDF's
 /// pages parse, an image's header and pixels decode. An image whose header declares more pixels
-/// than the limit is refused from the header, without decoding its pixels. CPU-bound: call it
-/// off the async runtime.
-pub fn page_count(kind: FileType, bytes: &[u8], dpi: u32) -> Result<usize, InspectError> {
+/// than the limit is refused from the header, without decoding its pixels. The file is read
+/// where `pages` says (a page process, under its budgets). Blocks: call it off the async runtime.
+pub fn page_count(
+    pages: &crate::untrusted::Pages,
+    kind: FileType,
+    bytes: &[u8],
+    dpi: u32,
+) -> Result<usize, InspectError> {
+    use crate::untrusted::PageError;
     use examkit_scan::ScanError;
     let max_pages = u32::try_from(MAX_PDF_PAGES).unwrap_or(u32::MAX);
-    let pages = examkit_scan::check_pages(
-        bytes,
-        kind.format(),
-        dpi,
-        examkit_scan::DEFAULT_MAX_PIXELS,
-        max_pages,
-    )
-        .map_err(|e| {
-            InspectError::Unreadable(match e {
+    let counted = pages
+        .check_pages(
+            bytes,
+            kind.format(),
+            dpi,
+            examkit_scan::DEFAULT_MAX_PIXELS,
+            max_pages,
+        )
+        .map_err(|e| match e {
+            PageError::Reader(m) => InspectError::Unavailable(m),
+            PageError::File(e) => InspectError::Unreadable(match e {
                 ScanError::TooLarge {
                     width,
                     height,
@@ -110,9 +121,9 @@ pub fn page_count(kind: FileType, bytes: &[u8], dpi: u32) -> Result<usize, Inspe
                 ),
                 ScanError::Unreadable(m) => format!("the file is unreadable: {m}"),
                 other => format!("the file is unreadable: {other}"),
-            })
+            }),
         })?;
-    Ok(usize::try_from(pages).unwrap_or(usize::MAX))
+    Ok(usize::try_from(counted).unwrap_or(usize::MAX))
 }
 
 /// Builds a minimal, well-formed PDF with `pages` blank A4 pages (used by tests and examples).
@@ -197,15 +208,33 @@ mod tests {
     #[test]
     fn pdf_pages_are_counted_from_the_page_tree() {
         for pages in [1, 3, 81] {
-            assert_eq!(page_count(FileType::Pdf, &blank_pdf(pages), 150), Ok(pages));
+            assert_eq!(
+                page_count(
+                    &crate::untrusted::Pages::InProcess,
+                    FileType::Pdf,
+                    &blank_pdf(pages),
+                    150
+                ),
+                Ok(pages)
+            );
         }
         assert!(matches!(
-            page_count(FileType::Pdf, b"%PDF-1.4\nnot really a pdf", 150),
+            page_count(
+                &crate::untrusted::Pages::InProcess,
+                FileType::Pdf,
+                b"%PDF-1.4\nnot really a pdf",
+                150
+            ),
             Err(InspectError::Unreadable(_))
         ));
         // A PNG signature is not a PNG.
         assert!(matches!(
-            page_count(FileType::Png, b"\x89PNG\r\n\x1a\n", 150),
+            page_count(
+                &crate::untrusted::Pages::InProcess,
+                FileType::Png,
+                b"\x89PNG\r\n\x1a\n",
+                150
+            ),
             Err(InspectError::Unreadable(_))
         ));
     }

@@ -27,4 +27,5 @@ pub mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod typeset;
+pub mod untrusted;
 pub mod validate;

@@ -126,6 +126,60 @@ impl Bytes<'_> {
     }
 }
 
+/// A page drawn for indexing: its displayed raster and, for a PDF page, the words of its own
+/// text layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedPage {
+    /// The page as displayed, 8-bit grayscale.
+    pub raster: GrayImage,
+    /// The PDF page's text layer (`None` for an image).
+    pub layer: Option<text_layer::TextLayer>,
+}
+
+/// Draws page `page` (one-based) of a file as [`Indexer`] draws it at `dpi` within
+/// `max_pixels`, with the PDF page's text layer: the part of indexing that interprets the file,
+/// so that it can run where a hostile file can do no harm. The PDF is parsed once for both.
+pub fn render_for_index(
+    bytes: &[u8],
+    format: Format,
+    page: u32,
+    dpi: u32,
+    max_pixels: u64,
+) -> Result<RenderedPage, ScanError> {
+    draw(Bytes::Borrowed(bytes), format, page, dpi, max_pixels)
+}
+
+fn draw(
+    bytes: Bytes<'_>,
+    format: Format,
+    page: u32,
+    dpi: u32,
+    max_pixels: u64,
+) -> Result<RenderedPage, ScanError> {
+    match format {
+        Format::Pdf => {
+            let pdf = match bytes {
+                Bytes::Borrowed(bytes) => raster::load_pdf(bytes)?,
+                Bytes::Shared(bytes) => raster::load_shared(std::sync::Arc::clone(bytes))?,
+            };
+            let pdf_page = raster::pdf_page(&pdf, page)?;
+            // Check the size first so a huge page is refused before any work.
+            raster::pdf_raster_size(pdf_page, dpi, max_pixels)?;
+            raster::check_embedded_images(&pdf, max_pixels)?;
+            let layer = text_layer::extract(pdf_page);
+            let raster = raster::render_pdf_page(pdf_page, dpi, max_pixels)?;
+            Ok(RenderedPage {
+                raster,
+                layer: Some(layer),
+            })
+        }
+        _ => Ok(RenderedPage {
+            raster: raster::render_page_limited(bytes.as_slice(), format, page, dpi, max_pixels)?,
+            layer: None,
+        }),
+    }
+}
+
 /// Minimum OCR result quality (mean word confidence) that needs no second opinion.
 const GOOD_OCR_CONFIDENCE: f32 = 0.75;
 
@@ -195,6 +249,18 @@ impl Indexer {
         page: u32,
     ) -> Result<(PageIndex, GrayImage, bool), ScanError> {
         let (raster, layer) = self.render(Bytes::Shared(bytes), format, page)?;
+        self.index_rendered_words_later(page, RenderedPage { raster, layer }, format)
+    }
+
+    /// [`Indexer::index_page_words_later`] of a page drawn already, by [`render_for_index`] at
+    /// this indexer's dpi (in another process, say): the same index from the same pixels.
+    pub fn index_rendered_words_later(
+        &mut self,
+        page: u32,
+        rendered: RenderedPage,
+        format: Format,
+    ) -> Result<(PageIndex, GrayImage, bool), ScanError> {
+        let RenderedPage { raster, layer } = rendered;
         let index = self.index_raster(page, &raster, layer, format, true)?;
         let later = index.text_source == TextSource::None
             && index.orientation_source == OrientationSource::Code
@@ -219,35 +285,21 @@ impl Indexer {
         Ok(ocr_at(engine, &work, orientation, approx_dpi)?.words)
     }
 
-    /// The page's raster at the indexer's dpi, and its text layer when it is a PDF page. The PDF
-    /// is parsed once for both.
+    /// The page's raster at the indexer's dpi, and its text layer when it is a PDF page.
     fn render(
         &self,
         bytes: Bytes<'_>,
         format: Format,
         page: u32,
     ) -> Result<(GrayImage, Option<text_layer::TextLayer>), ScanError> {
-        let dpi = self.options.dpi;
-        let max_pixels = self.options.max_pixels;
-        match format {
-            Format::Pdf => {
-                let pdf = match bytes {
-                    Bytes::Borrowed(bytes) => raster::load_pdf(bytes)?,
-                    Bytes::Shared(bytes) => raster::load_shared(std::sync::Arc::clone(bytes))?,
-                };
-                let pdf_page = raster::pdf_page(&pdf, page)?;
-                // Check the size first so a huge page is refused before any work.
-                raster::pdf_raster_size(pdf_page, dpi, max_pixels)?;
-                raster::check_embedded_images(&pdf, max_pixels)?;
-                let layer = text_layer::extract(pdf_page);
-                let raster = raster::render_pdf_page(pdf_page, dpi, max_pixels)?;
-                Ok((raster, Some(layer)))
-            }
-            _ => Ok((
-                raster::render_page_limited(bytes.as_slice(), format, page, dpi, max_pixels)?,
-                None,
-            )),
-        }
+        let drawn = draw(
+            bytes,
+            format,
+            page,
+            self.options.dpi,
+            self.options.max_pixels,
+        )?;
+        Ok((drawn.raster, drawn.layer))
     }
 
     /// The raster pages are analysed at (scans far above the working resolution are reduced;

@@ -36,12 +36,13 @@ pub use compare::{
 pub use error::ScanError;
 pub use geometry::NormBox;
 pub use index::{
-    IndexOptions, Indexer, OrientationSource, PageIndex, TextSource, Word, only_within,
-    printed_page,
+    IndexOptions, Indexer, OrientationSource, PageIndex, RenderedPage, TextSource, Word,
+    only_within, printed_page, render_for_index,
 };
 pub use ocr::openmp_thread_limit;
 pub use orientation::{Orientation, OrientationEstimate, estimate_orientation};
 pub use raster::{
     DEFAULT_MAX_PIXELS, Format, check_pages, page_count, render_page, render_page_limited,
 };
+pub use text_layer::TextLayer;
 pub use transform::{FitKind, PageTransform};

@@ -21,8 +21,9 @@ use crate::geometry::NormBox;
 use crate::orientation::Orientation;
 
 /// Text found in a page's text layer.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct TextLayer {
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextLayer {
     /// Words with boxes in normalized displayed-page coordinates.
     pub words: Vec<(String, NormBox)>,
     /// Fraction of the page area covered by drawn images (a scan embedded in a PDF covers ~1).

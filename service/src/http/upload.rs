@@ -82,8 +82,9 @@ pub async fn receive_file(
         }
     }
     let dpi = ctx.state.marking.dpi;
+    let pages = ctx.state.marking.pages.clone();
     let (bytes, counted) = tokio::task::spawn_blocking(move || {
-        let counted = inspect::page_count(declared_type, &bytes, dpi);
+        let counted = inspect::page_count(&pages, declared_type, &bytes, dpi);
         (bytes, counted)
     })
     .await
@@ -93,6 +94,12 @@ pub async fn receive_file(
         Ok(pages) => pages,
         Err(InspectError::Unreadable(message)) => {
             return Err(ApiError::UnreadableFile(message));
+        }
+        Err(InspectError::Unavailable(message)) => {
+            tracing::error!(error = %message, "an upload could not be checked");
+            return Err(ApiError::ServiceUnavailable(
+                "the file cannot be checked now; try again shortly".into(),
+            ));
         }
     };
     Ok(ReceivedFile {

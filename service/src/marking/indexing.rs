@@ -224,6 +224,7 @@ pub async fn run(
     let found = tokio::task::spawn_blocking(move || {
         let mut reader = readers.readers.take(&options)?;
         let found = index_blocking(
+            &readers.config.pages,
             &mut reader,
             &bytes,
             format,
@@ -457,6 +458,7 @@ impl std::fmt::Debug for Readers {
 
 #[allow(clippy::too_many_arguments)]
 fn index_blocking(
+    pages: &crate::untrusted::Pages,
     indexer: &mut Indexer,
     bytes: &Arc<Vec<u8>>,
     format: Format,
@@ -467,8 +469,18 @@ fn index_blocking(
     image_edge: Option<u32>,
 ) -> Result<Found, JobFailure> {
     let dpi = indexer.options().dpi;
+    let max_pixels = indexer.options().max_pixels;
+    // The file is drawn where a hostile one can do no harm; the pixels are read here.
+    let rendered = pages
+        .render_for_index(bytes, format, page, dpi, max_pixels)
+        .map_err(|e| match e {
+            crate::untrusted::PageError::File(e) => {
+                JobFailure::permanent(format!("page {page} cannot be read: {e}"))
+            }
+            crate::untrusted::PageError::Reader(e) => JobFailure::transient(e),
+        })?;
     let (mut index, raster, words_later) = indexer
-        .index_page_words_later(bytes, format, page)
+        .index_rendered_words_later(page, rendered, format)
         .map_err(|e| JobFailure::permanent(format!("page {page} cannot be read: {e}")))?;
     let image = match image_edge {
         Some(edge) => Some(

@@ -96,6 +96,9 @@ pub struct MarkingConfig {
     pub marker: MarkerChoice,
     /// Questions each worker marks at once (marker calls in flight); at least 1.
     pub marker_concurrency: usize,
+    /// Where the pages of files from outside are read (page processes, for `serve` and
+    /// `worker`).
+    pub pages: crate::untrusted::Pages,
 }
 
 impl Default for MarkingConfig {
@@ -112,6 +115,7 @@ impl Default for MarkingConfig {
             ocr: true,
             marker: MarkerChoice::BuiltIn,
             marker_concurrency: 1,
+            pages: crate::untrusted::Pages::InProcess,
         }
     }
 }

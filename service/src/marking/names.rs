@@ -91,9 +91,11 @@ async fn render(
         context.marker.image_long_edge(),
         context.marker.image_format(),
     );
+    let pages = context.config.pages.clone();
     tokio::task::spawn_blocking(move || {
-        let image =
-            examkit_scan::render_page(&bytes, format, page, dpi).map_err(|e| e.to_string())?;
+        let image = pages
+            .render_page(&bytes, format, page, dpi)
+            .map_err(|e| e.to_string())?;
         super::questions::page_image(&image, edge, encoding)
     })
     .await

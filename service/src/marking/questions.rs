@@ -605,6 +605,7 @@ pub async fn mark(
     if context.marker.needs_images() {
         attach_images(
             store,
+            &context.config.pages,
             &job.user_id,
             &mut request,
             context.config.dpi,
@@ -1026,6 +1027,7 @@ fn fitting(stored: Option<Vec<u8>>, long_edge: Option<u32>) -> Option<Vec<u8>> {
 
 async fn attach_images(
     store: &Store,
+    reader: &crate::untrusted::Pages,
     user_id: &str,
     request: &mut MarkRequest,
     dpi: u32,
@@ -1074,12 +1076,14 @@ async fn attach_images(
             examkit_scan::Format::from_content_type(&asset.content_type).ok_or_else(|| {
                 JobFailure::permanent(format!("cannot render {} files", asset.content_type))
             })?;
+        let reader = reader.clone();
         let rendered =
             tokio::task::spawn_blocking(move || -> Result<Vec<(u32, Vec<u8>)>, String> {
                 pages
                     .into_iter()
                     .map(|page| {
-                        let image = examkit_scan::render_page(&bytes, format, page, dpi)
+                        let image = reader
+                            .render_page(&bytes, format, page, dpi)
                             .map_err(|e| e.to_string())?;
                         Ok((page, page_image(&image, long_edge, encoding)?))
                     })

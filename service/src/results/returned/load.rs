@@ -74,6 +74,7 @@ struct MadeExtra {
 /// images. Only this script's images are held.
 pub async fn load_script(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     session_id: &str,
     heading: ScriptHeading,
@@ -82,13 +83,14 @@ pub async fn load_script(
         .session(user_id, session_id)
         .await?
         .ok_or(ReturnedError::NotFound)?;
-    script_of(store, user_id, &session, heading).await
+    script_of(store, pages, user_id, &session, heading).await
 }
 
 /// The script of one marking session returned on its own, dated `date`: headed by the
 /// session's title as the student and its paper revision's title (else the session's).
 pub async fn load_session_script(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     session_id: &str,
     date: String,
@@ -109,11 +111,12 @@ pub async fn load_session_script(
         paper_title,
         date,
     };
-    script_of(store, user_id, &session, heading).await
+    script_of(store, pages, user_id, &session, heading).await
 }
 
 async fn script_of(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     session: &SessionRow,
     heading: ScriptHeading,
@@ -154,11 +157,11 @@ async fn script_of(
         HashMap::new()
     };
     let mut file: Option<(String, Arc<Vec<u8>>, examkit_scan::Format)> = None;
-    let mut pages = Vec::with_capacity(plan.len());
+    let mut shown = Vec::with_capacity(plan.len());
     for planned in plan {
         let (asset_id, page, caption) = match planned {
             Planned::Missing(paper_page) => {
-                pages.push(ScriptPage::NotScanned { paper_page });
+                shown.push(ScriptPage::NotScanned { paper_page });
                 continue;
             }
             Planned::Scan {
@@ -167,14 +170,14 @@ async fn script_of(
                 caption,
             } => (asset_id, page, caption),
         };
-        let image = displayed_image(store, user_id, &asset_id, page, &mut file).await?;
+        let image = displayed_image(store, pages, user_id, &asset_id, page, &mut file).await?;
         let page_id = format!("{asset_id}:p{page}");
         let (width_px, height_px) =
             dimensions(&image).map_err(|reason| ReturnedError::PageImage {
                 page_id: page_id.clone(),
                 reason,
             })?;
-        pages.push(ScriptPage::Scanned(ScannedPage {
+        shown.push(ScriptPage::Scanned(ScannedPage {
             quarter_turns: turns.get(&(asset_id, page)).copied().unwrap_or(0),
             page_id,
             caption,
@@ -188,7 +191,7 @@ async fn script_of(
         paper_title: heading.paper_title,
         date: heading.date,
         questions,
-        pages,
+        pages: shown,
     })
 }
 
@@ -278,6 +281,7 @@ fn dimensions(image: &[u8]) -> Result<(u32, u32), String> {
 /// asset no such page.
 pub async fn displayed_page_image(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     asset_id: &str,
     page: u32,
@@ -289,7 +293,7 @@ pub async fn displayed_page_image(
         return Ok(None);
     }
     let mut file = None;
-    match displayed_image(store, user_id, asset_id, page, &mut file).await {
+    match displayed_image(store, pages, user_id, asset_id, page, &mut file).await {
         Ok(image) => Ok(Some(image)),
         Err(ReturnedError::NotFound) => Ok(None),
         Err(e) => Err(e),
@@ -299,6 +303,7 @@ pub async fn displayed_page_image(
 /// [`displayed_page_image`], keeping the last file read in `file` for the next page of it.
 async fn displayed_image(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     asset_id: &str,
     page: u32,
@@ -308,6 +313,10 @@ async fn displayed_image(
         return Ok(kept);
     }
     let page_id = format!("{asset_id}:p{page}");
+    let drawn_key = (user_id.to_owned(), asset_id.to_owned(), page);
+    if let Some(drawn) = drawn::get(&drawn_key) {
+        return drawn.map_err(|reason| ReturnedError::PageImage { page_id, reason });
+    }
     let cached = file.as_ref().filter(|(id, _, _)| id == asset_id);
     let (bytes, format) =
         match cached {
@@ -327,20 +336,67 @@ async fn displayed_image(
                 (bytes, format)
             }
         };
-    tokio::task::spawn_blocking(move || {
-        examkit_scan::render_page(&bytes, format, page, DPI)
-            .map_err(|e| e.to_string())
-            .and_then(|raster| {
-                crate::marking::questions::page_image(
+    let pages = pages.clone();
+    let (drawn, lasting) = tokio::task::spawn_blocking(move || {
+        match pages.render_page(&bytes, format, page, DPI) {
+            Ok(raster) => {
+                let image = crate::marking::questions::page_image(
                     &raster,
                     Some(LONG_EDGE),
                     image::ImageFormat::Jpeg,
-                )
-            })
+                );
+                (image, true)
+            }
+            // The file's fault lasts; a reader that could not run may run next time.
+            Err(e) => {
+                let lasting = matches!(e, crate::untrusted::PageError::File(_));
+                (Err(e.to_string()), lasting)
+            }
+        }
     })
     .await
-    .map_err(|e| ReturnedError::Task(e.to_string()))?
-    .map_err(|reason| ReturnedError::PageImage { page_id, reason })
+    .map_err(|e| ReturnedError::Task(e.to_string()))?;
+    if lasting {
+        drawn::keep(drawn_key, &drawn);
+    }
+    drawn.map_err(|reason| ReturnedError::PageImage { page_id, reason })
+}
+
+/// Pages drawn from their files lately, by account, file and page, with the reason of those
+/// that could not be drawn: a page is drawn once for the review page, the returned script and
+/// every look again, and a page over its budget is not tried again each time it is shown.
+mod drawn {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    /// Account, file, page.
+    pub(super) type Key = (String, String, u32);
+
+    /// The images kept at most (a few hundred kilobytes each).
+    const KEPT: usize = 48;
+
+    /// A page's image, or why it could not be drawn.
+    type Drawn = Result<Vec<u8>, String>;
+
+    static DRAWN: Mutex<VecDeque<(Key, Drawn)>> = Mutex::new(VecDeque::new());
+
+    pub(super) fn get(key: &Key) -> Option<Drawn> {
+        DRAWN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, drawn)| drawn.clone())
+    }
+
+    pub(super) fn keep(key: Key, drawn: &Drawn) {
+        let mut kept = DRAWN.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(k, _)| *k != key);
+        if kept.len() >= KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((key, drawn.clone()));
+    }
 }
 
 #[cfg(test)]

@@ -810,9 +810,15 @@ async fn a_script_is_loaded_from_its_marking_session_with_its_pages_as_the_revie
         date: "14 March 2026".into(),
     };
 
-    let script = load_script(&store, &teacher.id, &session.id, heading.clone())
-        .await
-        .expect("loaded");
+    let script = load_script(
+        &store,
+        &crate::untrusted::Pages::InProcess,
+        &teacher.id,
+        &session.id,
+        heading.clone(),
+    )
+    .await
+    .expect("loaded");
     let labels: Vec<&str> = script.questions.iter().map(|q| q.label.as_str()).collect();
     assert_eq!(labels, ["1", "2"]);
     assert_eq!(script.pages.len(), 1);
@@ -827,15 +833,27 @@ async fn a_script_is_loaded_from_its_marking_session_with_its_pages_as_the_revie
     );
     // Rendered from the file, as the review page sends it: in JPEG.
     assert!(page.image.starts_with(&[0xFF, 0xD8, 0xFF]));
-    let shown = displayed_page_image(&store, &teacher.id, &asset.id, 1)
-        .await
-        .expect("read")
-        .expect("an image");
+    let shown = displayed_page_image(
+        &store,
+        &crate::untrusted::Pages::InProcess,
+        &teacher.id,
+        &asset.id,
+        1,
+    )
+    .await
+    .expect("read")
+    .expect("an image");
     assert_eq!(shown, page.image);
     assert_eq!(
-        displayed_page_image(&store, &teacher.id, &asset.id, 2)
-            .await
-            .expect("read"),
+        displayed_page_image(
+            &store,
+            &crate::untrusted::Pages::InProcess,
+            &teacher.id,
+            &asset.id,
+            2
+        )
+        .await
+        .expect("read"),
         None
     );
 
@@ -870,14 +888,26 @@ async fn a_script_is_loaded_from_its_marking_session_with_its_pages_as_the_revie
         .create_user("other", true, false)
         .await
         .expect("an account");
-    let refused = load_script(&store, &other.id, &session.id, heading)
-        .await
-        .expect_err("not found");
+    let refused = load_script(
+        &store,
+        &crate::untrusted::Pages::InProcess,
+        &other.id,
+        &session.id,
+        heading,
+    )
+    .await
+    .expect_err("not found");
     assert_eq!(refused.code(), "not_found");
     assert_eq!(
-        displayed_page_image(&store, &other.id, &asset.id, 1)
-            .await
-            .expect("read"),
+        displayed_page_image(
+            &store,
+            &crate::untrusted::Pages::InProcess,
+            &other.id,
+            &asset.id,
+            1
+        )
+        .await
+        .expect("read"),
         None
     );
 }

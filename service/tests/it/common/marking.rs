@@ -32,7 +32,10 @@ pub fn workers(
     s: &Server,
     adjust: impl FnOnce(&mut MarkingConfig),
 ) -> examkit::marking::worker::Workers {
-    let mut config = MarkingConfig::default();
+    let mut config = MarkingConfig {
+        pages: super::pages(),
+        ..MarkingConfig::default()
+    };
     fast(&mut config);
     adjust(&mut config);
     examkit::marking::worker::spawn(s.store.clone(), config).expect("workers start")

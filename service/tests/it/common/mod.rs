@@ -69,15 +69,14 @@ pub const POSTGRES_NOT_CONFIGURED: &str =
     "PostgreSQL not configured: set EXAMKIT_TEST_POSTGRES_URL";
 
 /// A fresh database URL for one test: an SQLite file in `dir`, or a new PostgreSQL database made
-/// through `EXAMKIT_TEST_POSTGRES_URL`. Always `Some`, so cases may be written `let Some(url) = …
-/// else { return }`.
+/// through `EXAMKIT_TEST_POSTGRES_URL`.
 ///
 /// Panics when PostgreSQL is asked for and `EXAMKIT_TEST_POSTGRES_URL` is not set (PostgreSQL
 /// variants are ignored then, unless run with `--ignored`), or when the database cannot be made:
 /// a PostgreSQL test never passes without having run.
-pub async fn fresh_database(db: Db, dir: &std::path::Path) -> Option<String> {
+pub async fn fresh_database(db: Db, dir: &std::path::Path) -> String {
     match db {
-        Db::Sqlite => Some(format!("sqlite://{}/examkit.db?mode=rwc", dir.display())),
+        Db::Sqlite => format!("sqlite://{}/examkit.db?mode=rwc", dir.display()),
         Db::Postgres => {
             let Ok(admin) = std::env::var("EXAMKIT_TEST_POSTGRES_URL") else {
                 assert!(
@@ -98,24 +97,34 @@ pub async fn fresh_database(db: Db, dir: &std::path::Path) -> Option<String> {
                 .execute(&mut conn)
                 .await
                 .expect("create a test database");
-            Some(replace_database(&admin, &name))
+            replace_database(&admin, &name)
         }
     }
 }
 
-pub async fn start(db: Db, limits: Limits) -> Option<Server> {
+/// The page processes the test servers and workers read files in, as `serve` and `worker` do:
+/// children of the `examkit` binary under the default budgets, shared by a test process.
+pub fn pages() -> examkit::untrusted::Pages {
+    static PAGES: std::sync::OnceLock<examkit::untrusted::Pages> = std::sync::OnceLock::new();
+    PAGES
+        .get_or_init(|| {
+            examkit::untrusted::Pages::isolated(
+                std::path::PathBuf::from(env!("CARGO_BIN_EXE_examkit")),
+                examkit::untrusted::Budgets::default(),
+            )
+        })
+        .clone()
+}
+
+pub async fn start(db: Db, limits: Limits) -> Server {
     start_with(db, limits, |_| {}).await
 }
 
 /// A server whose state `adjust` changes first (PDF export off, another paper limit…).
-pub async fn start_with(
-    db: Db,
-    limits: Limits,
-    adjust: impl FnOnce(&mut AppState),
-) -> Option<Server> {
+pub async fn start_with(db: Db, limits: Limits, adjust: impl FnOnce(&mut AppState)) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = fresh_database(db, dir.path()).await?;
-    Some(serve_with(url, dir, limits, adjust).await)
+    let url = fresh_database(db, dir.path()).await;
+    serve_with(url, dir, limits, adjust).await
 }
 
 /// A second server on an existing database.
@@ -139,11 +148,11 @@ pub async fn start_with_objects(
     limits: Limits,
     objects: &examkit::store::objects::AssetStoreUrl,
     adjust: impl FnOnce(&mut AppState),
-) -> Option<Server> {
+) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = fresh_database(db, dir.path()).await?;
+    let url = fresh_database(db, dir.path()).await;
     let objects = examkit::store::objects::Objects::open(objects).expect("open the object store");
-    Some(serve_on(url, dir, limits, objects, adjust).await)
+    serve_on(url, dir, limits, objects, adjust).await
 }
 
 async fn serve_with(
@@ -167,6 +176,7 @@ async fn serve_on(
         .expect("open the store")
         .with_objects(objects);
     let mut state = AppState::new(store.clone(), limits);
+    state.marking.pages = pages();
     adjust(&mut state);
     let state = Arc::new(state);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
