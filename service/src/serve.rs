@@ -176,6 +176,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             // lease); a lease's length without one means none is running.
             max_silence_ms: marking.lease_ms().max(30_000),
         },
+        builds: Default::default(),
     });
     if args.rate_limits == RateLimits::Off {
         tracing::warn!("rate limits are off: no request is refused for its rate");

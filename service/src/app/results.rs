@@ -18,7 +18,8 @@ use crate::results::analysis::{self, CriterionStats, ItemAnalysis};
 use crate::results::class::{self, ClassResults, ResultsError};
 use crate::results::download::Download;
 use crate::results::markbook::{self, Cell};
-use crate::results::returned::{self, ReturnedError};
+use crate::results::returned::ReturnedError;
+use crate::results::returned::builds::{self, BuildError, BuildKey, Kind};
 use crate::store::{now_ms, utc_date};
 
 /// How many of the criteria most often lost the page lists.
@@ -81,15 +82,25 @@ async fn returned(signed: Signed, id: &str, zip: bool) -> Result<Response, AppEr
     let draft = signed.visit.query_param("draft").as_deref() == Some("true");
     let (id, results) = load(&signed, id).await?;
     let scripts = results.scripts_to_return(&utc_date(now_ms()));
-    let store = &signed.visit.state.store;
-    let _slot = signed.visit.state.typesetter.slot().await.map_err(|e| {
-        tracing::error!(error = %e, "the typesetter is not available");
-        AppError::Api(ApiError::Internal)
-    })?;
-    let made = if zip {
-        returned::load_class_zip(store, &signed.user.id, &scripts, draft).await
-    } else {
-        returned::load_class_pdf(store, &signed.user.id, &scripts, draft).await
+    let key = BuildKey {
+        user_id: signed.user.id.clone(),
+        set_id: id.clone(),
+        kind: if zip { Kind::Zip } else { Kind::Pdf },
+        draft,
+    };
+    let sources = signed.visit.state.returned_sources();
+    let made = match builds::class_file(sources, key, &results, &scripts).await {
+        Ok(made) => Ok(made),
+        Err(BuildError::Returned(e)) => Err(e),
+        Err(BuildError::Busy {
+            message,
+            retry_after,
+        }) => {
+            return Err(AppError::Api(ApiError::Busy {
+                message,
+                retry_after: i64::try_from(retry_after).unwrap_or(i64::MAX),
+            }));
+        }
     };
     let made = match made {
         Ok(made) => made,

@@ -132,6 +132,7 @@ impl Local {
             marking: marking.clone(),
             app: crate::app::AppConfig::default(),
             readiness: crate::http::health::Readiness::default(),
+            builds: Default::default(),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

@@ -98,6 +98,14 @@ pub enum ApiError {
     },
     /// The service cannot complete the request now.
     ServiceUnavailable(String),
+    /// The service is busy with the same or like work: retry after `retry_after` seconds (503
+    /// `service_unavailable` with `Retry-After`).
+    Busy {
+        /// What it is busy with, for the message.
+        message: String,
+        /// Seconds to wait before retrying.
+        retry_after: i64,
+    },
     /// An unexpected failure; details are logged, not sent.
     Internal,
     /// Query or path parameters are invalid; details list each one.
@@ -314,7 +322,9 @@ impl ApiError {
             ApiError::TooManyPages(_) => ErrorKind::TooManyPages,
             ApiError::TooManyFiles => ErrorKind::TooManyFiles,
             ApiError::RateLimited { .. } => ErrorKind::RateLimited,
-            ApiError::ServiceUnavailable(_) => ErrorKind::ServiceUnavailable,
+            ApiError::ServiceUnavailable(_) | ApiError::Busy { .. } => {
+                ErrorKind::ServiceUnavailable
+            }
             ApiError::Internal => ErrorKind::Internal,
             ApiError::InvalidParameters { .. } => ErrorKind::InvalidParameters,
             ApiError::InvalidFields { .. } => ErrorKind::InvalidFields,
@@ -408,6 +418,10 @@ impl ApiError {
                 format!("rate limit reached; retry after {retry_after} seconds")
             }
             ApiError::ServiceUnavailable(m) => m.clone(),
+            ApiError::Busy {
+                message,
+                retry_after,
+            } => format!("{message}; retry after {retry_after} seconds"),
             ApiError::Internal => "an unexpected error occurred; retry later".into(),
             ApiError::InvalidParameters { message, .. }
             | ApiError::InvalidFields { message, .. } => message.clone(),
@@ -471,6 +485,7 @@ impl ApiError {
     pub fn retry_after(&self) -> Option<i64> {
         match self {
             ApiError::RateLimited { retry_after }
+            | ApiError::Busy { retry_after, .. }
             | ApiError::AllowanceExhausted { retry_after, .. } => Some(*retry_after),
             _ => None,
         }
@@ -592,6 +607,10 @@ mod tests {
             ApiError::TooManyFiles,
             ApiError::RateLimited { retry_after: 5 },
             ApiError::ServiceUnavailable("busy".into()),
+            ApiError::Busy {
+                message: "the class's returned scripts are being made".into(),
+                retry_after: 10,
+            },
             ApiError::Internal,
             ApiError::InvalidParameters {
                 message: "bad".into(),
@@ -657,8 +676,8 @@ mod tests {
             assert_eq!(body["requestId"], "req_1");
             assert_eq!(
                 error.retry_after().is_some(),
-                kind.status_code() == 429,
-                "{kind:?}: Retry-After with every 429 and nothing else"
+                kind.status_code() == 429 || matches!(error, ApiError::Busy { .. }),
+                "{kind:?}: Retry-After with every 429 and a busy 503, and nothing else"
             );
         }
         for kind in ErrorKind::ALL {

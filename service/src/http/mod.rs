@@ -64,6 +64,8 @@ pub struct AppState {
     pub app: crate::app::AppConfig,
     /// What the readiness probe checks beyond the store.
     pub readiness: health::Readiness,
+    /// The classes' returned scripts being made, and those kept.
+    pub builds: crate::results::returned::builds::ClassBuilds,
 }
 
 impl AppState {
@@ -78,6 +80,19 @@ impl AppState {
             marking: crate::marking::MarkingConfig::default(),
             app: crate::app::AppConfig::default(),
             readiness: health::Readiness::default(),
+            builds: crate::results::returned::builds::ClassBuilds::default(),
+        }
+    }
+}
+
+impl AppState {
+    /// Where a class's returned scripts are made from in this service.
+    pub fn returned_sources(&self) -> crate::results::returned::builds::Sources<'_> {
+        crate::results::returned::builds::Sources {
+            store: &self.store,
+            pages: &self.marking.pages,
+            typesetter: &self.typesetter,
+            builds: &self.builds,
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::auth::Scope;
 use crate::results::analysis;
 use crate::results::class::{self, ClassResults, MAX_SESSIONS, ResultsError};
 use crate::results::download::Download;
+use crate::results::returned::builds::{self, BuildError, BuildKey, Kind};
 use crate::results::returned::{self, ReturnedError};
 use crate::store::{now_ms, utc_date};
 
@@ -254,25 +255,28 @@ async fn returned_of_set(
         .await
         .map_err(api_error)?;
     let scripts = results.scripts_to_return(&utc_date(now_ms()));
-    let _slot = ctx
-        .state
-        .typesetter
-        .slot()
-        .await
-        .map_err(|e| super::papers::typeset_failure(e, "the returned scripts"))?;
-    let (content_type, bytes, name) = match returned {
-        Returned::Pdf => (
-            "application/pdf",
-            returned::load_class_pdf(store, &p.user.id, &scripts, draft).await,
-            "returned.pdf",
-        ),
-        Returned::Zip => (
-            "application/zip",
-            returned::load_class_zip(store, &p.user.id, &scripts, draft).await,
-            "returned.zip",
-        ),
+    let (kind, content_type, name) = match returned {
+        Returned::Pdf => (Kind::Pdf, "application/pdf", "returned.pdf"),
+        Returned::Zip => (Kind::Zip, "application/zip", "returned.zip"),
     };
-    let made = bytes.map_err(|e| returned_error(e, ""))?;
+    let key = BuildKey {
+        user_id: p.user.id.clone(),
+        set_id: id.clone(),
+        kind,
+        draft,
+    };
+    let made = builds::class_file(ctx.state.returned_sources(), key, &results, &scripts)
+        .await
+        .map_err(|e| match e {
+            BuildError::Returned(e) => returned_error(e, ""),
+            BuildError::Busy {
+                message,
+                retry_after,
+            } => ApiError::Busy {
+                message,
+                retry_after: i64::try_from(retry_after).unwrap_or(i64::MAX),
+            },
+        })?;
     Ok(named(
         Reply::file(content_type, made.file, made.len),
         &format!("class-set-{id}-{name}"),
@@ -287,10 +291,15 @@ async fn returned_of_session(
 ) -> Result<Reply, ApiError> {
     let id = parse_id(&id, "marking session")?;
     let draft = draft(&query)?;
-    let script =
-        returned::load_session_script(&ctx.state.store, &p.user.id, &id, utc_date(now_ms()))
-            .await
-            .map_err(|e| returned_error(e, "the session"))?;
+    let script = returned::load_session_script(
+        &ctx.state.store,
+        &ctx.state.marking.pages,
+        &p.user.id,
+        &id,
+        utc_date(now_ms()),
+    )
+    .await
+    .map_err(|e| returned_error(e, "the session"))?;
     let student = script.student.clone();
     if !draft {
         script

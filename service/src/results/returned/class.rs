@@ -9,6 +9,7 @@
 
 use std::collections::HashSet;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::sync::Arc;
 
 use lopdf::{Dictionary, Document, Object, ObjectId, Stream, Writer, dictionary};
 use zip::ZipWriter;
@@ -469,28 +470,72 @@ where
     Ok(zip.finish()?.into_inner())
 }
 
-/// A class's returned scripts, written to a temporary file that is gone once closed: the file,
-/// read from its start, and its length in bytes.
+/// A class's returned scripts, written to a temporary file that is removed once the last
+/// [`ClassFile`] of it is dropped (open handles read on): the file, read from its start, and its
+/// length in bytes.
 #[derive(Debug)]
 pub struct ClassFile {
     /// The file, at its start.
     pub file: std::fs::File,
     /// Its length.
     pub len: u64,
+    path: Arc<tempfile::TempPath>,
+}
+
+/// A class file being written: the file, and its path to read it again by.
+pub(super) struct Writing {
+    out: BufWriter<std::fs::File>,
+    path: tempfile::TempPath,
+}
+
+impl Write for Writing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl Seek for Writing {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        self.out.seek(to)
+    }
 }
 
 impl ClassFile {
     /// A new temporary file to write to.
-    fn create() -> Result<BufWriter<std::fs::File>, ReturnedError> {
-        Ok(BufWriter::new(tempfile::tempfile().map_err(output)?))
+    pub(super) fn create() -> Result<Writing, ReturnedError> {
+        let (file, path) = tempfile::NamedTempFile::new().map_err(output)?.into_parts();
+        Ok(Writing {
+            out: BufWriter::new(file),
+            path,
+        })
     }
 
     /// The file `written` was written to, rewound.
-    fn written(written: BufWriter<std::fs::File>) -> Result<ClassFile, ReturnedError> {
-        let mut file = written.into_inner().map_err(|e| output(e.into_error()))?;
+    pub(super) fn written(written: Writing) -> Result<ClassFile, ReturnedError> {
+        let mut file = written
+            .out
+            .into_inner()
+            .map_err(|e| output(e.into_error()))?;
         let len = file.seek(SeekFrom::End(0)).map_err(output)?;
         file.seek(SeekFrom::Start(0)).map_err(output)?;
-        Ok(ClassFile { file, len })
+        Ok(ClassFile {
+            file,
+            len,
+            path: Arc::new(written.path),
+        })
+    }
+
+    /// The same file opened again, read from its start (for another reader).
+    pub fn reopen(&self) -> std::io::Result<ClassFile> {
+        Ok(ClassFile {
+            file: std::fs::File::open(&*self.path)?,
+            len: self.len,
+            path: Arc::clone(&self.path),
+        })
     }
 }
 
@@ -525,25 +570,25 @@ trait ClassSink: Send + 'static {
     /// Typesets `script` and appends it.
     fn append(&mut self, script: ReturnedScript, draft: bool) -> Result<(), ReturnedError>;
     /// Ends what is written and returns the file it was written to.
-    fn end(self) -> Result<BufWriter<std::fs::File>, ReturnedError>;
+    fn end(self) -> Result<Writing, ReturnedError>;
 }
 
-impl ClassSink for ClassPdf<BufWriter<std::fs::File>> {
+impl ClassSink for ClassPdf<Writing> {
     fn append(&mut self, script: ReturnedScript, draft: bool) -> Result<(), ReturnedError> {
         self.push(script, draft).map(drop)
     }
 
-    fn end(self) -> Result<BufWriter<std::fs::File>, ReturnedError> {
+    fn end(self) -> Result<Writing, ReturnedError> {
         self.finish()
     }
 }
 
-impl ClassSink for ClassZip<BufWriter<std::fs::File>> {
+impl ClassSink for ClassZip<Writing> {
     fn append(&mut self, script: ReturnedScript, draft: bool) -> Result<(), ReturnedError> {
         self.push(script, draft).map(drop)
     }
 
-    fn end(self) -> Result<BufWriter<std::fs::File>, ReturnedError> {
+    fn end(self) -> Result<Writing, ReturnedError> {
         self.finish()
     }
 }
@@ -553,6 +598,7 @@ impl ClassSink for ClassZip<BufWriter<std::fs::File>> {
 /// are held at a time; then ends the file.
 async fn load_class<S: ClassSink>(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     scripts: &[ClassScript],
     draft: bool,
@@ -560,7 +606,7 @@ async fn load_class<S: ClassSink>(
 ) -> Result<ClassFile, ReturnedError> {
     check_final(scripts, draft)?;
     for s in scripts {
-        let script = load_script(store, user_id, &s.session_id, s.heading.clone()).await?;
+        let script = load_script(store, pages, user_id, &s.session_id, s.heading.clone()).await?;
         let (back, appended) = blocking(move || {
             let appended = sink.append(script, draft);
             (sink, appended)
@@ -579,12 +625,13 @@ async fn load_class<S: ClassSink>(
 /// script not marked finally, and nothing is typeset.
 pub async fn load_class_pdf(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     scripts: &[ClassScript],
     draft: bool,
 ) -> Result<ClassFile, ReturnedError> {
     let pdf = ClassPdf::new(ClassFile::create()?)?;
-    load_class(store, user_id, scripts, draft, pdf).await
+    load_class(store, pages, user_id, scripts, draft, pdf).await
 }
 
 /// [`class_zip`] of the scripts of account `user_id` marked by `scripts`' sessions, loaded and
@@ -592,12 +639,13 @@ pub async fn load_class_pdf(
 /// first in the same way.
 pub async fn load_class_zip(
     store: &Store,
+    pages: &crate::untrusted::Pages,
     user_id: &str,
     scripts: &[ClassScript],
     draft: bool,
 ) -> Result<ClassFile, ReturnedError> {
     let zip = ClassZip::new(ClassFile::create()?);
-    load_class(store, user_id, scripts, draft, zip).await
+    load_class(store, pages, user_id, scripts, draft, zip).await
 }
 
 #[cfg(test)]

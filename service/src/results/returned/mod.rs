@@ -26,6 +26,7 @@
 //! Typesetting is CPU-bound (a few hundred milliseconds a script): the synchronous functions
 //! are for a blocking thread; the loaders run it on tokio's blocking pool.
 
+pub mod builds;
 mod class;
 mod draw;
 mod load;
