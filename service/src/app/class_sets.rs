@@ -66,13 +66,6 @@ async fn load(signed: &Signed, id: &str) -> Result<Overview, AppError> {
         .ok_or_else(not_found)
 }
 
-/// The name decisions made in the app record for the browser session that made them (never
-/// its secret: the start of the hash the store keeps).
-fn session_name(signed: &Signed) -> String {
-    let hash = &signed.session.id_hash;
-    format!("app:{}", hash.get(..16).unwrap_or(hash))
-}
-
 fn copy_number(copy: i64) -> String {
     format!("{copy:03}")
 }
@@ -135,15 +128,9 @@ enum Notice {
 }
 
 /// `GET /app/class-sets/{id}`, with `?saved={seq}` after a decision and
-/// `?started={made}&aside={n}` after starting.
+/// `?started={token}` after starting (the start form's token, whose saved result is shown).
 pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
     let set = load(&signed, id).await?;
-    let number = |name: &str| {
-        signed
-            .visit
-            .query_param(name)
-            .and_then(|v| v.parse::<usize>().ok())
-    };
     // The message is the set's, never the address's: a number that names no decision shows
     // nothing.
     let notice = if let Some(seq) = signed
@@ -158,16 +145,33 @@ pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
             .map_or(Notice::None, |d| {
                 Notice::Saved(format!("Saved: {}.", describe(&set, d)))
             })
-    } else if let Some(made) = number("started") {
-        let aside = number("aside").unwrap_or(0);
-        Notice::Saved(if made == 0 && aside == 0 {
-            "Nothing changed since marking last started: every script is current.".to_owned()
-        } else {
-            format!(
-                "Marking started: {made} {} made, {aside} set aside.",
-                if made == 1 { "script" } else { "scripts" }
-            )
-        })
+    } else if let Some(token) = signed.visit.query_param("started") {
+        // The form's token names the start this session made; what it did is read from what
+        // was saved then, so an address can claim nothing.
+        let saved = signed
+            .visit
+            .state
+            .store
+            .idempotent_body(&super::session::key_name(&signed), &token)
+            .await?
+            .and_then(|body| serde_json::from_slice::<Value>(&body).ok())
+            .filter(|saved| saved["classSet"] == set.set.id.as_str());
+        match saved {
+            Some(saved) => {
+                let count = |key: &str| saved[key].as_u64().unwrap_or_default();
+                let (made, aside) = (count("made"), count("setAside"));
+                Notice::Saved(if made == 0 && aside == 0 {
+                    "Nothing changed since marking last started: every script is current."
+                        .to_owned()
+                } else {
+                    format!(
+                        "Marking started: {made} {} made, {aside} set aside.",
+                        if made == 1 { "script" } else { "scripts" }
+                    )
+                })
+            }
+            None => Notice::None,
+        }
     } else {
         Notice::None
     };
@@ -763,7 +767,7 @@ async fn claim(signed: &Signed, route: &str, form: &Form) -> Result<(String, Onc
     }
     let request_hash = crate::auth::sha256_hex(hashed.as_bytes());
     let store = &signed.visit.state.store;
-    let key = session_name(signed);
+    let key = super::session::key_name(signed);
     let deadline = Instant::now() + SAME_FORM_WAIT;
     loop {
         match store
@@ -796,7 +800,7 @@ async fn claim(signed: &Signed, route: &str, form: &Form) -> Result<(String, Onc
 /// Keeps what a claimed form saved, or frees its token when nothing was saved.
 async fn settle(signed: &Signed, token: &str, saved: Option<&Value>) -> Result<(), AppError> {
     let store = &signed.visit.state.store;
-    let key = session_name(signed);
+    let key = super::session::key_name(signed);
     match saved {
         Some(saved) => {
             store
@@ -832,7 +836,7 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         let seq = saved["seq"].as_i64().unwrap_or_default();
         return Ok(saved_at(seq, saved["kind"].as_str().unwrap_or_default()));
     }
-    let session = session_name(&signed);
+    let session = super::session::key_name(&signed);
     let by = Actor {
         key_id: &session,
         user_id: &signed.user.id,
@@ -896,25 +900,27 @@ pub async fn start(signed: Signed, id: &str, form: Form) -> Result<Response, App
     }
     let route = format!("/app/class-sets/{}/start", set.set.id);
     let (token, once) = claim(&signed, &route, &form).await?;
-    let started_at = |saved: &Value| {
+    let started_at = || {
         see_other(&format!(
-            "/app/class-sets/{}?started={}&aside={}#marking",
-            set.set.id,
-            saved["made"].as_u64().unwrap_or_default(),
-            saved["setAside"].as_u64().unwrap_or_default()
+            "/app/class-sets/{}?started={token}#marking",
+            set.set.id
         ))
     };
-    if let Once::Done(saved) = once {
-        return Ok(started_at(&saved));
+    if let Once::Done(_) = once {
+        return Ok(started_at());
     }
     let store = &state.store;
     let paper = actions::prepared_paper(store, &signed.user.id, &set.set);
     let result = actions::start(store, &state.marking, &signed.user.id, &set.set, paper).await;
     let (status, notice) = match result {
         Ok(started) => {
-            let saved = json!({ "made": started.made, "setAside": started.set_aside });
+            let saved = json!({
+                "classSet": set.set.id,
+                "made": started.made,
+                "setAside": started.set_aside,
+            });
             settle(&signed, &token, Some(&saved)).await?;
-            return Ok(started_at(&saved));
+            return Ok(started_at());
         }
         Err(StartError::NotReady(why)) => refused(
             StatusCode::CONFLICT,

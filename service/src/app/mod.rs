@@ -15,6 +15,7 @@ pub mod class_sets;
 pub mod client;
 pub mod keys;
 pub mod layout;
+pub mod limits;
 pub mod pages;
 pub mod results;
 pub mod review;
@@ -349,9 +350,41 @@ impl AppError {
                 if matches!(e, ApiError::Internal) {
                     tracing::error!(path = %visit.path, "an app request failed");
                 }
-                layout::error_page(e.status(), "Something went wrong", &e.message())
+                let (title, message) = match e.retry_after() {
+                    Some(seconds) if e.status() == StatusCode::TOO_MANY_REQUESTS => (
+                        "Too many requests",
+                        format!(
+                            "This account has asked for too much at once. Try again in {seconds} seconds."
+                        ),
+                    ),
+                    Some(seconds) => (
+                        "Busy",
+                        format!(
+                            "{}. Try again in {seconds} seconds.",
+                            capitalised(&e.message())
+                        ),
+                    ),
+                    None => ("Something went wrong", e.message()),
+                };
+                let mut response = layout::error_page(e.status(), title, &message);
+                if let Some(seconds) = e.retry_after() {
+                    response.headers_mut().insert(
+                        warp::http::header::RETRY_AFTER,
+                        warp::http::HeaderValue::from(seconds.max(1)),
+                    );
+                }
+                response
             }
         }
+    }
+}
+
+/// `text` with its first letter in capitals.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -456,8 +489,10 @@ async fn dispatch(visit: Visit, path: Vec<String>, body: Bytes) -> Result<Respon
             if post {
                 let form = Form::parse(&body);
                 session::check_csrf(&signed, &form)?;
+                limits::admit(&signed, limits::weight(&segments, true)).await?;
                 signed_post(signed, &segments, form).await
             } else if get {
+                limits::admit(&signed, limits::weight(&segments, false)).await?;
                 signed_get(signed, &segments).await
             } else {
                 Err(AppError::NotFound("page"))

@@ -162,3 +162,11 @@ pub fn check_csrf(signed: &Signed, form: &Form) -> Result<(), AppError> {
         _ => Err(AppError::Csrf),
     }
 }
+
+/// The name this browser session goes by where a key's name would: in idempotency records (a
+/// form's token) and rate counters. The session id's hash is secret-derived; a prefix of it
+/// names the session without being usable to sign in.
+pub fn key_name(signed: &Signed) -> String {
+    let hash = &signed.session.id_hash;
+    format!("app:{}", hash.get(..16).unwrap_or(hash))
+}

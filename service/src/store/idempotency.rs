@@ -127,6 +127,26 @@ impl Store {
         Ok(())
     }
 
+    /// The stored response body of a completed key, if it is one.
+    pub async fn idempotent_body(
+        &self,
+        key_id: &str,
+        idem_key: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = sqlx::query(
+            "SELECT body FROM idempotency_keys \
+             WHERE key_id = $1 AND idem_key = $2 AND state = 'done'",
+        )
+        .bind(key_id)
+        .bind(idem_key)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(match row {
+            Some(row) => row.try_get::<Option<Vec<u8>>, _>("body")?,
+            None => None,
+        })
+    }
+
     /// Forgets a claimed key whose operation failed for a transient reason, so it can be retried.
     pub async fn release_idempotency(
         &self,

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use common::{Db, Server, generous, start, start_with};
 use examkit::auth::Scope;
+use examkit::store::rate::Limits;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
@@ -34,6 +35,7 @@ on_both!(
     class_sets_are_settled_on_their_pages,
     a_question_that_cannot_be_read_is_an_error_on_its_page,
     the_answers_that_lost_a_mark_are_stepped_through,
+    the_app_counts_against_the_rate_limits_downloads_heavier,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -239,9 +241,7 @@ async fn marked_import(
 }
 
 async fn sign_in_sets_a_fresh_hardened_session(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     teacher(&s, "ann@school.test").await;
     let mut b = Browser::new(&s);
     // `/` and `/app/` lead a browser to sign in.
@@ -297,9 +297,7 @@ async fn sign_in_sets_a_fresh_hardened_session(db: Db) {
 }
 
 async fn state_changing_requests_need_the_csrf_token(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     teacher(&s, "ann@school.test").await;
     let mut b = Browser::new(&s);
     // Sign-in: the form's token must match its cookie.
@@ -359,9 +357,7 @@ async fn state_changing_requests_need_the_csrf_token(db: Db) {
 }
 
 async fn failed_sign_ins_are_limited_per_account_and_address(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     teacher(&s, "ann@school.test").await;
     let mut b = Browser::new(&s);
     for attempt in 1..=5 {
@@ -402,9 +398,7 @@ async fn failed_sign_ins_are_limited_per_account_and_address(db: Db) {
 }
 
 async fn unverified_and_restricted_accounts_are_told_why(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = teacher(&s, "ann@school.test").await;
     s.store
         .update_user(&user, Some(false), None)
@@ -436,9 +430,7 @@ async fn unverified_and_restricted_accounts_are_told_why(db: Db) {
 }
 
 async fn browser_sessions_and_api_keys_never_cross(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     // A session cookie on /v1 is 401.
     let page = b.get("/v1/me").await;
@@ -471,9 +463,7 @@ async fn browser_sessions_and_api_keys_never_cross(db: Db) {
 }
 
 async fn keys_are_made_listed_revoked_and_their_usage_shown(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, _) = signed_in(&s, "ann@school.test").await;
     let list = b.get("/app/keys").await;
     assert!(list.body.contains("No keys yet."));
@@ -565,9 +555,7 @@ async fn keys_are_made_listed_revoked_and_their_usage_shown(db: Db) {
 }
 
 async fn the_key_form_refuses_its_bad_forms(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let token = b.get("/app/keys").await.csrf();
     let long = "n".repeat(101);
@@ -679,9 +667,7 @@ fn outcome_of(page: &str, criterion: &str) -> String {
 }
 
 async fn decisions_are_saved_through_the_review_path(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let (_, questions, work) = marked_import(&s, &user, None).await;
     let q3 = questions["3"]["id"].as_str().expect("id").to_owned();
@@ -856,9 +842,7 @@ async fn decisions_are_saved_through_the_review_path(db: Db) {
 /// blank or defaulted page: the app says it cannot be read, deciding on it saves nothing, and the
 /// API answers 500; the session's other questions are untouched.
 async fn a_question_that_cannot_be_read_is_an_error_on_its_page(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let (import, questions, _) = marked_import(&s, &user, None).await;
     let q1 = questions["1"]["id"].as_str().expect("id").to_owned();
@@ -915,9 +899,7 @@ async fn a_question_that_cannot_be_read_is_an_error_on_its_page(db: Db) {
 }
 
 async fn user_text_renders_inert(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let hostile = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
     let (session, questions, _) = marked_import(&s, &user, Some(hostile)).await;
@@ -965,9 +947,7 @@ async fn user_text_renders_inert(db: Db) {
 }
 
 async fn other_accounts_ids_are_not_found(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let owner = s.user("Owner").await;
     let (session, questions, work) = marked_import(&s, &owner, None).await;
     let owners_key = s.key(&owner, &[Scope::MarkingRead]).await;
@@ -1042,13 +1022,10 @@ async fn other_accounts_ids_are_not_found(db: Db) {
 }
 
 async fn sessions_end_at_sign_out_expiry_and_password_change(db: Db) {
-    let Some(s) = start_with(db, generous(), |state| {
+    let s = start_with(db, generous(), |state| {
         state.app.idle_ms = 1_500;
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let mut other = Browser::new(&s);
     assert_eq!(
@@ -1111,9 +1088,7 @@ async fn sessions_end_at_sign_out_expiry_and_password_change(db: Db) {
 }
 
 async fn every_response_carries_the_security_headers(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, _) = signed_in(&s, "ann@school.test").await;
     for path in [
         "/app/sign-in",
@@ -1154,9 +1129,7 @@ async fn every_response_carries_the_security_headers(db: Db) {
 }
 
 async fn sessions_and_revocations_are_shared_between_servers(db: Db) {
-    let Some(first) = start(db, generous()).await else {
-        return;
-    };
+    let first = start(db, generous()).await;
     let second = common::start_on(&first.database_url, generous()).await;
     let (mut b, user) = signed_in(&first, "ann@school.test").await;
     let key = first.key(&user, Scope::ALL).await;
@@ -1207,9 +1180,7 @@ async fn signed_in_ago(s: &Server, user: &str, minutes: i64) {
 }
 
 async fn making_a_key_asks_for_the_password_after_ten_minutes(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let key_form = |token: &str, password: Option<&str>| {
         let mut form = vec![
@@ -1318,9 +1289,7 @@ async fn making_a_key_asks_for_the_password_after_ten_minutes(db: Db) {
 }
 
 async fn sign_out_everywhere_is_a_button_on_the_keys_page(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let key = s.key(&user, &[Scope::MarkingRead]).await;
     let mut other = Browser::new(&s);
@@ -1357,9 +1326,7 @@ async fn sign_out_everywhere_is_a_button_on_the_keys_page(db: Db) {
 }
 
 async fn page_images_and_signed_in_pages_are_never_stored(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let (session, questions, work) = marked_import(&s, &user, None).await;
     let key = s.key(&user, Scope::ALL).await;
@@ -1396,9 +1363,7 @@ async fn page_images_and_signed_in_pages_are_never_stored(db: Db) {
 }
 
 async fn the_saved_message_comes_from_the_question_not_the_address(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let (_, questions, _) = marked_import(&s, &user, None).await;
     let q3 = questions["3"]["id"].as_str().expect("id");
@@ -1682,9 +1647,7 @@ fn copy_attr(page: &str, copy: u32, attr: &str) -> String {
 async fn class_sets_are_settled_on_their_pages(db: Db) {
     use common::marking::{NEAT_HAND, SAMPLE_QUESTIONS, exported_paper, idem, sample_answers};
 
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     s.store.import_sample_bank().await.expect("sample bank");
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let key = s.key(&user, Scope::ALL).await;
@@ -2053,17 +2016,36 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
             ("token".to_owned(), idem()),
         ]
     };
-    let started = post_form(&mut b, &format!("{path}/start"), start_form()).await;
+    let form = start_form();
+    let token = form[1].1.clone();
+    let started = post_form(&mut b, &format!("{path}/start"), form).await;
     assert_eq!(started.status, 303, "{}", started.body);
     assert_eq!(
         started.location(),
-        format!("{path}?started=1&aside=0#marking")
+        format!("{path}?started={token}#marking")
     );
     let page = b.get(started.location()).await;
     assert!(
         page.body
-            .contains("Marking started: 1 script made, 0 set aside.")
+            .contains("Marking started: 1 script made, 0 set aside."),
+        "{}",
+        page.body
     );
+    // The message is what the start saved, never what an address says: numbers or another
+    // token show nothing.
+    for forged in [
+        format!("{path}?started=7&aside=3"),
+        format!("{path}?started={}", idem()),
+    ] {
+        let page = b.get(&forged).await;
+        assert_eq!(page.status, 200);
+        assert!(
+            !page.body.contains("Marking started"),
+            "{forged}: {}",
+            page.body
+        );
+        assert!(!page.body.contains("Nothing changed since"), "{forged}");
+    }
     let scripts = s.store.class_set_scripts(&id).await.expect("scripts");
     assert_eq!(scripts.len(), 1);
     assert!(
@@ -2073,10 +2055,16 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
         page.body
     );
     assert!(page.body.contains("Start marking again"));
-    let again = post_form(&mut b, &format!("{path}/start"), start_form()).await;
-    assert_eq!(
-        again.location(),
-        format!("{path}?started=0&aside=0#marking")
+    let form = start_form();
+    let token = form[1].1.clone();
+    let again = post_form(&mut b, &format!("{path}/start"), form).await;
+    assert_eq!(again.location(), format!("{path}?started={token}#marking"));
+    let page = b.get(again.location()).await;
+    assert!(
+        page.body
+            .contains("Nothing changed since marking last started"),
+        "{}",
+        page.body
     );
     assert_eq!(
         s.store.class_set_scripts(&id).await.expect("scripts").len(),
@@ -2152,7 +2140,7 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
         String::from_utf8(api_csv.body).expect("UTF-8"),
         "the app's file is the API's"
     );
-    assert!(csv.body.contains("\r\nMaximum,,,"), "{}", csv.body);
+    assert!(csv.body.contains("\r\n\"Maximum\","), "{}", csv.body);
     let xlsx = b.get(&format!("{path}/markbook.xlsx")).await;
     assert_eq!(xlsx.status, 200);
     assert_eq!(b.get(&format!("{path}/markbook.pdf")).await.status, 404);
@@ -2178,9 +2166,7 @@ async fn the_answers_that_lost_a_mark_are_stepped_through(db: Db) {
         start as start_marking, upload, workers,
     };
 
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     s.store.import_sample_bank().await.expect("sample bank");
     let (mut b, user) = signed_in(&s, "ann@school.test").await;
     let key = s.key(&user, Scope::ALL).await;
@@ -2384,4 +2370,75 @@ async fn decide_on(
         ),
     ];
     post_form(b, &path, form).await
+}
+
+/// A browser session is a key of its own to the rate limits, and its account's limits are the
+/// account's keys' too. A markbook file weighs two writes and returned scripts five: with ten
+/// writes a minute a session gets two class files, then a `429` page that says when to retry,
+/// while pages still open; the account's API key is held by the account-wide write limit too.
+async fn the_app_counts_against_the_rate_limits_downloads_heavier(db: Db) {
+    let limits = Limits {
+        key_writes_per_minute: 10,
+        account_writes_per_minute: 12,
+        ..generous()
+    };
+    let s = start(db, limits).await;
+    let (statuses, page, limited, key_status) = common::within_one_minute(3, |attempt| {
+        let s = &s;
+        async move {
+            let (mut b, user) = signed_in(s, &format!("limits{attempt}@school.test")).await;
+            let key = s.key(&user, Scope::ALL).await;
+            let set = uuid::Uuid::new_v4();
+            let mut statuses = Vec::new();
+            // Two returned files (ten writes), then a third file.
+            for file in ["returned.zip", "returned.pdf", "markbook.csv"] {
+                statuses.push(b.get(&format!("/app/class-sets/{set}/{file}")).await.status);
+            }
+            let limited = b.get(&format!("/app/class-sets/{set}/returned.zip")).await;
+            // Reading a page is not a write: it still opens.
+            let page = b.get("/app/class-sets").await.status;
+            // The account has had ten writes this minute: two more through its key, then 429.
+            let mut key_status = Vec::new();
+            for _ in 0..3 {
+                let made = s
+                    .post_json(
+                        "/v1/marking/sessions",
+                        &key,
+                        Some(&common::marking::idem()),
+                        br#"{"title":"Counted"}"#,
+                    )
+                    .await;
+                key_status.push(made.status);
+            }
+            (statuses, page, limited, key_status)
+        }
+    })
+    .await;
+    assert_eq!(
+        statuses,
+        [404, 404, 429],
+        "the set does not exist; the third file is over"
+    );
+    assert_eq!(limited.status, 429);
+    let retry: i64 = limited
+        .headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After");
+    assert!((1..=60).contains(&retry), "retry after {retry}");
+    assert!(
+        limited.body.contains("Too many requests")
+            && limited
+                .body
+                .contains(&format!("Try again in {retry} seconds")),
+        "{}",
+        limited.body
+    );
+    assert_eq!(page, 200);
+    assert_eq!(
+        key_status,
+        [201, 201, 429],
+        "the account's writes are shared"
+    );
 }
