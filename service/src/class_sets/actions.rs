@@ -78,6 +78,19 @@ pub async fn decide(
     let copies = store.class_set_copies(&set.id).await?;
     let before = overview::stack_now(store, set, &copies).await?;
     super::decision::check(&decision, &before.stack).map_err(DecideError::Invalid)?;
+    super::decision::check_changes(&decision, &before.stack, &before.decided())
+        .map_err(DecideError::Invalid)?;
+    let most = super::decision::max_decisions(before.stack.report.pages.len(), copies.len());
+    if before.decisions.len() >= most {
+        return Err(DecideError::Invalid(vec![super::request::problem(
+            "",
+            "too_many_decisions",
+            format!(
+                "this set has {} decisions, as many as it keeps ({most}: ten a page of the stack and two a copy)",
+                before.decisions.len()
+            ),
+        )]));
+    }
     if let Decision::Student { copy, student } = &decision {
         students::check(
             &overview::roster(&copies),

@@ -282,6 +282,116 @@ pub fn check(decision: &Decision, stack: &Stack) -> Result<(), Vec<Problem>> {
     }
 }
 
+/// The most decisions a set keeps: ten for each page of its stack and two for each copy, far
+/// beyond what a class needs (a page placed, then moved a few times), so that a client in a
+/// loop cannot grow a set's history without bound.
+pub fn max_decisions(stack_pages: usize, copies: usize) -> usize {
+    stack_pages
+        .saturating_mul(10)
+        .saturating_add(copies.saturating_mul(2))
+}
+
+/// Refuses a decision that would leave the set as it is, given the decisions made so far
+/// (`decided`, in order): placing a page where a person placed it, choosing the scan that was
+/// chosen, assigning a sheet where it is, saying absent of a copy a person said is absent (or
+/// present of one never said absent), or giving a copy the student it has.
+pub fn check_changes(
+    decision: &Decision,
+    stack: &Stack,
+    decided: &[Decision],
+) -> Result<(), Vec<Problem>> {
+    let unchanged = |what: String| Err(vec![problem("", "no_change", what)]);
+    let last_about_copy = |copy: u32, kinds: fn(&Decision) -> bool| {
+        decided.iter().rev().find(|d| {
+            kinds(d)
+                && matches!(d, Decision::Absent { copy: c } | Decision::Present { copy: c }
+                    | Decision::Student { copy: c, .. } if *c == copy)
+        })
+    };
+    match decision {
+        Decision::Place { at, copy, page } => {
+            if stack.placement(at)
+                == Some(&Placement::Placed {
+                    copy: *copy,
+                    page: *page,
+                    by_hand: true,
+                })
+            {
+                return unchanged(format!(
+                    "page {} of the file is already placed as copy {copy} page {page}",
+                    at.page
+                ));
+            }
+        }
+        Decision::Choose { at } => {
+            let chosen_last = decided.iter().rev().find_map(|d| match d {
+                Decision::Choose { at: other } if same_copy_page(stack, at, other) => Some(other),
+                _ => None,
+            });
+            if chosen_last == Some(at)
+                && matches!(stack.placement(at), Some(Placement::Placed { .. }))
+            {
+                return unchanged(format!(
+                    "page {} of the file is already the scan chosen",
+                    at.page
+                ));
+            }
+        }
+        Decision::AssignExtra { at, copy, question } => {
+            if let Some(Placement::Extra {
+                assigned: Some((c, q)),
+            }) = stack.placement(at)
+                && c == copy
+                && q == question
+            {
+                return unchanged(format!(
+                    "the sheet is already assigned to copy {copy}, question {question}"
+                ));
+            }
+        }
+        Decision::Absent { copy } => {
+            let last = last_about_copy(*copy, |d| {
+                matches!(d, Decision::Absent { .. } | Decision::Present { .. })
+            });
+            if matches!(last, Some(Decision::Absent { .. })) {
+                return unchanged(format!("copy {copy} is already marked absent"));
+            }
+        }
+        Decision::Present { copy } => {
+            let last = last_about_copy(*copy, |d| {
+                matches!(d, Decision::Absent { .. } | Decision::Present { .. })
+            });
+            if !matches!(last, Some(Decision::Absent { .. })) {
+                return unchanged(format!("copy {copy} was not marked absent"));
+            }
+        }
+        Decision::Student { copy, student } => {
+            let last = last_about_copy(*copy, |d| matches!(d, Decision::Student { .. }));
+            if let Some(Decision::Student {
+                student: before, ..
+            }) = last
+                && before == student
+            {
+                return unchanged(format!("copy {copy} already has that student"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two pages of the stack are scans of the same copy page.
+fn same_copy_page(stack: &Stack, a: &StackPage, b: &StackPage) -> bool {
+    let copy_page = |at: &StackPage| match stack.placement(at) {
+        Some(
+            Placement::Placed { copy, page, .. }
+            | Placement::Conflict { copy, page }
+            | Placement::NotChosen { copy, page },
+        ) => Some((*copy, *page)),
+        _ => None,
+    };
+    a == b || copy_page(a).is_some_and(|p| copy_page(b) == Some(p))
+}
+
 /// Whether the copy page `at` claims is claimed by a different scan too.
 fn in_conflict(stack: &Stack, at: &StackPage) -> bool {
     let copy_page = |placement: &Placement| match placement {
@@ -610,5 +720,89 @@ mod tests {
             check_codes(Decision::Present { copy: 9 }),
             [("/copy".to_owned(), "not_in_set")]
         );
+    }
+
+    #[test]
+    fn a_decision_that_changes_nothing_is_refused() {
+        let code = |copy, page| {
+            examkit_pdf::CopyCode {
+                run_id: uuid::Uuid::from_u128(7),
+                copy,
+                page,
+            }
+            .to_payload()
+        };
+        let at = |n| StackPage {
+            file: FILE.to_owned(),
+            page: n,
+        };
+        let pages = [
+            page(1, vec![code(1, 1)], "a"),
+            page(2, vec![code(1, 2)], "b"),
+            page(3, vec![code(1, 2)], "c"),
+            page(4, Vec::new(), "d"),
+        ];
+        let decided = vec![
+            Decision::Place {
+                at: at(4),
+                copy: 2,
+                page: 1,
+            },
+            Decision::Choose { at: at(3) },
+            Decision::Absent { copy: 2 },
+            Decision::Student {
+                copy: 1,
+                student: Some(2),
+            },
+        ];
+        let mut stack = stack_of(&pages, Vec::new());
+        stack.report = split(&stack.run, &pages, &decided);
+        let refused = |decision: Decision| -> Vec<&'static str> {
+            check_changes(&decision, &stack, &decided)
+                .err()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| p.code)
+                .collect()
+        };
+        for same in [
+            decided[0].clone(),
+            decided[1].clone(),
+            decided[2].clone(),
+            decided[3].clone(),
+            Decision::Present { copy: 1 },
+        ] {
+            assert_eq!(refused(same.clone()), ["no_change"], "{same:?}");
+        }
+        for changes in [
+            Decision::Place {
+                at: at(4),
+                copy: 2,
+                page: 2,
+            },
+            Decision::Choose { at: at(2) },
+            Decision::Present { copy: 2 },
+            Decision::Absent { copy: 1 },
+            Decision::Student {
+                copy: 1,
+                student: None,
+            },
+        ] {
+            assert_eq!(refused(changes.clone()), Vec::<&str>::new(), "{changes:?}");
+        }
+        // Absent said, then taken back: absent again changes the set.
+        let mut back = decided.clone();
+        back.push(Decision::Present { copy: 2 });
+        assert_eq!(
+            check_changes(&Decision::Absent { copy: 2 }, &stack, &back),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_set_keeps_ten_decisions_a_page_and_two_a_copy() {
+        assert_eq!(max_decisions(0, 30), 60);
+        assert_eq!(max_decisions(240, 30), 2_460);
+        assert_eq!(max_decisions(usize::MAX, 1), usize::MAX);
     }
 }

@@ -217,8 +217,11 @@ impl Store {
         let kept = self.keep(file.bytes.to_vec()).await?;
         let now = now_ms();
         let mut tx = self.begin_write().await?;
+        // On PostgreSQL the set's row is locked first, so that two uploads at once are counted
+        // one after the other (SQLite's write transactions are one at a time already).
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 AND id = $2"
+            "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 AND id = $2{}",
+            self.row_lock()
         )))
         .bind(user_id)
         .bind(set_id)
@@ -454,6 +457,15 @@ impl Store {
     ) -> Result<DecisionRow, StoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
+        // Decisions of one set are numbered one after another: on PostgreSQL the set's row is
+        // locked first, so two decisions at once cannot take the same number.
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT id FROM class_sets WHERE id = $1{}",
+            self.row_lock()
+        )))
+        .bind(set_id)
+        .execute(&mut *tx)
+        .await?;
         let seq: i64 = sqlx::query_scalar(
             "SELECT CAST(COALESCE(MAX(seq), 0) + 1 AS BIGINT) FROM class_set_decisions \
              WHERE class_set_id = $1",

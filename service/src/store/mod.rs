@@ -356,6 +356,15 @@ impl Store {
         self.backend
     }
 
+    /// What a `SELECT` of a row to be changed ends with to lock it until the transaction ends:
+    /// `FOR UPDATE` on PostgreSQL; nothing on SQLite, whose write transactions are one at a time.
+    pub(crate) fn row_lock(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE",
+        }
+    }
+
     /// The pool for reads (read-only connections on SQLite). Writes go through
     /// [`Store::begin_write`] or [`Store::begin_bookkeeping`].
     pub fn pool(&self) -> &AnyPool {
