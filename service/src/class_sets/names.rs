@@ -93,7 +93,24 @@ pub fn check(
     roster: &[(u32, &str)],
     writers: &BTreeMap<u32, Writer>,
 ) -> BTreeMap<u32, NameCheck> {
-    // Each copy's cover as the stack places it, and what was read on it.
+    let written = written(stack, rows);
+    let written: Vec<(u32, &str)> = written.iter().map(|(c, n)| (*c, n.as_str())).collect();
+    check_matched(stack, rows, &assign(&written, roster), writers)
+}
+
+/// The names read on the covers as the stack places them: (copy, name), in copy order.
+pub fn written(stack: &Stack, rows: &[NameRow]) -> Vec<(u32, String)> {
+    readings(stack, rows)
+        .into_iter()
+        .filter_map(|(copy, r)| match r {
+            Reading::Read(Some(name)) => Some((copy, name)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Each copy's cover as the stack places it, and what was read on it.
+fn readings(stack: &Stack, rows: &[NameRow]) -> BTreeMap<u32, Reading> {
     let mut readings: BTreeMap<u32, Reading> = BTreeMap::new();
     for (copy, (_, placed)) in &stack.report.copies {
         let Some(cover) = placed.get(&1) else {
@@ -112,14 +129,18 @@ pub fn check(
         };
         readings.insert(*copy, reading);
     }
-    let written: Vec<(u32, &str)> = readings
-        .iter()
-        .filter_map(|(copy, r)| match r {
-            Reading::Read(Some(name)) => Some((*copy, name.as_str())),
-            _ => None,
-        })
-        .collect();
-    let matches = assign(&written, roster);
+    readings
+}
+
+/// [`check`] with the whole-set assignment made already (`matches`, by [`assign`] of
+/// [`written`]): the assignment is the costly part, made once for a set's names and roster.
+pub fn check_matched(
+    stack: &Stack,
+    rows: &[NameRow],
+    matches: &BTreeMap<u32, Match>,
+    writers: &BTreeMap<u32, Writer>,
+) -> BTreeMap<u32, NameCheck> {
+    let readings = readings(stack, rows);
     readings
         .into_iter()
         .map(|(copy, reading)| {

@@ -4,6 +4,7 @@
 //! set) or a [`SetSummary`] (the list) rather than walking the API's JSON.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::names;
 use super::scans::{self, Stack};
@@ -61,6 +62,8 @@ pub struct StackNow {
     pub decisions: Vec<DecisionRow>,
     /// The names written on covers, read or being read.
     pub names: Vec<NameRow>,
+    /// The names read, matched to the roster as one assignment (copy → roster student).
+    pub matches: Assignment,
 }
 
 impl StackNow {
@@ -87,11 +90,12 @@ impl StackNow {
 
     /// The name written on each copy's cover that was read, checked against the roster.
     pub fn name_checks(&self, copies: &[CopyRow]) -> BTreeMap<u32, names::NameCheck> {
-        let roster: Vec<(u32, &str)> = copies
-            .iter()
-            .filter_map(|c| Some((u32::try_from(c.copy).ok()?, c.name.as_deref()?)))
-            .collect();
-        names::check(&self.stack, &self.names, &roster, &self.writers(copies))
+        names::check_matched(
+            &self.stack,
+            &self.names,
+            &self.matches,
+            &self.writers(copies),
+        )
     }
 
     /// The name a file was uploaded with (its id when it is none of the stack's).
@@ -114,12 +118,73 @@ pub async fn stack_now(
     let names = store.class_set_names(&set.id).await?;
     let run = scans::run_of(set, copies).ok_or_else(|| LoadError::Corrupt(set.id.clone()))?;
     let stack = scans::assemble(run, &pages, &scans::decisions_of(&decisions));
+    let written = names::written(&stack, &names);
+    let roster: Vec<(u32, String)> = copies
+        .iter()
+        .filter_map(|c| Some((u32::try_from(c.copy).ok()?, c.name.clone()?)))
+        .collect();
+    let matches = matched(written, roster).await;
     Ok(StackNow {
         files,
         stack,
         decisions,
         names,
+        matches,
     })
+}
+
+/// The written names (copy, name) and a roster (copy, name).
+type NamesAndRoster = (Vec<(u32, String)>, Vec<(u32, String)>);
+
+/// An assignment of written names to roster students (copy → roster student).
+type Assignment = Arc<BTreeMap<u32, names::Match>>;
+
+/// The assignments made lately, by the names and roster they were made of.
+static MATCHED: std::sync::Mutex<Vec<(NamesAndRoster, Assignment)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many assignments are kept: a page of a set shown again, or each of its sets' pages in
+/// turn, finds its assignment made.
+const MATCHED_KEPT: usize = 32;
+
+/// [`names::assign`] of `written` to `roster`, made on the blocking pool (a year group's
+/// assignment is tens of milliseconds) and kept for the next time the same names and roster
+/// are shown.
+async fn matched(written: Vec<(u32, String)>, roster: Vec<(u32, String)>) -> Assignment {
+    if written.is_empty() || roster.is_empty() {
+        return Arc::default();
+    }
+    let key = (written, roster);
+    let kept = |key: &NamesAndRoster| {
+        MATCHED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, m)| Arc::clone(m))
+    };
+    if let Some(found) = kept(&key) {
+        return found;
+    }
+    let made = tokio::task::spawn_blocking(move || {
+        let written: Vec<(u32, &str)> = key.0.iter().map(|(c, n)| (*c, n.as_str())).collect();
+        let roster: Vec<(u32, &str)> = key.1.iter().map(|(c, n)| (*c, n.as_str())).collect();
+        let made = Arc::new(names::assign(&written, &roster));
+        (key, made)
+    })
+    .await;
+    match made {
+        Ok((key, made)) => {
+            let mut kept = MATCHED.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() >= MATCHED_KEPT {
+                kept.remove(0);
+            }
+            kept.push((key, Arc::clone(&made)));
+            made
+        }
+        // The blocking pool is shutting down: nothing is matched.
+        Err(_) => Arc::default(),
+    }
 }
 
 /// Each copy, with whether it was printed for a student (as [`students`] reads a roster).
