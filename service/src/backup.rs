@@ -47,6 +47,12 @@ pub struct RestoreArgs {
     /// `examkit worker` using it first.
     #[arg(long)]
     pub force: bool,
+    /// Make the restored database a new deployment, with an id of its own: for a copy that runs
+    /// beside the original (a staging copy, say). Without it the copy is the original deployment
+    /// and may bind, write to and sweep the original's object-store prefix; with it, that prefix
+    /// is refused to it, and it needs an `--asset-store` of its own.
+    #[arg(long)]
+    pub new_deployment: bool,
     /// Where to restore it.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -187,11 +193,24 @@ async fn restore_inner(args: RestoreArgs) -> Result<String, String> {
         .await
         .map_err(|e| format!("the restored database cannot be opened: {e}"))?;
     let ended = end_browser_sessions(&store).await?;
+    let deployment = if args.new_deployment {
+        let (old, new) = store.renew_deployment_id().await.map_err(|e| {
+            format!("the restored database cannot be given a new deployment id: {e}")
+        })?;
+        format!(
+            "\nIt is a new deployment: its id is {new} (the backup's was {}). It will not use the \
+             object-store prefix of the database it was copied from; give it an --asset-store of \
+             its own.",
+            old.as_deref().unwrap_or("not yet made")
+        )
+    } else {
+        String::new()
+    };
     Ok(format!(
         "restored {} from {}\n\
          API keys are as they were when the backup was taken: a key revoked since then works again \
          (check with examkit keys list and revoke it again). Browser sessions came back as they \
-         were too, and have been ended ({ended}): everyone signs in to the app again.",
+         were too, and have been ended ({ended}): everyone signs in to the app again.{deployment}",
         target.display(),
         args.from.display()
     ))

@@ -36,6 +36,25 @@ impl Store {
         })
     }
 
+    /// Gives this database a new deployment id, for a copy that is to run beside the database it
+    /// was copied from (a restore as a new deployment): it binds no object-store prefix the
+    /// original has bound. Returns the id it had, if any, and the new one.
+    pub async fn renew_deployment_id(&self) -> Result<(Option<String>, String), StoreError> {
+        let old = self.stored_deployment_id().await?;
+        let new = uuid::Uuid::new_v4().to_string();
+        self.execute_write(
+            Durability::Saved,
+            sqlx::query(
+                "INSERT INTO database_meta (name, value) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            )
+            .bind(DEPLOYMENT_ID)
+            .bind(&new),
+        )
+        .await?;
+        Ok((old, new))
+    }
+
     async fn stored_deployment_id(&self) -> Result<Option<String>, StoreError> {
         Ok(
             sqlx::query_scalar("SELECT value FROM database_meta WHERE name = $1")

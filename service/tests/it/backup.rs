@@ -127,7 +127,7 @@ fn examkit(args: &[&str]) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_backup_taken_under_writes_restores_everything_written_before_it() {
-    let s = Arc::new(start(Db::Sqlite, generous()).await.expect("sqlite"));
+    let s = Arc::new(start(Db::Sqlite, generous()).await);
     let user = s.user("Backed up").await;
     let key = s.key(&user, Scope::ALL).await;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -216,9 +216,10 @@ async fn a_backup_taken_under_writes_restores_everything_written_before_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_is_its_owners_alone_and_a_restore_ends_browser_sessions() {
     use std::os::unix::fs::PermissionsExt;
-    let s = start(Db::Sqlite, generous()).await.expect("sqlite");
+    let s = start(Db::Sqlite, generous()).await;
     let user = s.user("Signed in").await;
     let key = s.key(&user, Scope::ALL).await;
+    let original = s.store.deployment_id().await.expect("the original's id");
     let now = examkit::store::now_ms();
     s.store
         .create_app_session(&examkit::store::app_sessions::AppSession {
@@ -291,6 +292,34 @@ async fn a_backup_is_its_owners_alone_and_a_restore_ends_browser_sessions() {
         200,
         "keys came back"
     );
+    // A plain restore is the same deployment; a restore as a new deployment is not, and says so.
+    assert_eq!(
+        server.store.deployment_id().await.expect("the copy's id"),
+        original
+    );
+    let staging = dir.path().join("staging");
+    let renewed = examkit(&[
+        "restore",
+        "--from",
+        &copy_arg,
+        "--new-deployment",
+        "--data-dir",
+        &staging.display().to_string(),
+    ]);
+    let said = String::from_utf8_lossy(&renewed.stderr);
+    assert!(renewed.status.success(), "{said}");
+    let url = format!("sqlite://{}/examkit.db?mode=rwc", staging.display());
+    let copy = examkit::store::Store::open(&url)
+        .await
+        .expect("the copy opens");
+    let id = copy.deployment_id().await.expect("the copy's id");
+    assert_ne!(id, original);
+    assert!(
+        said.contains(&format!(
+            "It is a new deployment: its id is {id} (the backup's was {original})"
+        )),
+        "{said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -299,9 +328,7 @@ async fn a_backup_is_its_owners_alone_and_a_restore_ends_browser_sessions() {
     ignore = "PostgreSQL not configured: set EXAMKIT_TEST_POSTGRES_URL"
 )]
 async fn pg_dump_and_pg_restore_carry_a_postgresql_database() {
-    let Some(s) = start(Db::Postgres, generous()).await else {
-        return;
-    };
+    let s = start(Db::Postgres, generous()).await;
     let s = Arc::new(s);
     let user = s.user("Dumped").await;
     let key = s.key(&user, Scope::ALL).await;
@@ -327,9 +354,7 @@ async fn pg_dump_and_pg_restore_carry_a_postgresql_database() {
     for client in running {
         written.extend(client.await.expect("client"));
     }
-    let target = common::fresh_database(Db::Postgres, dir.path())
-        .await
-        .expect("a new database");
+    let target = common::fresh_database(Db::Postgres, dir.path()).await;
     let out = std::process::Command::new("pg_restore")
         .args(["--no-owner", "--exit-on-error", "--dbname", &target])
         .arg(&dump)
