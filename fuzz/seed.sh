@@ -21,3 +21,15 @@ for path in sorted(src.glob("*.json")):
     (out / path.stem).write_bytes(flag + data)
 PY
 echo "seeded $(ls "$out" | wc -l) inputs into $out"
+
+# The `inspect` target: the first byte picks the format (0 PDF, 1 PNG, 2 JPEG, 3 WebP), the rest is
+# the file; seeded with the repository's small PDFs and scans.
+files="$here/corpus/inspect"
+mkdir -p "$files"
+for pdf in "$here"/../examples/curl/*.pdf; do
+  { printf '\x00'; cat "$pdf"; } >"$files/$(basename "$pdf")"
+done
+for jpg in "$here"/../examples/calibration/statistics-1/scan-4.jpg; do
+  { printf '\x02'; cat "$jpg"; } >"$files/$(basename "$jpg")"
+done
+echo "seeded $(ls "$files" | wc -l) inputs into $files"

@@ -112,9 +112,13 @@ fuzz_suite() {
   if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked || return 1
   fi
+  # `inspect` reads files as the page processes do, under their budgets: 1 GiB, 20 s a file.
   fuzz/seed.sh &&
     (cd fuzz && CARGO_TARGET_DIR="$cache/target-fuzz" cargo +nightly fuzz run validate corpus/validate -- \
-      -max_total_time="${EXAMKIT_FUZZ_SECONDS:-60}" -max_len=65536 -print_final_stats=1)
+      -max_total_time="${EXAMKIT_FUZZ_SECONDS:-60}" -max_len=65536 -print_final_stats=1) &&
+    (cd fuzz && CARGO_TARGET_DIR="$cache/target-fuzz" cargo +nightly fuzz run inspect corpus/inspect -- \
+      -max_total_time="${EXAMKIT_FUZZ_SECONDS:-60}" -max_len=262144 -rss_limit_mb=1024 -timeout=20 \
+      -print_final_stats=1)
 }
 
 # A build cache reused across checkouts keeps every checkout's test binaries; the stale ones go.
