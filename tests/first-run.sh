@@ -46,10 +46,10 @@ if [ "$count" -lt 1 ]; then
 fi
 echo "make run: serving on $url, the sample bank searchable ($count results for 'differentiate')"
 
-# The README's command that makes a teacher's account (from its section "The app"), then a
+# The README's command that makes a teacher's account (from docs/app.md, "The app"), then a
 # sign-in at /app/ as a browser does it: the form's token and cookie, then the session cookie.
-make_teacher="$(awk '/^## The app/{on=1} on && /^printf /{print; exit}' README.md)"
-[ -n "$make_teacher" ] || { echo "README.md has no account command in 'The app'" >&2; exit 1; }
+make_teacher="$(awk '/^# The app/{on=1} on && /^printf /{print; exit}' docs/app.md)"
+[ -n "$make_teacher" ] || { echo "docs/app.md has no account command in 'The app'" >&2; exit 1; }
 bash -c "$make_teacher" >/dev/null
 jar="$work/cookies"
 form="$(curl -fsS -c "$jar" "$url/app/sign-in")"

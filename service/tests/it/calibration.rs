@@ -310,12 +310,13 @@ async fn the_shipped_reference_set_is_calibrated_against_the_test_provider() {
         .take_while(|l| !l.starts_with("by criterion"))
         .collect::<Vec<_>>()
         .join("\n");
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .expect("README");
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/vision-model.md"),
+    )
+    .expect("the vision-model guide");
     assert!(
-        readme.contains(summary.trim_end()),
-        "the README shows calibration's table as it is printed:\n{summary}"
+        guide.contains(summary.trim_end()),
+        "docs/vision-model.md shows calibration's table as it is printed:\n{summary}"
     );
 }
 

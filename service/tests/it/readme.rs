@@ -1,8 +1,9 @@
-//! The root README's curl sections, "Import a marked paper with curl", "Search the bank and
-//! build a paper with curl" and "Mark a completed scan with curl", and the walkthrough
-//! `docs/marking-a-class.md` ("Marking a class with curl"), each run as written.
+//! The curl walkthroughs of `docs/walkthroughs.md`, "Import a marked paper with curl", "Search
+//! the bank and build a paper with curl" and "Mark a completed scan with curl", and the
+//! walkthrough `docs/marking-a-class.md` ("Marking a class with curl"), each run as written; and
+//! every link of the README and of `docs/` leads somewhere.
 //!
-//! A section's `sh` code blocks are extracted from `../README.md` and run, in order, as one bash
+//! A section's `sh` code blocks are extracted from `../docs/walkthroughs.md` and run, in order, as one bash
 //! script with `set -euo pipefail`: the import section from the repository root (it reads the
 //! example files), the paper section from a temporary directory (it writes PDFs where it runs).
 //! Only the environment differs from a reader's shell, and only in documented ways:
@@ -83,7 +84,7 @@ fn run_section(heading: &str, cwd: &Path) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let readme_path = std::env::var_os("EXAMKIT_README")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("README.md"));
+        .unwrap_or_else(|| root.join("docs/walkthroughs.md"));
     run_section_of(&readme_path, heading, cwd)
 }
 
@@ -287,4 +288,91 @@ fn class_walkthrough_runs_as_written() {
             "question {label} of both scripts: {out}"
         );
     }
+}
+
+/// Every path `docs/architecture.md` names in backticks (a file or folder of the repository)
+/// exists, so the map stays true as modules move.
+#[test]
+fn the_architecture_names_only_modules_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).expect("the page");
+    let named: Vec<&str> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| {
+            quoted.contains('/')
+                && !quoted.contains(' ')
+                && !quoted.starts_with("/v1")
+                && (quoted.ends_with('/') || quoted.ends_with(".rs"))
+        })
+        .collect();
+    assert!(
+        named.len() > 20,
+        "only {} paths named: {named:?}",
+        named.len()
+    );
+    let missing: Vec<&&str> = named.iter().filter(|p| !root.join(p).exists()).collect();
+    assert!(missing.is_empty(), "named but missing: {missing:?}");
+}
+
+/// The slug GitHub gives a heading: lower case, spaces as hyphens, other punctuation dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every relative link of the README and of `docs/` names a file that exists, and, where it
+/// names a heading (`file.md#heading`, or `#heading` in the same file), a heading of that file.
+#[test]
+fn every_link_of_the_readme_and_the_docs_leads_somewhere() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).expect("docs/") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let headings = |path: &Path| -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with('#'))
+            .map(|l| slug(l.trim_start_matches('#')))
+            .collect()
+    };
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("the page");
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let Some(end) = rest.find(')') else { break };
+            let target = &rest[..end];
+            if target.contains("://") || target.starts_with('<') || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let file = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().expect("a folder").join(file)
+            };
+            if !file.exists() {
+                broken.push(format!("{}: {target} (no such file)", page.display()));
+            } else if !anchor.is_empty() && !headings(&file).iter().any(|h| h == anchor) {
+                broken.push(format!("{}: {target} (no such heading)", page.display()));
+            }
+        }
+    }
+    assert!(checked > 30, "only {checked} links checked");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
