@@ -24,22 +24,19 @@ fn example_pdf(name: &str) -> Vec<u8> {
     std::fs::read(path).expect("example PDF readable")
 }
 
-async fn setup_with(
-    db: Db,
-    adjust: impl FnOnce(&mut AppState),
-) -> Option<(Server, String, String)> {
+async fn setup_with(db: Db, adjust: impl FnOnce(&mut AppState)) -> (Server, String, String) {
     let s = start_with(db, generous(), |state| {
         fast(&mut state.marking);
         adjust(state)
     })
-    .await?;
+    .await;
     s.store
         .import_sample_bank()
         .await
         .expect("import the sample bank");
     let user = s.user("Automated marking").await;
     let key = s.key(&user, Scope::ALL).await;
-    Some((s, user, key))
+    (s, user, key)
 }
 
 async fn upload(
@@ -99,9 +96,7 @@ async fn indexed(s: &Server, key: &str, session: &str) -> Value {
 }
 
 async fn routes_refuse_bad_requests(db: Db) {
-    let Some((s, user, key)) = setup_with(db, |_| {}).await else {
-        return;
-    };
+    let (s, user, key) = setup_with(db, |_| {}).await;
     // Bodies of the wrong JSON type, and bad fields.
     for body in [
         "[\"My title\"]",
@@ -256,9 +251,7 @@ async fn routes_refuse_bad_requests(db: Db) {
 }
 
 async fn start_needs_work_and_a_scheme_and_is_idempotent(db: Db) {
-    let Some((s, _user, key)) = setup_with(db, |state| state.marking.workers = 0).await else {
-        return;
-    };
+    let (s, _user, key) = setup_with(db, |state| state.marking.workers = 0).await;
     let session = s.automated_session(&key, "Mock paper").await;
     let first = idem();
     start(&s, &key, &session, &first)
@@ -338,14 +331,11 @@ async fn start_needs_work_and_a_scheme_and_is_idempotent(db: Db) {
 }
 
 async fn the_allowance_refuses_and_enqueues_nothing(db: Db) {
-    let Some((s, user, key)) = setup_with(db, |state| {
+    let (s, user, key) = setup_with(db, |state| {
         state.marking.workers = 0;
         state.marking.allowance.pages_per_day = 8;
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     let session = s.automated_session(&key, "Too many pages").await;
     // 6 work pages and 4 scheme pages: 10 > 8.
     upload(
@@ -391,9 +381,7 @@ async fn the_allowance_refuses_and_enqueues_nothing(db: Db) {
 }
 
 async fn automated_marking_can_be_switched_off(db: Db) {
-    let Some((s, _user, key)) = setup_with(db, |state| state.marking.enabled = false).await else {
-        return;
-    };
+    let (s, _user, key) = setup_with(db, |state| state.marking.enabled = false).await;
     let list = s.get("/v1/marking/sessions", &key).await;
     assert_eq!(list.status, 200);
     assert_eq!(list.json()["enabled"], false);
@@ -504,9 +492,7 @@ fn boxes_inside_the_page(words: &[Value]) {
 }
 
 async fn workers_index_uploaded_pages(db: Db) {
-    let Some((s, _user, key)) = setup_with(db, |_| {}).await else {
-        return;
-    };
+    let (s, _user, key) = setup_with(db, |_| {}).await;
     let (paper, qp, ms) = exported_paper(&s, &key, 3, "smart").await;
     let workers = spawn_workers(&s);
     // A session made without the paper: its printed question paper is work like any other.
@@ -575,9 +561,7 @@ async fn workers_index_uploaded_pages(db: Db) {
 }
 
 async fn clean_papers_and_schemes_are_never_evidence(db: Db) {
-    let Some((s, _user, key)) = setup_with(db, |_| {}).await else {
-        return;
-    };
+    let (s, _user, key) = setup_with(db, |_| {}).await;
     let (paper, qp, ms) = exported_paper(&s, &key, 2, "smart").await;
     let resp = s
         .post_json(
@@ -694,9 +678,7 @@ fn png_bomb() -> Vec<u8> {
 /// A page indexing cannot read (stored before uploads were checked page by page) is a failed
 /// page, listed with its error; the session's other pages are indexed and indexing completes.
 async fn an_unreadable_page_fails_alone(db: Db) {
-    let Some((s, user, key)) = setup_with(db, |_| {}).await else {
-        return;
-    };
+    let (s, user, key) = setup_with(db, |_| {}).await;
     let (_paper, qp, ms) = exported_paper(&s, &key, 2, "smart").await;
     let session = s.automated_session(&key, "One bad page").await;
     assert_eq!(

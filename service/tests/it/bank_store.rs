@@ -16,11 +16,11 @@ use common::{Db, fresh_database};
 const CIRCLE: &str = "Circle: centre, radius and tangent at a point";
 const COSH: &str = "Solving an equation in cosh and sinh";
 
-async fn store(db: Db) -> Option<(Store, String, tempfile::TempDir)> {
+async fn store(db: Db) -> (Store, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = fresh_database(db, dir.path()).await?;
+    let url = fresh_database(db, dir.path()).await;
     let store = Store::open(&url).await.expect("open the store");
-    Some((store, url, dir))
+    (store, url, dir)
 }
 
 /// The sample bank's files as JSON, to be edited by a test and loaded back.
@@ -164,9 +164,7 @@ fn invalid(result: Result<examkit::store::bank::ImportSummary, ImportError>) -> 
 }
 
 async fn sample_import_and_reimport(db: Db) {
-    let Some((store, _, _dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, _dir) = store(db).await;
     let first = store.import_sample_bank().await.expect("import");
     assert_eq!(
         (
@@ -257,9 +255,7 @@ async fn sample_import_and_reimport(db: Db) {
 }
 
 async fn published_content_is_immutable(db: Db) {
-    let Some((store, _, _dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, _dir) = store(db).await;
     store.import_sample_bank().await.expect("import");
     let before = snapshot(&store).await;
     let mut files = sample_files();
@@ -293,9 +289,7 @@ async fn published_content_is_immutable(db: Db) {
 }
 
 async fn new_revisions_and_status_moves(db: Db) {
-    let Some((store, _, _dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, _dir) = store(db).await;
     store.import_sample_bank().await.expect("import");
     let mut files = sample_files();
     let (_, _, question) = find(&mut files, CIRCLE);
@@ -380,9 +374,7 @@ async fn new_revisions_and_status_moves(db: Db) {
 }
 
 async fn stored_revisions_cannot_be_dropped(db: Db) {
-    let Some((store, _, _dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, _dir) = store(db).await;
     store.import_sample_bank().await.expect("import");
     let before = snapshot(&store).await;
     let mut files = sample_files();
@@ -415,9 +407,7 @@ async fn stored_revisions_cannot_be_dropped(db: Db) {
 }
 
 async fn facets_are_relabelled_and_kept(db: Db) {
-    let Some((store, _, dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, dir) = store(db).await;
     // A question file alone cannot be imported into an empty store (its facets are unknown)...
     let sample_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bank/sample");
     let errors = invalid(
@@ -480,9 +470,7 @@ async fn facets_are_relabelled_and_kept(db: Db) {
 }
 
 async fn concurrent_imports_load_one_copy(db: Db) {
-    let Some((store, url, _dir)) = store(db).await else {
-        return;
-    };
+    let (store, url, _dir) = store(db).await;
     let other = Store::open(&url).await.expect("second store");
     let (a, b) = tokio::join!(
         store.load_sample_bank_if_empty(),
@@ -502,9 +490,7 @@ async fn concurrent_imports_load_one_copy(db: Db) {
 }
 
 async fn export_round_trip(db: Db) {
-    let Some((store, _, dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, dir) = store(db).await;
     store.import_sample_bank().await.expect("import");
     let mut files = sample_files();
     let (_, _, question) = find(&mut files, COSH);
@@ -528,9 +514,7 @@ async fn export_round_trip(db: Db) {
     assert!(summary.is_unchanged(), "{summary}");
     assert_eq!(snapshot(&store).await, before);
     // Into a fresh store it gives the same revisions and versions.
-    let Some((fresh, _, _dir2)) = self::store(db).await else {
-        return;
-    };
+    let (fresh, _, _dir2) = self::store(db).await;
     fresh
         .import_bank_path(&out)
         .await
@@ -545,9 +529,7 @@ async fn export_round_trip(db: Db) {
 }
 
 async fn favourites(db: Db) {
-    let Some((store, _, _dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, _dir) = store(db).await;
     store.import_sample_bank().await.expect("import");
     let user = store
         .create_user("Teacher", true, false)
@@ -608,9 +590,7 @@ async fn favourites(db: Db) {
 /// An import of at least `search::BULK` questions takes the bulk path (statistics refreshed, the
 /// word counts made afresh at the end); a small import after it adjusts those counts.
 async fn a_large_import_indexes_in_bulk(db: Db) {
-    let Some((store, _, _dir)) = store(db).await else {
-        return;
-    };
+    let (store, _, _dir) = store(db).await;
     let memory = examkit_bank::generate::generate(examkit::store::search::BULK, 7)
         .expect("a generated bank");
     let bank = load_memory(&memory, &Facets::default()).expect("the generated bank loads");

@@ -310,9 +310,7 @@ impl Setup {
 /// Kills the server at several moments of a large completion and checks all-or-nothing.
 async fn kill_during_complete(db: Db) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let Some(database) = common::fresh_database(db, dir.path()).await else {
-        return;
-    };
+    let database = common::fresh_database(db, dir.path()).await;
     let setup = Setup::new(database);
     /// When the server is killed after `complete` is sent.
     enum Kill {
@@ -400,9 +398,7 @@ async fn kill_during_complete(db: Db) {
 /// SIGTERM while a completion is in flight: the request finishes with 200, the process exits 0.
 async fn graceful_shutdown(db: Db) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let Some(database) = common::fresh_database(db, dir.path()).await else {
-        return;
-    };
+    let database = common::fresh_database(db, dir.path()).await;
     let setup = Setup::new(database);
     let mut server = serve(&setup.database, Some(50));
     let (import, document) = setup.import(&server.base, 0).await;

@@ -51,9 +51,7 @@ on_both!(
 /// A path no route has is answered before the key is read: no rate-limit headers, and the key's
 /// allowance is untouched.
 async fn unknown_routes_count_against_no_quota(db: Db) {
-    let Some(s) = start(db, Limits::default()).await else {
-        return;
-    };
+    let s = start(db, Limits::default()).await;
     let user = s.user("Lost").await;
     let key = s.key(&user, ALL).await;
     let first = s.get("/v1/me", &key).await;
@@ -88,9 +86,7 @@ async fn unknown_routes_count_against_no_quota(db: Db) {
 /// counters: with the specification's limits, the 121st `GET /v1/me` of a key within one minute,
 /// sent alternately to the two servers, is refused with `Retry-After`.
 async fn counters_are_shared_between_servers(db: Db) {
-    let Some(first) = start(db, Limits::default()).await else {
-        return;
-    };
+    let first = start(db, Limits::default()).await;
     let second = common::start_on(&first.database_url, Limits::default()).await;
     let user = first.user("Two servers").await;
     let (statuses, limited) = common::within_one_minute(3, |_| async {
@@ -125,9 +121,7 @@ async fn counters_are_shared_between_servers(db: Db) {
 /// once, a restricted account is 403 and an unrestricted one admitted again, and the requests
 /// refused on the way consume none of the allowance.
 async fn changes_to_keys_reach_the_other_server_at_once(db: Db) {
-    let Some(first) = start(db, generous()).await else {
-        return;
-    };
+    let first = start(db, generous()).await;
     let second = common::start_on(&first.database_url, generous()).await;
     let user = first.user("Two servers").await;
     let (key, key_id) = first.key_expiring(&user, ALL, now_ms() + 86_400_000).await;
@@ -195,9 +189,7 @@ async fn changes_to_keys_reach_the_other_server_at_once(db: Db) {
 async fn limits_are_exact_under_concurrency_on_two_servers(db: Db) {
     const REQUESTS: usize = 200;
     const CONNECTIONS: usize = 16;
-    let Some(first) = start(db, Limits::default()).await else {
-        return;
-    };
+    let first = start(db, Limits::default()).await;
     let second = common::start_on(&first.database_url, Limits::default()).await;
     let user = first.user("Concurrent").await;
     let (statuses, key_id) = common::within_one_minute(3, |_| async {
@@ -260,9 +252,7 @@ async fn limits_are_exact_under_concurrency_on_two_servers(db: Db) {
 /// Two servers on one database share idempotency records: a create replayed on the other server
 /// returns the stored response, and the same key with another body is a conflict there too.
 async fn idempotency_is_shared_between_servers(db: Db) {
-    let Some(first) = start(db, generous()).await else {
-        return;
-    };
+    let first = start(db, generous()).await;
     let second = common::start_on(&first.database_url, generous()).await;
     let user = first.user("Two servers").await;
     let key = first.key(&user, ALL).await;
@@ -303,9 +293,7 @@ async fn daily_limit(db: Db) {
         key_per_day: 3,
         ..Limits::default()
     };
-    let Some(s) = start(db, limits).await else {
-        return;
-    };
+    let s = start(db, limits).await;
     let user = s.user("Daily").await;
     let key = s.key(&user, ALL).await;
     let statuses: Vec<u16> = {
@@ -337,9 +325,7 @@ async fn daily_limit(db: Db) {
 /// 300 MiB per session: twelve 25 MiB files fit exactly, one more byte does not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_size_limit_on_sqlite() {
-    let Some(s) = start(Db::Sqlite, generous()).await else {
-        return;
-    };
+    let s = start(Db::Sqlite, generous()).await;
     let user = s.user("Large").await;
     let key = s.key(&user, ALL).await;
     let import = s.import(&key, "large scans").await;
@@ -374,9 +360,7 @@ async fn session_size_limit_on_sqlite() {
 )]
 async fn connections_the_database_closed_are_replaced() {
     use sqlx::Connection;
-    let Some(s) = start(Db::Postgres, Limits::default()).await else {
-        return;
-    };
+    let s = start(Db::Postgres, Limits::default()).await;
     let user = s.user("Reconnects").await;
     let key = s.key(&user, ALL).await;
     assert_eq!(s.get("/v1/me", &key).await.status, 200);
@@ -405,9 +389,7 @@ async fn connections_the_database_closed_are_replaced() {
 }
 
 async fn authentication_errors(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Ada").await;
     let good = s.key(&user, ALL).await;
 
@@ -502,9 +484,7 @@ async fn authentication_errors(db: Db) {
 }
 
 async fn identity(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Grace").await;
     let key = s.key(&user, &[Scope::MarkingRead]).await;
     let resp = s.get("/v1/me", &key).await;
@@ -531,9 +511,7 @@ async fn identity(db: Db) {
 /// Every route, with a key holding every scope but the one it needs: 403 with `requiredScopes`;
 /// with exactly its scope: not 403.
 async fn scope_matrix(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Scopes").await;
     let full = s.key(&user, ALL).await;
     let (import, submission, work, _) = s.import_with_example(&full).await;
@@ -712,9 +690,7 @@ async fn scope_matrix(db: Db) {
 }
 
 async fn routing_and_body_errors(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Routes").await;
     let key = s.key(&user, ALL).await;
 
@@ -891,9 +867,7 @@ async fn routing_and_body_errors(db: Db) {
 }
 
 async fn import_flow(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Importer").await;
     let key = s.key(&user, ALL).await;
     let (import, submission, work, scheme) = s.import_with_example(&key).await;
@@ -1092,9 +1066,7 @@ async fn import_flow(db: Db) {
 /// Validation checks page references against the files of the import named in the path, and
 /// only of an import: another import's files, or none, give the engine's outcome for those.
 async fn validation_reads_the_imports_own_files(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Validating School").await;
     let key = s.key(&user, ALL).await;
     let (import, submission, work, scheme) = s.import_with_example(&key).await;
@@ -1184,9 +1156,7 @@ async fn validation_reads_the_imports_own_files(db: Db) {
 }
 
 async fn upload_errors(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Uploader").await;
     let key = s.key(&user, ALL).await;
     let import = s.import(&key, "uploads").await;
@@ -1417,9 +1387,7 @@ fn unreadable_files() -> Vec<(&'static str, &'static str, Vec<u8>, &'static str)
 }
 
 async fn idempotency(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Idem").await;
     let key = s.key(&user, ALL).await;
     let other_key = s.key(&user, ALL).await;
@@ -1530,9 +1498,7 @@ async fn idempotency(db: Db) {
 }
 
 async fn concurrent_retries_run_once(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Racer").await;
     let key = s.key(&user, ALL).await;
     let s = std::sync::Arc::new(s);
@@ -1666,9 +1632,7 @@ async fn read_key(s: &common::Server, user: &str) -> String {
 
 /// The specification's per-key limits: 120 requests a minute, 20 of them writes.
 async fn per_key_minute_limits(db: Db) {
-    let Some(s) = start(db, Limits::default()).await else {
-        return;
-    };
+    let s = start(db, Limits::default()).await;
     let user = s.user("Busy").await;
     // A fixed window can roll over mid-test; then the counts restart and the burst is repeated
     // with a fresh key.
@@ -1756,9 +1720,7 @@ async fn account_and_daily_limits(db: Db) {
         account_per_day: 9,
         ..Limits::default()
     };
-    let Some(s) = start(db, limits).await else {
-        return;
-    };
+    let s = start(db, limits).await;
     // Each attempt uses a fresh account, so a burst cut by a minute boundary leaves nothing behind
     // that the repeat could trip over (its daily counts included).
     let (statuses, remaining) = common::within_one_minute(3, |attempt| {
@@ -1823,9 +1785,7 @@ async fn account_and_daily_limits(db: Db) {
 }
 
 async fn review(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Reviewer").await;
     let key = s.key(&user, ALL).await;
     let (import, submission, work, _) = s.import_with_example(&key).await;
@@ -1945,9 +1905,7 @@ async fn review(db: Db) {
 }
 
 async fn other_accounts_get_404(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let owner = s.user("Owner").await;
     let owner_key = s.key(&owner, ALL).await;
     let intruder = s.user("Intruder").await;
@@ -2014,9 +1972,7 @@ async fn other_accounts_get_404(db: Db) {
 }
 
 async fn session_file_limit(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Files").await;
     let key = s.key(&user, ALL).await;
     let import = s.import(&key, "hundred files").await;
@@ -2040,9 +1996,7 @@ async fn session_file_limit(db: Db) {
 }
 
 async fn documentation(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let resp = s
         .send(Method::GET, "/v1/openapi.json", None, &[], None)
         .await;
@@ -2208,9 +2162,7 @@ async fn session_assets(s: &common::Server, key: &str, import: &str) -> Vec<Valu
 }
 
 async fn truncated_upload(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Truncated School").await;
     let key = s.key(&user, ALL).await;
     let import = s.import(&key, "Truncated upload").await;
@@ -2240,9 +2192,7 @@ async fn truncated_upload(db: Db) {
 }
 
 async fn oversized_headers(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Header School").await;
     let key = s.key(&user, ALL).await;
     let addr = s.base.trim_start_matches("http://").to_owned();
@@ -2284,9 +2234,7 @@ async fn oversized_headers(db: Db) {
 }
 
 async fn upload_names(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Names School").await;
     let key = s.key(&user, ALL).await;
     let import = s.import(&key, "Odd names").await;
@@ -2386,9 +2334,7 @@ type PathCase = (
 );
 
 async fn malformed_path_ids(db: Db) {
-    let Some(s) = start(db, generous()).await else {
-        return;
-    };
+    let s = start(db, generous()).await;
     let user = s.user("Path School").await;
     let key = s.key(&user, ALL).await;
     let pdf = examkit::inspect::blank_pdf(1);

@@ -20,18 +20,18 @@ const OTHER: &str = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a";
 async fn setup_with(
     db: Db,
     adjust: impl FnOnce(&mut examkit::http::AppState),
-) -> Option<(Server, String, String)> {
-    let s = start_with(db, generous(), adjust).await?;
+) -> (Server, String, String) {
+    let s = start_with(db, generous(), adjust).await;
     s.store
         .import_sample_bank()
         .await
         .expect("import the sample bank");
     let user = s.user("Paper builder").await;
     let key = s.key(&user, Scope::ALL).await;
-    Some((s, user, key))
+    (s, user, key)
 }
 
-async fn setup(db: Db) -> Option<(Server, String, String)> {
+async fn setup(db: Db) -> (Server, String, String) {
     setup_with(db, |_| {}).await
 }
 
@@ -217,9 +217,7 @@ on_both!(
 );
 
 async fn create_read_list_and_retry(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let chosen = pins(&s, &key, 3).await;
     let body = create_body(PAPER, "Pure mock, set A", &chosen, "smart", true);
     let resp = create(&s, &key, &body).await;
@@ -347,9 +345,7 @@ async fn create_read_list_and_retry(db: Db) {
 }
 
 async fn bad_bodies_are_each_reported(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let chosen = pins(&s, &key, 2).await;
     let facts = sample_facts();
     let good = create_body(PAPER, "Mock", &chosen, "smart", false);
@@ -508,9 +504,7 @@ async fn bad_bodies_are_each_reported(db: Db) {
 }
 
 async fn changes_make_frozen_revisions(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let chosen = pins(&s, &key, 3).await;
     let first = create(
         &s,
@@ -688,9 +682,7 @@ async fn changes_make_frozen_revisions(db: Db) {
 }
 
 async fn concurrent_saves(db: Db) {
-    let Some((s, user, key)) = setup(db).await else {
-        return;
-    };
+    let (s, user, key) = setup(db).await;
     let chosen = pins(&s, &key, 2).await;
     let body = create_body(PAPER, "Raced", &chosen, "none", false);
     // Eight identical creations at once: every one gets the same paper, one is saved.
@@ -729,9 +721,7 @@ async fn concurrent_saves(db: Db) {
 }
 
 async fn withdrawn_questions_stay_in_saved_papers(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let chosen = pins(&s, &key, 3).await;
     let created = create(
         &s,
@@ -788,9 +778,7 @@ async fn withdrawn_questions_stay_in_saved_papers(db: Db) {
 }
 
 async fn long_papers_are_refused(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let chosen = pins(&s, &key, 24).await;
     // 24 questions, each followed by three blank pages: over 80 pages.
     let err = create(
@@ -834,9 +822,7 @@ async fn long_papers_are_refused(db: Db) {
 }
 
 async fn exports_of_each_revision(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let chosen = pins(&s, &key, 4).await;
     let title = "Exported mock paper";
     let body = create_body(PAPER, title, &chosen, "smart", true);
@@ -998,9 +984,7 @@ async fn exports_of_each_revision(db: Db) {
     );
 
     // The same revision typeset again elsewhere gives the same bytes.
-    let Some((fresh, _, fresh_key)) = setup(db).await else {
-        return;
-    };
+    let (fresh, _, fresh_key) = setup(db).await;
     assert_eq!(create(&fresh, &fresh_key, &body).await.status, 201);
     assert_eq!(prepare(&fresh, &fresh_key, PAPER, 1).await.status, 200);
     assert_eq!(
@@ -1026,13 +1010,10 @@ async fn exports_of_each_revision(db: Db) {
 }
 
 async fn export_can_be_disabled(db: Db) {
-    let Some((s, _, key)) = setup_with(db, |state| {
+    let (s, _, key) = setup_with(db, |state| {
         state.typesetter = examkit::typeset::Typesetter::new(false, 1);
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     let chosen = pins(&s, &key, 1).await;
     // Papers are still saved (pages are still counted)…
     assert_eq!(
@@ -1062,9 +1043,7 @@ async fn export_can_be_disabled(db: Db) {
 }
 
 async fn paper_count_is_limited(db: Db) {
-    let Some((s, _, key)) = setup_with(db, |state| state.max_papers = 2).await else {
-        return;
-    };
+    let (s, _, key) = setup_with(db, |state| state.max_papers = 2).await;
     let chosen = pins(&s, &key, 1).await;
     let ids = [PAPER, OTHER, "11111111-2222-4333-8444-555555555555"];
     for id in &ids[..2] {
@@ -1101,9 +1080,7 @@ async fn paper_count_is_limited(db: Db) {
 }
 
 async fn scopes_are_required(db: Db) {
-    let Some((s, user, key)) = setup(db).await else {
-        return;
-    };
+    let (s, user, key) = setup(db).await;
     let chosen = pins(&s, &key, 1).await;
     let body = create_body(PAPER, "Scoped", &chosen, "none", false);
     assert_eq!(create(&s, &key, &body).await.status, 201);
@@ -1196,9 +1173,7 @@ fn copy_code_on(pdf: &[u8], page: u32) -> examkit_pdf::CopyCode {
 }
 
 async fn class_sets_print_named_and_numbered_copies(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let paper = saved_paper(&s, &key, PAPER).await;
     let roster = json!({
         "paperId": PAPER.to_uppercase(),
@@ -1410,9 +1385,7 @@ fn db_name(db: Db) -> &'static str {
 }
 
 async fn class_set_bodies_scopes_and_other_accounts(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     saved_paper(&s, &key, PAPER).await;
     let cases = [
         (

@@ -104,12 +104,12 @@ async fn load_sample(s: &Server) {
 }
 
 /// A server with the sample bank and a key holding every scope.
-async fn setup(db: Db) -> Option<(Server, String, String)> {
-    let s = start(db, generous()).await?;
+async fn setup(db: Db) -> (Server, String, String) {
+    let s = start(db, generous()).await;
     load_sample(&s).await;
     let user = s.user("Searcher").await;
     let key = s.key(&user, Scope::ALL).await;
-    Some((s, user, key))
+    (s, user, key)
 }
 
 /// Every question id of a search, following cursors to the end; asserts no id repeats.
@@ -167,9 +167,7 @@ on_both!(
 );
 
 async fn facets_list_the_bank_options_with_counts(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     let served = sample.served();
     let resp = s.get("/v1/questions/facets", &key).await;
@@ -212,9 +210,7 @@ async fn facets_list_the_bank_options_with_counts(db: Db) {
 }
 
 async fn bad_parameters_are_each_reported(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let long = |n: usize| "a".repeat(n);
     let mut too_many = String::new();
     for i in 0..1001 {
@@ -317,9 +313,7 @@ async fn bad_parameters_are_each_reported(db: Db) {
 }
 
 async fn filters_filter(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     let served = sample.served();
     assert_eq!(id_set(&s, &key, "").await, sample.ids(|_| true));
@@ -481,9 +475,7 @@ async fn filters_filter(db: Db) {
 }
 
 async fn text_search_finds_titles_and_metadata(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     let words = |text: &str| -> Vec<String> {
         text.split(|c: char| !c.is_alphanumeric())
@@ -582,9 +574,7 @@ async fn text_search_finds_titles_and_metadata(db: Db) {
 /// `q`: a `q` of only such words searches as if it were absent, and with other words only those
 /// are searched. A valid `q` is never refused.
 async fn words_that_are_not_indexed_are_dropped(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let everything = all_ids(&s, &key, "").await;
     assert_eq!(everything.len(), 68);
     for q in [
@@ -661,9 +651,7 @@ fn tier(item: &Value, prefixes: &[&str]) -> u8 {
 }
 
 async fn text_results_come_title_matches_first(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     for (query, prefixes) in [
         ("q=equation", &["equat"][..]),
         ("q=integration", &["integr"][..]),
@@ -718,9 +706,7 @@ async fn store_pages(store: &Store, filters: &SearchFilters, user: &str) -> Vec<
 }
 
 async fn a_short_walk_finds_the_same_pages(db: Db) {
-    let Some((s, user, _)) = setup(db).await else {
-        return;
-    };
+    let (s, user, _) = setup(db).await;
     // However few questions a text search walks before it turns to the full-text index, it
     // serves the same pages in the same order.
     for (q, subject) in [
@@ -755,9 +741,7 @@ async fn a_short_walk_finds_the_same_pages(db: Db) {
 }
 
 async fn pages_walk_every_result_once(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     for (query, page) in [
         ("", 7),
@@ -816,9 +800,7 @@ async fn pages_walk_every_result_once(db: Db) {
 }
 
 async fn cursors_are_bound_to_filters_accounts_and_time(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let first = s
         .get("/v1/questions?subject=maths&limit=5", &key)
         .await
@@ -946,9 +928,7 @@ async fn cursors_are_bound_to_filters_accounts_and_time(db: Db) {
 }
 
 async fn random_samples(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     let all = sample.ids(|_| true);
     let mut seen = BTreeSet::new();
@@ -1027,9 +1007,7 @@ async fn random_samples(db: Db) {
 }
 
 async fn exclusions_and_favourites(db: Db) {
-    let Some((s, user, key)) = setup(db).await else {
-        return;
-    };
+    let (s, user, key) = setup(db).await;
     let sample = Sample::read();
     let all: Vec<String> = sample.ids(|_| true).into_iter().collect();
     let excluded: Vec<&String> = all.iter().step_by(3).collect();
@@ -1078,9 +1056,7 @@ async fn exclusions_and_favourites(db: Db) {
 }
 
 async fn only_latest_published_revisions_are_searched(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     let body = s.get("/v1/questions?limit=100", &key).await.json();
     let by_id: BTreeMap<String, Value> = body["items"]
@@ -1164,9 +1140,7 @@ async fn only_latest_published_revisions_are_searched(db: Db) {
 }
 
 async fn revisions_are_read_by_pin(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     let search = s.get("/v1/questions?limit=100", &key).await.json();
     let mut read = 0;
@@ -1295,9 +1269,7 @@ async fn revisions_are_read_by_pin(db: Db) {
 }
 
 async fn diagrams_download(db: Db) {
-    let Some((s, _, key)) = setup(db).await else {
-        return;
-    };
+    let (s, _, key) = setup(db).await;
     let sample = Sample::read();
     let mut downloaded = 0;
     let mut other_revision = None;
@@ -1380,9 +1352,7 @@ async fn diagrams_download(db: Db) {
 }
 
 async fn scopes_are_required(db: Db) {
-    let Some((s, user, _)) = setup(db).await else {
-        return;
-    };
+    let (s, user, _) = setup(db).await;
     let sample = Sample::read();
     let without: Vec<Scope> = Scope::ALL
         .iter()

@@ -11,9 +11,9 @@ use examkit::store::jobs::{NewJob, Retry};
 use examkit::store::now_ms;
 
 /// A store on a fresh database, with one account and one session to hang jobs on.
-async fn fixture(db: Db) -> Option<(Store, String, String, tempfile::TempDir)> {
+async fn fixture(db: Db) -> (Store, String, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = common::fresh_database(db, dir.path()).await?;
+    let url = common::fresh_database(db, dir.path()).await;
     let store = Store::open(&url).await.expect("open");
     let user = store
         .create_user("queue", true, false)
@@ -25,7 +25,7 @@ async fn fixture(db: Db) -> Option<(Store, String, String, tempfile::TempDir)> {
         .await
         .expect("session")
         .id;
-    Some((store, user, session, dir))
+    (store, user, session, dir)
 }
 
 async fn enqueue(
@@ -61,9 +61,7 @@ async fn state_of(store: &Store, session: &str, id: &str) -> (String, i64, Optio
 }
 
 async fn a_job_is_claimed_once_and_finished_under_its_lease(db: Db) {
-    let Some((store, user, session, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, user, session, _dir) = fixture(db).await;
     let ids = enqueue(&store, &user, &session, 1, 3).await;
     let now = now_ms();
     let job = store
@@ -108,9 +106,7 @@ async fn a_job_is_claimed_once_and_finished_under_its_lease(db: Db) {
 }
 
 async fn an_expired_lease_is_taken_over_and_the_late_worker_saves_nothing(db: Db) {
-    let Some((store, user, session, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, user, session, _dir) = fixture(db).await;
     enqueue(&store, &user, &session, 1, 3).await;
     let now = now_ms();
     let first = store
@@ -160,9 +156,7 @@ async fn an_expired_lease_is_taken_over_and_the_late_worker_saves_nothing(db: Db
 }
 
 async fn a_failing_job_backs_off_then_fails_with_its_error(db: Db) {
-    let Some((store, user, session, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, user, session, _dir) = fixture(db).await;
     let ids = enqueue(&store, &user, &session, 1, 3).await;
     let mut now = now_ms();
     for attempt in 1..=3 {
@@ -212,9 +206,7 @@ async fn a_failing_job_backs_off_then_fails_with_its_error(db: Db) {
 }
 
 async fn a_released_job_is_due_again_without_counting_the_attempt(db: Db) {
-    let Some((store, user, session, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, user, session, _dir) = fixture(db).await;
     enqueue(&store, &user, &session, 1, 3).await;
     let now = now_ms();
     let job = store
@@ -232,9 +224,7 @@ async fn a_released_job_is_due_again_without_counting_the_attempt(db: Db) {
 }
 
 async fn concurrent_claimers_take_each_job_once(db: Db) {
-    let Some((store, user, session, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, user, session, _dir) = fixture(db).await;
     let ids = enqueue(&store, &user, &session, 120, 3).await;
     let mut tasks = Vec::new();
     for w in 0..4 {
@@ -276,9 +266,7 @@ async fn concurrent_claimers_take_each_job_once(db: Db) {
 /// accounts: B's pages are done before A's tenth, and every job is done once.
 async fn a_small_account_waits_a_few_jobs_behind_a_class_stack(db: Db) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = common::fresh_database(db, dir.path())
-        .await
-        .expect("a database");
+    let url = common::fresh_database(db, dir.path()).await;
     let first = Store::open(&url).await.expect("open");
     let second = Store::open(&url).await.expect("open again");
     let mut accounts = Vec::new();

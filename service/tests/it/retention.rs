@@ -30,9 +30,9 @@ on_both!(
 
 /// A store on a fresh database with one account and one key; returns the store, the key id and
 /// the account id.
-async fn fixture(db: Db) -> Option<(Store, String, String, tempfile::TempDir)> {
+async fn fixture(db: Db) -> (Store, String, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = common::fresh_database(db, dir.path()).await?;
+    let url = common::fresh_database(db, dir.path()).await;
     let store = Store::open(&url).await.expect("open");
     let user = store
         .create_user("retention", true, false)
@@ -52,7 +52,7 @@ async fn fixture(db: Db) -> Option<(Store, String, String, tempfile::TempDir)> {
         .await
         .expect("key")
         .id;
-    Some((store, key, user, dir))
+    (store, key, user, dir)
 }
 
 async fn strings(store: &Store, sql: &'static str) -> Vec<String> {
@@ -107,9 +107,7 @@ async fn record(store: &Store, key: &str, idem: &str, at: i64, pending: bool) {
 }
 
 async fn idempotency_records_expire_after_their_retention(db: Db) {
-    let Some((store, key, _, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, key, _, _dir) = fixture(db).await;
     const { assert!(RETENTION_MS >= 24 * HOUR) };
     record(&store, &key, "old-done", NOW - RETENTION_MS - 1, false).await;
     record(&store, &key, "fresh-done", NOW - RETENTION_MS + HOUR, false).await;
@@ -183,9 +181,7 @@ async fn idempotency_records_expire_after_their_retention(db: Db) {
 }
 
 async fn usage_outside_the_shown_window_is_pruned(db: Db) {
-    let Some((store, key, _, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, key, _, _dir) = fixture(db).await;
     for days_ago in [0, 1, 29, 30, 31, 32, 45, 400] {
         for status in [200, 404] {
             store
@@ -232,9 +228,7 @@ async fn usage_outside_the_shown_window_is_pruned(db: Db) {
 }
 
 async fn expired_rate_counters_are_pruned(db: Db) {
-    let Some((store, key, user, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, key, user, _dir) = fixture(db).await;
     let limits = Limits::default();
     // A read two days ago (4 counters: key and account, minute and day), then a write now (6).
     let old = store
@@ -259,9 +253,7 @@ async fn expired_rate_counters_are_pruned(db: Db) {
 }
 
 async fn one_pass_prunes_every_table(db: Db) {
-    let Some((store, key, user, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, key, user, _dir) = fixture(db).await;
     record(&store, &key, "old", NOW - RETENTION_MS - HOUR, false).await;
     record(&store, &key, "new", NOW - HOUR, false).await;
     store
@@ -303,9 +295,7 @@ async fn one_pass_prunes_every_table(db: Db) {
 /// A flush is written in short transactions: when one fails, what was committed before it stays
 /// written and the rest stays pending, so the next flush completes every count exactly once.
 async fn a_usage_flush_that_fails_midway_loses_and_repeats_nothing(db: Db) {
-    let Some((store, key, _, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, key, _, _dir) = fixture(db).await;
     let mut operations: Vec<String> = (0..250).map(|i| format!("GET /v1/op{i}")).collect();
     // Refuse one row well after the first transaction's worth (rows go in name order).
     operations.sort();
@@ -392,9 +382,7 @@ async fn a_usage_flush_that_fails_midway_loses_and_repeats_nothing(db: Db) {
 /// counters is written (the day's as little as the minute's); the worker goes on, and the next
 /// admission counts from zero.
 async fn an_admission_group_that_fails_counts_nothing(db: Db) {
-    let Some((store, key, user, _dir)) = fixture(db).await else {
-        return;
-    };
+    let (store, key, user, _dir) = fixture(db).await;
     let (install, remove): (Vec<&str>, &str) = match db {
         Db::Sqlite => (
             vec![

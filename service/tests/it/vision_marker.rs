@@ -833,9 +833,7 @@ async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
         Some(bucket) => common::start_with_objects(db, generous(), bucket, adjust).await,
         None => start_with(db, generous(), adjust).await,
     };
-    let Some(s) = started else {
-        return;
-    };
+    let s = started;
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;
@@ -1144,13 +1142,10 @@ async fn skewed_and_photographed_pages_are_marked_as_clean_ones(db: Db) {
         };
         let provider = provider::start(MODEL, Some(TOKEN), true, model).await;
         let choice = openai_choice(&provider);
-        let Some(s) = start_with(db, generous(), |state| {
+        let s = start_with(db, generous(), |state| {
             state.marking.marker = choice.clone()
         })
-        .await
-        else {
-            return;
-        };
+        .await;
         s.store.import_sample_bank().await.expect("sample bank");
         let user = s.user("Teacher").await;
         let key = s.key(&user, Scope::ALL).await;
@@ -1266,9 +1261,7 @@ async fn skewed_and_photographed_pages_are_marked_as_clean_ones(db: Db) {
 }
 
 async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
-    let Some(s) = start_with(db, generous(), |_| {}).await else {
-        return;
-    };
+    let s = start_with(db, generous(), |_| {}).await;
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;
@@ -1382,13 +1375,10 @@ async fn one_worker_marks_several_questions_at_once(db: Db) {
     })
     .await;
     let choice = openai_choice(&provider);
-    let Some(s) = start_with(db, generous(), |state| {
+    let s = start_with(db, generous(), |state| {
         state.marking.marker = choice.clone();
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;
@@ -1528,13 +1518,10 @@ async fn nothing_stands_that_the_student_did_not_write_there(db: Db) {
         .await
     };
     let choice = openai_choice(&provider);
-    let Some(s) = start_with(db, generous(), |state| {
+    let s = start_with(db, generous(), |state| {
         state.marking.marker = choice.clone();
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;

@@ -172,9 +172,7 @@ async fn pages_saved(store: &Store, session: &str) -> usize {
 
 async fn a_killed_worker_loses_and_duplicates_nothing(db: Db) {
     let dir = tempfile::tempdir().expect("dir");
-    let Some(url) = common::fresh_database(db, dir.path()).await else {
-        return;
-    };
+    let url = common::fresh_database(db, dir.path()).await;
     let store = Store::open(&url).await.expect("open");
     let (session, count) = started_session(&store).await;
     let doomed = spawn(&["worker"], &url, Some(60_000));
@@ -209,9 +207,7 @@ async fn jobs_user(store: &Store, session: &str) -> String {
 
 async fn sigterm_lets_the_running_job_finish(db: Db) {
     let dir = tempfile::tempdir().expect("dir");
-    let Some(url) = common::fresh_database(db, dir.path()).await else {
-        return;
-    };
+    let url = common::fresh_database(db, dir.path()).await;
     let store = Store::open(&url).await.expect("open");
     let (session, _) = started_session(&store).await;
     let mut worker = spawn(&["worker"], &url, Some(1_000));
@@ -260,9 +256,7 @@ async fn sigterm_lets_the_running_job_finish(db: Db) {
 )]
 async fn two_instances_share_the_work_on_postgres() {
     let dir = tempfile::tempdir().expect("dir");
-    let Some(url) = common::fresh_database(Db::Postgres, dir.path()).await else {
-        return;
-    };
+    let url = common::fresh_database(Db::Postgres, dir.path()).await;
     let store = Store::open(&url).await.expect("open");
     let (session, count) = started_session(&store).await;
     let args = [
@@ -314,9 +308,7 @@ const QUESTION: &str = "8a834eff-5ac7-5e3d-902e-0c7342b819d4";
 
 async fn a_worker_killed_while_marking_leaves_one_result(db: Db) {
     let dir = tempfile::tempdir().expect("dir");
-    let Some(url) = common::fresh_database(db, dir.path()).await else {
-        return;
-    };
+    let url = common::fresh_database(db, dir.path()).await;
     let (s, key, session) = scanned_session(&url).await;
     // The first worker indexes and plans at full speed, then stalls on the marking job.
     let stall = [("EXAMKIT_TEST_JOB_DELAY_KINDS", "mark_question")];
@@ -357,9 +349,7 @@ async fn a_worker_killed_while_marking_leaves_one_result(db: Db) {
 
 async fn queued_questions_are_cancelled_when_marking_is_switched_off(db: Db) {
     let dir = tempfile::tempdir().expect("dir");
-    let Some(url) = common::fresh_database(db, dir.path()).await else {
-        return;
-    };
+    let url = common::fresh_database(db, dir.path()).await;
     let (s, key, session) = scanned_session(&url).await;
     // A worker indexes and plans, then stalls on the marking job; killed, it leaves the question
     // waiting (its job's lease runs out) with no worker to take it.
