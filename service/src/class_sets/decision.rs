@@ -628,6 +628,24 @@ mod tests {
         }
     }
 
+    /// The copy code of `copy` page `page` of the test's print run.
+    fn code(copy: u32, page: u32) -> String {
+        examkit_pdf::CopyCode {
+            run_id: uuid::Uuid::from_u128(7),
+            copy,
+            page,
+        }
+        .to_payload()
+    }
+
+    /// Page `n` of the test's stack file.
+    fn at(n: u32) -> StackPage {
+        StackPage {
+            file: FILE.to_owned(),
+            page: n,
+        }
+    }
+
     fn page(n: u32, codes: Vec<String>, print: &str) -> ScannedPage {
         ScannedPage {
             at: StackPage {
@@ -641,18 +659,6 @@ mod tests {
 
     #[test]
     fn a_decision_must_fit_the_stack() {
-        let code = |copy, page| {
-            examkit_pdf::CopyCode {
-                run_id: uuid::Uuid::from_u128(7),
-                copy,
-                page,
-            }
-            .to_payload()
-        };
-        let at = |n| StackPage {
-            file: FILE.to_owned(),
-            page: n,
-        };
         let stack = stack_of(
             &[
                 page(1, vec![code(1, 1)], "a"),
@@ -724,18 +730,6 @@ mod tests {
 
     #[test]
     fn a_decision_that_changes_nothing_is_refused() {
-        let code = |copy, page| {
-            examkit_pdf::CopyCode {
-                run_id: uuid::Uuid::from_u128(7),
-                copy,
-                page,
-            }
-            .to_payload()
-        };
-        let at = |n| StackPage {
-            file: FILE.to_owned(),
-            page: n,
-        };
         let pages = [
             page(1, vec![code(1, 1)], "a"),
             page(2, vec![code(1, 2)], "b"),
