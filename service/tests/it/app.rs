@@ -36,6 +36,7 @@ on_both!(
     a_question_that_cannot_be_read_is_an_error_on_its_page,
     the_answers_that_lost_a_mark_are_stepped_through,
     the_app_counts_against_the_rate_limits_downloads_heavier,
+    a_page_that_cannot_be_drawn_in_time_is_a_placeholder,
 );
 
 const PASSWORD: &str = "correct horse battery";
@@ -2441,4 +2442,52 @@ async fn the_app_counts_against_the_rate_limits_downloads_heavier(db: Db) {
         [201, 201, 429],
         "the account's writes are shared"
     );
+}
+
+/// A page whose drawing outlasts its deadline is shown, at the deadline, as an image saying it
+/// cannot be shown and why; asked again, the answer is at once (the failure is kept).
+async fn a_page_that_cannot_be_drawn_in_time_is_a_placeholder(db: Db) {
+    let (pages, _pool) = crate::hostile_files::page_processes(examkit::untrusted::Budgets {
+        processes: 1,
+        cpu_seconds: 600,
+        deadline: std::time::Duration::from_secs(2),
+        ..Default::default()
+    });
+    let s = start_with(db, generous(), move |state| state.marking.pages = pages).await;
+    let (mut b, user) = signed_in(&s, "slow-page@school.test").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let session = s.automated_session(&key, "A slow page").await;
+    let slow = crate::hostile_files::slow_pdf(crate::hostile_files::SLOW_SHAPES);
+    let asset = common::marking::upload(&s, &key, &session, "work", "slow.pdf", slow).await;
+    for attempt in ["first", "again"] {
+        let started = std::time::Instant::now();
+        let page = b.get(&format!("/app/pages/{asset}/1")).await;
+        let took = started.elapsed();
+        println!(
+            "{attempt}: the placeholder came after {:.2} s",
+            took.as_secs_f64()
+        );
+        assert_eq!(page.status, 200, "{attempt}: {}", page.body);
+        assert_eq!(
+            page.headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("image/svg+xml"),
+            "{attempt}"
+        );
+        assert!(
+            page.body.contains("Page 1 cannot be shown"),
+            "{}",
+            page.body
+        );
+        assert!(
+            page.body.contains("the page took longer than 2 s to draw"),
+            "{}",
+            page.body
+        );
+        assert!(
+            took < std::time::Duration::from_secs(30),
+            "{attempt}: {took:?}"
+        );
+    }
 }

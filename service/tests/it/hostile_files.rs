@@ -223,7 +223,7 @@ on_both!(
 /// A one-page PDF that fills `paths` shapes of fifty curves each across the whole page: a
 /// content stream of a few kilobytes, deflated, that is quick to check and slow to draw (about
 /// 4 ms a shape, in a few hundred MiB).
-fn slow_pdf(paths: usize) -> Vec<u8> {
+pub(crate) fn slow_pdf(paths: usize) -> Vec<u8> {
     let shape = format!("0 0 m {}f\n", "595 842 0 842 595 0 c ".repeat(50));
     let mut deflated = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     deflated
@@ -239,7 +239,7 @@ fn slow_pdf(paths: usize) -> Vec<u8> {
 }
 
 /// A page that would take the reader seconds on end: checked at upload in a moment.
-const SLOW_SHAPES: usize = 6_000;
+pub(crate) const SLOW_SHAPES: usize = 6_000;
 
 /// A one-page PDF whose page is `side` points square, with a line drawn on it.
 fn big_page_pdf(side: u32) -> Vec<u8> {
@@ -253,7 +253,7 @@ fn big_page_pdf(side: u32) -> Vec<u8> {
 }
 
 /// Page processes of the `examkit` binary under `budgets`, and the pool behind them.
-fn page_processes(
+pub(crate) fn page_processes(
     budgets: examkit::untrusted::Budgets,
 ) -> (
     examkit::untrusted::Pages,
