@@ -146,32 +146,7 @@ async fn stub(delay: Duration, counts: Arc<StubCounts>) -> Result<String, Error>
 /// target directory, which is built first (with this program, so only the binary is linked)
 /// when this program runs under `cargo run`.
 fn service_command(given: Option<&PathBuf>) -> Result<std::process::Command, Error> {
-    let path = match given {
-        Some(path) => path.clone(),
-        None => {
-            let exe = std::env::current_exe()?;
-            let profile_dir = exe
-                .parent()
-                .and_then(|examples| examples.parent())
-                .ok_or("this program is not in a target directory: give --examkit PATH")?;
-            if let (Ok(cargo), Some(target_dir)) = (std::env::var("CARGO"), profile_dir.parent()) {
-                let mut build = std::process::Command::new(cargo);
-                build
-                    .args(["build", "-q", "-p", "examkit", "--bin", "examkit"])
-                    .args(["--example", "class_stack_bench", "--manifest-path"])
-                    .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-                    .arg("--target-dir")
-                    .arg(target_dir);
-                if !cfg!(debug_assertions) {
-                    build.arg("--release");
-                }
-                if !build.status()?.success() {
-                    return Err("building the examkit binary failed".into());
-                }
-            }
-            profile_dir.join("examkit")
-        }
-    };
+    let path = support::examkit_binary(given, "class_stack_bench")?;
     if !path.exists() {
         return Err(format!(
             "no examkit binary at {}: give --examkit PATH",

@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use examkit::untrusted::{Budgets, Pages};
 use examkit_scan::{Format, IndexOptions, Indexer};
+use support::Error;
 
-type Error = Box<dyn std::error::Error>;
+mod support;
 
 fn main() -> Result<(), Error> {
     let mut rounds = 5usize;
@@ -36,7 +37,10 @@ fn main() -> Result<(), Error> {
             other => return Err(format!("unknown option {other}").into()),
         }
     }
-    let examkit = binary(given)?;
+    let examkit = support::examkit_binary(given.as_ref(), "page_process_bench")?;
+    if !examkit.exists() {
+        return Err(format!("no examkit binary at {}: give --examkit PATH", examkit.display()).into());
+    }
     let isolated = Pages::isolated(examkit.clone(), Budgets::default());
     let in_process = Pages::InProcess;
     let root = PathBuf::from(concat!(
@@ -121,41 +125,4 @@ fn median(times: &[Duration]) -> Duration {
     let mut sorted = times.to_vec();
     sorted.sort();
     sorted.get(sorted.len() / 2).copied().unwrap_or_default()
-}
-
-/// The `examkit` binary at `given`, or beside this program in its target directory (built
-/// first when this program runs under `cargo run`).
-fn binary(given: Option<PathBuf>) -> Result<PathBuf, Error> {
-    if let Some(path) = given {
-        return Ok(path);
-    }
-    let exe = std::env::current_exe()?;
-    let profile_dir = exe
-        .parent()
-        .and_then(|examples| examples.parent())
-        .ok_or("this program is not in a target directory: give --examkit PATH")?;
-    if let (Ok(cargo), Some(target_dir)) = (std::env::var("CARGO"), profile_dir.parent()) {
-        let mut build = std::process::Command::new(cargo);
-        build
-            .args(["build", "-q", "-p", "examkit", "--bin", "examkit"])
-            .args(["--example", "page_process_bench", "--manifest-path"])
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-            .arg("--target-dir")
-            .arg(target_dir);
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        if !build.status()?.success() {
-            return Err("building the examkit binary failed".into());
-        }
-    }
-    let path = profile_dir.join("examkit");
-    if !path.exists() {
-        return Err(format!(
-            "no examkit binary at {}: give --examkit PATH",
-            path.display()
-        )
-        .into());
-    }
-    Ok(path)
 }

@@ -240,3 +240,36 @@ pub fn stub_answer(body: &Value) -> Value {
         "usage": { "prompt_tokens": 1000, "completion_tokens": 200 },
     })
 }
+
+/// The `examkit` binary at `given`, or else the one beside this program in its target
+/// directory, built first (with the example `example`, so only the binary is linked) when this
+/// program runs under `cargo run`.
+pub fn examkit_binary(
+    given: Option<&std::path::PathBuf>,
+    example: &str,
+) -> Result<std::path::PathBuf, Error> {
+    if let Some(path) = given {
+        return Ok(path.clone());
+    }
+    let exe = std::env::current_exe()?;
+    let profile_dir = exe
+        .parent()
+        .and_then(|examples| examples.parent())
+        .ok_or("this program is not in a target directory: give --examkit PATH")?;
+    if let (Ok(cargo), Some(target_dir)) = (std::env::var("CARGO"), profile_dir.parent()) {
+        let mut build = std::process::Command::new(cargo);
+        build
+            .args(["build", "-q", "-p", "examkit", "--bin", "examkit"])
+            .args(["--example", example, "--manifest-path"])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target_dir);
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        if !build.status()?.success() {
+            return Err("building the examkit binary failed".into());
+        }
+    }
+    Ok(profile_dir.join("examkit"))
+}
