@@ -39,7 +39,11 @@ fn main() -> Result<(), Error> {
     }
     let examkit = support::examkit_binary(given.as_ref(), "page_process_bench")?;
     if !examkit.exists() {
-        return Err(format!("no examkit binary at {}: give --examkit PATH", examkit.display()).into());
+        return Err(format!(
+            "no examkit binary at {}: give --examkit PATH",
+            examkit.display()
+        )
+        .into());
     }
     let isolated = Pages::isolated(examkit.clone(), Budgets::default());
     let in_process = Pages::InProcess;
