@@ -12,9 +12,9 @@ use warp::http::StatusCode;
 
 use crate::auth::Scope;
 use crate::http::AppState;
-use crate::http::papers::DEFAULT_MAX_PAPERS;
 use crate::marking::MarkingConfig;
 use crate::marking::worker::Workers;
+use crate::papers::DEFAULT_MAX_PAPERS;
 use crate::store::Store;
 use crate::store::automated::Allowance;
 use crate::store::rate::Limits;
@@ -133,6 +133,7 @@ impl Local {
             app: crate::app::AppConfig::default(),
             readiness: crate::http::health::Readiness::default(),
             builds: Default::default(),
+            maths: Default::default(),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

@@ -20,10 +20,8 @@
 //! - Exports are prepared per revision, stored, and served from storage; preparation is safe to
 //!   retry and is 503 `pdf_export_disabled` when the configuration turns PDF export off.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{Value, json};
 use warp::Filter;
 use warp::filters::BoxedFilter;
@@ -31,16 +29,13 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::fields::{FieldError, integer, invalid_fields, invalid_parameters, uuid};
-use super::paper_body::{self, CreatePaper};
+use super::paper_body;
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, read_body, require_json,
 };
-use crate::auth::{Scope, sha256_hex};
-use crate::store::now_ms;
-use crate::store::papers::{
-    BankRevision, Created, ExportKind, PaperContent, PaperFigures, Pin, StoredPaper, Updated,
-};
-use crate::typeset::TypesetError;
+use crate::auth::Scope;
+use crate::papers;
+use crate::store::papers::{ExportKind, StoredPaper};
 
 const READ: &[Scope] = &[Scope::PapersRead];
 const WRITE: &[Scope] = &[Scope::PapersWrite];
@@ -75,12 +70,7 @@ static DOWNLOAD: Op = Op {
 
 /// The largest paper request body (create, update, export preparation), in bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
-/// The most pages the question paper, and separately the mark scheme, of a paper may have.
-pub const MAX_PAGES: usize = 80;
-/// The most papers one account may hold, by default.
-pub const DEFAULT_MAX_PAPERS: usize = 1000;
-/// What the estimated grade guide says of itself, in the paper and on the mark scheme.
-pub const GRADE_GUIDE_NOTE: &str = "An estimated grade guide for practice, not an official grade boundary: each grade needs the given percentage of the paper's total marks, rounded up.";
+pub use crate::papers::{DEFAULT_MAX_PAPERS, GRADE_GUIDE_NOTE, MAX_PAGES};
 
 fn body_too_large(size: usize) -> ApiError {
     ApiError::PayloadTooLarge {
@@ -203,201 +193,6 @@ async fn json_body(ctx: &Ctx, body: Body) -> Result<Value, ApiError> {
     serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))
 }
 
-/// The SHA-256 of a creation body's checked content: identical retries compare equal whatever
-/// their key order, spacing or id case.
-fn create_hash(paper: &CreatePaper) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Canonical<'a> {
-        id: &'a str,
-        title: &'a str,
-        questions: &'a [Pin],
-        writing_space: &'a str,
-        grade_guide: bool,
-    }
-    let canonical = Canonical {
-        id: &paper.id,
-        title: &paper.content.title,
-        questions: &paper.content.questions,
-        writing_space: &paper.content.writing_space,
-        grade_guide: paper.content.grade_guide,
-    };
-    sha256_hex(&serde_json::to_vec(&canonical).unwrap_or_default())
-}
-
-/// Checks each pin against the bank; `kept` are the pins of the revision being changed, which
-/// may have been withdrawn since they were chosen.
-async fn check_pins(ctx: &Ctx, pins: &[Pin], kept: &[Pin]) -> Result<Vec<BankRevision>, ApiError> {
-    let mut errors = Vec::new();
-    let mut found = Vec::with_capacity(pins.len());
-    for (i, pin) in pins.iter().enumerate() {
-        let at = format!("/questions/{i}");
-        let stored = ctx
-            .state
-            .store
-            .bank_revision(&pin.question_id, pin.revision)
-            .await?;
-        let Some(stored) = stored.filter(|r| r.status != "draft") else {
-            errors.push(FieldError::new(
-                &at,
-                "pin_unknown",
-                format!(
-                    "the bank has no published revision {} of question {}; copy pins unchanged from search results",
-                    pin.revision, pin.question_id
-                ),
-            ));
-            continue;
-        };
-        if stored.content_version != pin.content_version {
-            errors.push(FieldError::new(
-                &format!("{at}/contentVersion"),
-                "pin_mismatch",
-                format!(
-                    "this is not the content version of revision {} of question {}; copy pins unchanged from search results",
-                    pin.revision, pin.question_id
-                ),
-            ));
-        }
-        if stored.scheme_version != pin.scheme_version {
-            errors.push(FieldError::new(
-                &format!("{at}/schemeVersion"),
-                "pin_mismatch",
-                format!(
-                    "this is not the scheme version of revision {} of question {}; copy pins unchanged from search results",
-                    pin.revision, pin.question_id
-                ),
-            ));
-        }
-        if stored.status == "withdrawn" && !kept.contains(pin) {
-            errors.push(FieldError::new(
-                &at,
-                "pin_withdrawn",
-                format!(
-                    "revision {} of question {} has been withdrawn and cannot be added to a paper; search for its current revision",
-                    pin.revision, pin.question_id
-                ),
-            ));
-        }
-        found.push(stored);
-    }
-    if errors.is_empty() {
-        Ok(found)
-    } else {
-        Err(invalid_fields(errors))
-    }
-}
-
-/// Loads the bank revisions of pins already saved in a paper (no status check: a saved paper
-/// keeps its question versions).
-async fn saved_revisions(ctx: &Ctx, pins: &[Pin]) -> Result<Vec<BankRevision>, ApiError> {
-    let mut found = Vec::with_capacity(pins.len());
-    for pin in pins {
-        let stored = ctx
-            .state
-            .store
-            .bank_revision(&pin.question_id, pin.revision)
-            .await?
-            .ok_or_else(|| {
-                ApiError::RevisionNotExportable(format!(
-                    "revision {} of question {} is no longer in the bank",
-                    pin.revision, pin.question_id
-                ))
-            })?;
-        found.push(stored);
-    }
-    Ok(found)
-}
-
-/// The typesetter's view of a paper revision: its pinned bank revisions and their diagram files.
-pub(crate) async fn document(
-    ctx: &Ctx,
-    id: &str,
-    revision: i64,
-    content: &PaperContent,
-    bank: &[BankRevision],
-) -> Result<examkit_pdf::PaperDocument, ApiError> {
-    let corrupt = |what: String| {
-        tracing::error!(paper = %id, revision, "{what}");
-        ApiError::Internal
-    };
-    let mut questions = Vec::with_capacity(bank.len());
-    for (pin, stored) in content.questions.iter().zip(bank) {
-        let revision: examkit_bank::Revision = serde_json::from_str(&stored.body).map_err(|e| {
-            corrupt(format!(
-                "stored question {} is not a revision: {e}",
-                pin.question_id
-            ))
-        })?;
-        let mut assets = BTreeMap::new();
-        for (asset_id, bytes) in ctx
-            .state
-            .store
-            .bank_revision_files(&pin.question_id, pin.revision)
-            .await?
-        {
-            let asset_id = uuid::Uuid::parse_str(&asset_id)
-                .map_err(|e| corrupt(format!("stored asset id {asset_id}: {e}")))?;
-            assets.insert(asset_id, bytes);
-        }
-        questions.push(examkit_pdf::PaperQuestion {
-            question_id: uuid::Uuid::parse_str(&pin.question_id)
-                .map_err(|e| corrupt(format!("pinned question id: {e}")))?,
-            revision,
-            assets,
-        });
-    }
-    Ok(examkit_pdf::PaperDocument {
-        paper_id: uuid::Uuid::parse_str(id).map_err(|e| corrupt(format!("paper id: {e}")))?,
-        revision: u32::try_from(revision).map_err(|e| corrupt(format!("revision: {e}")))?,
-        title: content.title.clone(),
-        writing_space: content
-            .writing_space
-            .parse()
-            .map_err(|e| corrupt(format!("writing space: {e}")))?,
-        grade_guide: content.grade_guide,
-        questions,
-    })
-}
-
-/// Typesets a paper about to be saved: its marks and pages, within [`MAX_PAGES`].
-async fn measure(
-    ctx: &Ctx,
-    id: &str,
-    revision: i64,
-    content: &PaperContent,
-    bank: &[BankRevision],
-) -> Result<PaperFigures, ApiError> {
-    let doc = document(ctx, id, revision, content, bank).await?;
-    let pages = ctx
-        .state
-        .typesetter
-        .page_counts(doc)
-        .await
-        .map_err(|e| match e {
-            TypesetError::Render(e) => ApiError::PaperNotTypesettable(e.to_string()),
-            TypesetError::Timeout(_) => {
-                ApiError::ServiceUnavailable("typesetting is busy; retry the save shortly".into())
-            }
-            TypesetError::Task(e) => {
-                tracing::error!(error = %e, "typesetting task failed");
-                ApiError::Internal
-            }
-        })?;
-    if pages.question_paper > MAX_PAGES || pages.mark_scheme > MAX_PAGES {
-        return Err(ApiError::PaperTooLong {
-            question_paper: pages.question_paper,
-            mark_scheme: pages.mark_scheme,
-            limit: MAX_PAGES,
-        });
-    }
-    let as_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-    Ok(PaperFigures {
-        total_marks: bank.iter().map(|r| r.marks).sum(),
-        paper_pages: as_i64(pages.question_paper),
-        scheme_pages: as_i64(pages.mark_scheme),
-    })
-}
-
 /// The `Paper` object of a stored revision.
 pub fn paper_view(paper: &StoredPaper) -> Value {
     let base = format!(
@@ -444,23 +239,6 @@ pub fn paper_view(paper: &StoredPaper) -> Value {
     })
 }
 
-async fn stored(
-    ctx: &Ctx,
-    p: &Principal,
-    id: &str,
-    revision: Option<i64>,
-) -> Result<StoredPaper, ApiError> {
-    ctx.state
-        .store
-        .paper(&p.user.id, id, revision)
-        .await?
-        .ok_or(ApiError::NotFound(if revision.is_some() {
-            "paper revision"
-        } else {
-            "paper"
-        }))
-}
-
 fn paper_reply(status: StatusCode, paper: &StoredPaper) -> Result<Reply, ApiError> {
     Reply::json(status, &json!({ "paper": paper_view(paper) }))
 }
@@ -489,50 +267,11 @@ async fn list(ctx: Ctx, p: Principal) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::OK, &json!({ "papers": papers }))
 }
 
-/// The reply to a creation whose id the account already has.
-async fn existing(
-    ctx: &Ctx,
-    p: &Principal,
-    paper: &CreatePaper,
-    stored_hash: &str,
-    hash: &str,
-) -> Result<Reply, ApiError> {
-    if stored_hash != hash {
-        return Err(ApiError::PaperExists);
-    }
-    let first = stored(ctx, p, &paper.id, Some(1)).await?;
-    paper_reply(StatusCode::CREATED, &first)
-}
-
 async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
     let value = json_body(&ctx, body).await?;
     let paper = paper_body::create(&value).map_err(invalid_fields)?;
-    let hash = create_hash(&paper);
-    let store = &ctx.state.store;
-    if let Some(stored_hash) = store.paper_create_hash(&p.user.id, &paper.id).await? {
-        return existing(&ctx, &p, &paper, &stored_hash, &hash).await;
-    }
-    let bank = check_pins(&ctx, &paper.content.questions, &[]).await?;
-    let figures = measure(&ctx, &paper.id, 1, &paper.content, &bank).await?;
-    let created = store
-        .create_paper(
-            &p.user.id,
-            &paper.id,
-            &hash,
-            &paper.content,
-            &figures,
-            ctx.state.max_papers,
-            now_ms(),
-        )
-        .await?;
-    match created {
-        Created::New => {
-            let first = stored(&ctx, &p, &paper.id, Some(1)).await?;
-            paper_reply(StatusCode::CREATED, &first)
-        }
-        Created::Existing { create_hash } => existing(&ctx, &p, &paper, &create_hash, &hash).await,
-        Created::LimitReached => Err(ApiError::TooManyPapers(ctx.state.max_papers)),
-    }
+    let first = papers::create(&ctx.state, &p.user.id, &paper).await?;
+    paper_reply(StatusCode::CREATED, &first)
 }
 
 async fn read(
@@ -542,7 +281,7 @@ async fn read(
     revision: Option<String>,
 ) -> Result<Reply, ApiError> {
     let (id, revision, _) = path(&id, revision.as_deref(), None)?;
-    let paper = stored(&ctx, &p, &id, revision).await?;
+    let paper = papers::stored(&ctx.state, &p.user.id, &id, revision).await?;
     paper_reply(StatusCode::OK, &paper)
 }
 
@@ -550,37 +289,8 @@ async fn update(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
     let (id, _, _) = path(&id, None, None)?;
     let value = json_body(&ctx, body).await?;
     let change = paper_body::update(&value).map_err(invalid_fields)?;
-    let current = stored(&ctx, &p, &id, None).await?;
-    if change.revision != current.revision {
-        return Err(ApiError::StaleRevision(current.revision));
-    }
-    let content = change.apply(&current.content);
-    if content == current.content {
-        return paper_reply(StatusCode::OK, &current);
-    }
-    let next = current.revision + 1;
-    let bank = check_pins(&ctx, &content.questions, &current.content.questions).await?;
-    let figures = measure(&ctx, &id, next, &content, &bank).await?;
-    let saved = ctx
-        .state
-        .store
-        .update_paper(
-            &p.user.id,
-            &id,
-            change.revision,
-            &content,
-            &figures,
-            now_ms(),
-        )
-        .await?;
-    match saved {
-        Updated::Saved(revision) => {
-            let paper = stored(&ctx, &p, &id, Some(revision)).await?;
-            paper_reply(StatusCode::OK, &paper)
-        }
-        Updated::Stale(current) => Err(ApiError::StaleRevision(current)),
-        Updated::Missing => Err(ApiError::NotFound("paper")),
-    }
+    let paper = papers::update(&ctx.state, &p.user.id, &id, &change).await?;
+    paper_reply(StatusCode::OK, &paper)
 }
 
 async fn prepare(
@@ -594,11 +304,11 @@ async fn prepare(
     let revision = revision.ok_or(ApiError::Internal)?;
     let value = json_body(&ctx, body).await?;
     paper_body::export(&value).map_err(invalid_fields)?;
-    stored(&ctx, &p, &id, Some(revision)).await?;
+    papers::stored(&ctx.state, &p.user.id, &id, Some(revision)).await?;
     if !ctx.state.typesetter.export_enabled() {
         return Err(ApiError::PdfExportDisabled);
     }
-    ensure_exports(&ctx, &p, &id, revision).await?;
+    papers::ensure_exports(&ctx.state, &p.user.id, &id, revision).await?;
     // The question paper's recorded layout (each part's text and answer space), for clients that
     // place or read answers on its pages.
     let layout = ctx
@@ -615,77 +325,6 @@ async fn prepare(
     )
 }
 
-/// Prepares a revision's PDFs when they are not prepared yet (typeset once, stored, with the
-/// answer-space layout of the question paper), and returns the revision and its bank revisions.
-/// Exports prepared before layouts were recorded get theirs typeset again (the same bytes).
-pub(crate) async fn ensure_exports(
-    ctx: &Ctx,
-    p: &Principal,
-    id: &str,
-    revision: i64,
-) -> Result<(StoredPaper, Vec<BankRevision>), ApiError> {
-    let paper = stored(ctx, p, id, Some(revision)).await?;
-    let bank = saved_revisions(ctx, &paper.content.questions).await?;
-    let layout_missing = paper.exports_ready
-        && matches!(
-            ctx.state
-                .store
-                .export_layout(&p.user.id, id, revision)
-                .await?,
-            Some(None)
-        );
-    if paper.exports_ready && !layout_missing {
-        return Ok((paper, bank));
-    }
-    if !ctx.state.typesetter.export_enabled() {
-        return Err(ApiError::PdfExportDisabled);
-    }
-    let doc = document(ctx, id, revision, &paper.content, &bank).await?;
-    let pdfs = ctx
-        .state
-        .typesetter
-        .render(doc)
-        .await
-        .map_err(|e| typeset_failure(e, "the PDFs were not ready"))?;
-    if paper.exports_ready {
-        ctx.state
-            .store
-            .save_export_layout(&p.user.id, id, revision, &pdfs.layout_json)
-            .await?;
-    } else {
-        ctx.state
-            .store
-            .save_paper_exports(
-                &p.user.id,
-                id,
-                revision,
-                &pdfs.question_paper,
-                &pdfs.mark_scheme,
-                &pdfs.layout_json,
-                now_ms(),
-            )
-            .await?;
-    }
-    let paper = stored(ctx, p, id, Some(revision)).await?;
-    Ok((paper, bank))
-}
-
-/// The answer to a typesetting that produced nothing: the revision cannot be typeset (409), it
-/// took too long (503: `what` was not ready, retry), or the task failed (500, logged).
-pub(crate) fn typeset_failure(e: TypesetError, what: &str) -> ApiError {
-    match e {
-        TypesetError::Render(e) => ApiError::RevisionNotExportable(e.to_string()),
-        TypesetError::Timeout(limit) => ApiError::ServiceUnavailable(format!(
-            "{what} within {} seconds; retry the same request",
-            limit.as_secs()
-        )),
-        TypesetError::Task(e) => {
-            tracing::error!(error = %e, "typesetting task failed");
-            ApiError::Internal
-        }
-    }
-}
-
 async fn download(
     ctx: Ctx,
     p: Principal,
@@ -695,7 +334,7 @@ async fn download(
 ) -> Result<Reply, ApiError> {
     let (id, revision, kind) = path(&id, Some(&revision), Some(&kind))?;
     let (revision, kind) = revision.zip(kind).ok_or(ApiError::Internal)?;
-    let paper = stored(&ctx, &p, &id, Some(revision)).await?;
+    let paper = papers::stored(&ctx.state, &p.user.id, &id, Some(revision)).await?;
     if !paper.exports_ready {
         return Err(if ctx.state.typesetter.export_enabled() {
             ApiError::ExportsNotReady

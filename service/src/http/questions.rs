@@ -16,7 +16,7 @@ use warp::reply::Response;
 use super::fields::{FieldError, integer, invalid_parameters, uuid};
 use super::{ApiError, AppState, Ctx, Op, Principal, Reply, ctx};
 use crate::auth::Scope;
-use crate::store::search::{CursorProblem, PageRequest, SearchFilters, query_words};
+use crate::store::search::{SearchFilters, query_words};
 
 const READ: &[Scope] = &[Scope::QuestionsRead];
 static FACETS: Op = Op {
@@ -310,69 +310,8 @@ async fn facets(ctx: Ctx) -> Result<Reply, ApiError> {
 
 async fn search(ctx: Ctx, p: Principal, query: String) -> Result<Reply, ApiError> {
     let params = parse_search(&query).map_err(invalid_parameters)?;
-    let store = &ctx.state.store;
-    let digest = params.filters.digest(&p.user.id);
-    let page = if params.random {
-        PageRequest::Random
-    } else if let Some(cursor) = &params.cursor {
-        match store
-            .search_cursor(cursor, &p.user.id, &params.filters)
-            .await?
-        {
-            Ok(position) => PageRequest::After(position),
-            Err(problem) => {
-                let (code, message) = match problem {
-                    CursorProblem::Unknown => (
-                        "cursor_unknown",
-                        "no such cursor for this account; start again without cursor",
-                    ),
-                    CursorProblem::Expired => (
-                        "cursor_expired",
-                        "the cursor has expired; start again without cursor",
-                    ),
-                    CursorProblem::Mismatch => (
-                        "cursor_mismatch",
-                        "the cursor was made for other filters; send the same filters as the first page, or start again without cursor",
-                    ),
-                };
-                return Err(invalid_parameters(vec![FieldError::new(
-                    "cursor", code, message,
-                )]));
-            }
-        }
-    } else {
-        PageRequest::First
-    };
-    let found = store
-        .search(&params.filters, &p.user.id, &page, params.limit)
-        .await?;
-    let next = match &found.next {
-        Some(position) => Some(
-            store
-                .save_search_cursor(&p.user.id, &digest, position)
-                .await?,
-        ),
-        None => None,
-    };
-    let mut body = Vec::with_capacity(64 + found.items.iter().map(String::len).sum::<usize>());
-    body.extend_from_slice(b"{\"items\":[");
-    for (i, item) in found.items.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(item.as_bytes());
-    }
-    body.extend_from_slice(b"],\"nextCursor\":");
-    match next {
-        Some(id) => {
-            body.push(b'"');
-            body.extend_from_slice(id.as_bytes());
-            body.push(b'"');
-        }
-        None => body.extend_from_slice(b"null"),
-    }
-    body.push(b'}');
-    Ok(Reply::raw_json(StatusCode::OK, body))
+    let page = crate::questions::search(&ctx.state.store, &p.user.id, &params).await?;
+    Ok(Reply::raw_json(StatusCode::OK, page.to_json()))
 }
 
 /// Checks the path parameters of the revision routes.

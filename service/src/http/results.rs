@@ -311,7 +311,7 @@ async fn returned_of_session(
         .typesetter
         .slot()
         .await
-        .map_err(|e| super::papers::typeset_failure(e, "the returned script"))?;
+        .map_err(|e| crate::papers::typeset_failure(e, "the returned script"))?;
     let pdf = tokio::task::spawn_blocking(move || {
         let _slot = slot;
         returned::typeset_owned(script, draft)

@@ -205,7 +205,8 @@ async fn from_builder(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiEr
             ));
         }
         let (paper, bank) =
-            super::papers::ensure_exports(&ctx, &p, &paper_id, request.revision).await?;
+            crate::papers::ensure_exports(&ctx.state, &p.user.id, &paper_id, request.revision)
+                .await?;
         let scheme = crate::marking::paper_scheme::paper_scheme(&paper.content.questions, &bank)?;
         let store = &ctx.state.store;
         let mark_scheme = store

@@ -62,6 +62,17 @@ pub async fn receive_file(
     };
     open?;
     let bytes = read_body(ctx, body, MAX_FILE_BYTES, ApiError::FileTooLarge).await?;
+    check(&ctx.state.marking, name, declared_type, bytes).await
+}
+
+/// Checks a file's bytes: not empty, of the type declared, readable, within the page limit.
+/// The bytes are read through the page processes ([`crate::untrusted`]).
+pub async fn check(
+    marking: &crate::marking::MarkingConfig,
+    name: String,
+    declared_type: FileType,
+    bytes: Vec<u8>,
+) -> Result<ReceivedFile, ApiError> {
     if bytes.is_empty() {
         return Err(ApiError::EmptyBody);
     }
@@ -81,8 +92,8 @@ pub async fn receive_file(
             )));
         }
     }
-    let dpi = ctx.state.marking.dpi;
-    let pages = ctx.state.marking.pages.clone();
+    let dpi = marking.dpi;
+    let pages = marking.pages.clone();
     let (bytes, counted) = tokio::task::spawn_blocking(move || {
         let counted = inspect::page_count(&pages, declared_type, &bytes, dpi);
         (bytes, counted)

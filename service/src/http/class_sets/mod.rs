@@ -17,15 +17,12 @@ use warp::reply::Response;
 
 use super::fields::{FieldError, invalid_fields};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
-use crate::auth::{Scope, sha256_hex};
+use crate::auth::Scope;
 use crate::class_sets::actions::{self, Actor, DecideError, StartError};
 use crate::class_sets::overview::{self, LoadError, StackNow};
 use crate::class_sets::{self, NewClassSet};
-use crate::marking::jobs::INDEX_PAGE;
-use crate::store::class_set_stacks::{AddStackFileError, NewStackFile};
-use crate::store::class_sets::{CopyRow, NewSetRow, SetRow};
-use crate::store::{now_ms, rfc3339};
-use crate::typeset::TypesetError;
+use crate::store::class_sets::{CopyRow, SetRow};
+use crate::store::rfc3339;
 
 static CREATE: Op = Op {
     name: "POST /v1/class-sets",
@@ -211,63 +208,7 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
                     .collect(),
             )
         })?;
-        if !ctx.state.typesetter.export_enabled() {
-            return Err(ApiError::PdfExportDisabled);
-        }
-        let (paper, bank) =
-            super::papers::ensure_exports(&ctx, &p, &request.paper_id, request.revision).await?;
-        let document = super::papers::document(
-            &ctx,
-            &request.paper_id,
-            request.revision,
-            &paper.content,
-            &bank,
-        )
-        .await?;
-        let id = uuid::Uuid::new_v4();
-        let set = examkit_pdf::ClassSetDocument {
-            run_id: id,
-            copies: request.copies.clone(),
-        };
-        let rendered = ctx
-            .state
-            .typesetter
-            .render_class_set(document, set)
-            .await
-            .map_err(|e| super::papers::typeset_failure(e, "the class set was not typeset"))?;
-        let copies: Vec<CopyRow> = request
-            .copies
-            .iter()
-            .map(|c| CopyRow {
-                copy: i64::from(c.copy),
-                name: c.name.clone(),
-                candidate_number: c.candidate_number.clone(),
-            })
-            .collect();
-        let id = id.hyphenated().to_string();
-        let title = request.title.as_deref().unwrap_or(&paper.content.title);
-        let store = &ctx.state.store;
-        store
-            .create_class_set(
-                &NewSetRow {
-                    id: &id,
-                    user_id: &p.user.id,
-                    paper_id: &request.paper_id,
-                    revision: request.revision,
-                    title,
-                    named: copies.iter().any(|c| c.name.is_some()),
-                    paper_pages: i64::from(rendered.paper_pages),
-                    pages_per_copy: i64::from(rendered.pages_per_copy),
-                    copies: &copies,
-                    created_at: now_ms(),
-                },
-                rendered.pdf,
-            )
-            .await?;
-        let set = store
-            .class_set(&p.user.id, &id)
-            .await?
-            .ok_or(ApiError::Internal)?;
+        let (set, copies) = class_sets::printing::create(&ctx.state, &p.user.id, &request).await?;
         Reply::json(
             StatusCode::CREATED,
             &json!({ "classSet": set_view(&set, Some(&copies)) }),
@@ -347,46 +288,7 @@ async fn scans(
         }
     }
     let file = super::upload::receive_file(&ctx, name, body, Ok(())).await?;
-    let config = &ctx.state.marking;
-    let sha = sha256_hex(&file.bytes);
-    let added = ctx
-        .state
-        .store
-        .add_stack_file(
-            &p.user.id,
-            &set.id,
-            &NewStackFile {
-                name: &file.name,
-                content_type: file.file_type.media_type(),
-                page_count: i64::try_from(file.pages).unwrap_or(i64::MAX),
-                sha256: &sha,
-                bytes: &file.bytes,
-            },
-            INDEX_PAGE,
-            &config.allowance,
-            config.max_attempts,
-        )
-        .await;
-    let asset = match added {
-        Ok(asset) => asset,
-        Err(AddStackFileError::NotFound) => return Err(ApiError::NotFound("class set")),
-        Err(AddStackFileError::TooManyFiles) => return Err(ApiError::TooManyFiles),
-        Err(AddStackFileError::TooLarge) => return Err(ApiError::SessionTooLarge),
-        Err(AddStackFileError::AllowanceExceeded {
-            used,
-            needed,
-            retry_after,
-        }) => {
-            return Err(ApiError::AllowanceExhausted {
-                message: format!(
-                    "reading this file needs {needed} pages; {used} of today's {} pages are used",
-                    config.allowance.pages_per_day
-                ),
-                retry_after,
-            });
-        }
-        Err(AddStackFileError::Store(e)) => return Err(e.into()),
-    };
+    let asset = class_sets::uploads::add(&ctx.state, &p.user.id, &set.id, &file).await?;
     Reply::json(StatusCode::CREATED, &json!({ "file": view::file(&asset) }))
 }
 
@@ -447,7 +349,8 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
     let bytes = small_body(&ctx, body).await?;
     ctx.idempotent(&p, &START, &bytes, || async {
         let store = &ctx.state.store;
-        let paper = super::papers::ensure_exports(&ctx, &p, &set.paper_id, set.revision);
+        let paper =
+            crate::papers::ensure_exports(&ctx.state, &p.user.id, &set.paper_id, set.revision);
         actions::start(store, &ctx.state.marking, &p.user.id, &set, paper)
             .await
             .map_err(|e| match e {
@@ -477,24 +380,7 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
 /// The set's extra answer sheet, typeset on request (the same bytes every time).
 async fn extra_sheet(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
     let set = owned(&ctx, &p, &id).await?;
-    if !ctx.state.typesetter.export_enabled() {
-        return Err(ApiError::PdfExportDisabled);
-    }
-    let run_id = uuid::Uuid::parse_str(&set.id).map_err(|_| ApiError::Internal)?;
-    let pdf = ctx
-        .state
-        .typesetter
-        .render_extra_sheet(set.title.clone(), run_id)
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "the extra answer sheet was not typeset");
-            match e {
-                TypesetError::Timeout(_) => ApiError::ServiceUnavailable(
-                    "the extra answer sheet was not typeset in time; retry".to_owned(),
-                ),
-                _ => ApiError::Internal,
-            }
-        })?;
+    let pdf = class_sets::printing::extra_sheet(&ctx.state, &set).await?;
     Ok(Reply::bytes("application/pdf", pdf)
         .with_header(
             "content-disposition",
