@@ -25,6 +25,7 @@ mod code;
 mod document;
 mod fonts;
 mod layout;
+pub mod math;
 mod source;
 mod world;
 

@@ -91,13 +91,15 @@ pub(crate) fn lit(s: &str) -> String {
 }
 
 /// A piece of text with inline maths.
-enum Segment<'a> {
+pub(crate) enum Segment<'a> {
+    /// Plain text, with `\$` unescaped.
     Text(String),
+    /// The maths between two dollars, as written.
     Math(&'a str),
 }
 
 /// Splits text on unescaped `$`; `\$` outside maths is a literal dollar sign.
-fn segments(text: &str) -> Result<Vec<Segment<'_>>, String> {
+pub(crate) fn segments(text: &str) -> Result<Vec<Segment<'_>>, String> {
     let mut out = Vec::new();
     let mut plain = String::new();
     let mut chars = text.char_indices().peekable();
@@ -143,7 +145,7 @@ fn segments(text: &str) -> Result<Vec<Segment<'_>>, String> {
 }
 
 /// Checks that `wrapped` (`$…$`) parses as exactly one equation with no code and no comments.
-fn check_equation(wrapped: &str) -> Result<(), String> {
+pub(crate) fn check_equation(wrapped: &str) -> Result<(), String> {
     // The bank's rule, checked on the raw text; the syntax tree is checked as well below.
     if wrapped.contains('#') {
         return Err("maths may not contain `#` (code)".to_owned());
@@ -175,7 +177,8 @@ fn check_equation(wrapped: &str) -> Result<(), String> {
     if significant.len() != 1 || significant[0].kind() != SyntaxKind::Equation {
         return Err("it is not a single piece of maths".to_owned());
     }
-    Ok(())
+    // No `std` (its `eval` runs code) and no nesting deep enough to exhaust a thread's stack.
+    crate::math::check_bounded(wrapped)
 }
 
 /// The source of the parts of one question, with the question's number for error messages.
