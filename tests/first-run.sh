@@ -35,6 +35,13 @@ if ! $up; then
   exit 1
 fi
 
+# A new database has no account: the log offers the first one in the app, with its setup token.
+if ! grep -q "no account yet: make the first at $url/app/setup with the setup token [0-9a-f]\{32\}" "$work/serve.log"; then
+  echo "make run did not offer the first account with a setup token; its output:" >&2
+  cat "$work/serve.log" >&2
+  exit 1
+fi
+
 export EXAMKIT_DATA_DIR="$work/data"
 user="$("$bin" users create --name "First run")"
 key="$("$bin" keys create --user "$user" --name first-run --scopes questions:read --expires 30d)"

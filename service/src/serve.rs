@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogFormat, PdfExport, RateLimits, SampleBank, ServeArgs, WorkerArgs};
-use crate::http::papers::DEFAULT_MAX_PAPERS;
 use crate::http::{self, AppState};
+use crate::papers::DEFAULT_MAX_PAPERS;
 use crate::store::rate::Limits;
 use crate::typeset::Typesetter;
 
@@ -37,6 +37,20 @@ async fn shutdown_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+/// The first-run token when the database has no account yet (see [`crate::app::setup`]).
+async fn first_run_token(
+    store: &crate::store::Store,
+) -> Result<Option<crate::app::setup::SetupToken>, String> {
+    if store
+        .has_accounts()
+        .await
+        .map_err(|e| format!("cannot read the accounts: {e}"))?
+    {
+        return Ok(None);
+    }
+    crate::app::setup::SetupToken::random().map(Some)
 }
 
 /// Warns when OCR would run with more than one thread per engine: Tesseract's OpenMP reads its
@@ -160,6 +174,13 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     };
     let app = crate::app::AppConfig::for_service(args.listen, args.public_url.as_ref());
     warn_plain_cookies(&app, args.public_url.as_ref());
+    let setup_token = match first_run_token(&store).await {
+        Ok(token) => token,
+        Err(e) => {
+            eprintln!("examkit serve: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let state = Arc::new(AppState {
         store: store.clone(),
         limits,
@@ -168,6 +189,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         marking: marking.clone(),
         app: crate::app::AppConfig {
             trusted_proxies: args.trusted_proxies.clone(),
+            setup_token: setup_token.clone(),
             ..app
         },
         readiness: crate::http::health::Readiness {
@@ -177,6 +199,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             max_silence_ms: marking.lease_ms().max(30_000),
         },
         builds: Default::default(),
+        maths: Default::default(),
     });
     if args.rate_limits == RateLimits::Off {
         tracing::warn!("rate limits are off: no request is refused for its rate");
@@ -220,6 +243,17 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         );
     }
     println!("listening on http://{addr}");
+    if let Some(token) = &setup_token {
+        let base = args
+            .public_url
+            .as_ref()
+            .map_or_else(|| format!("http://{addr}"), |url| url.origin.clone());
+        tracing::warn!("no account yet: make the first in the app with the setup token");
+        println!(
+            "no account yet: make the first at {base}/app/setup with the setup token {}",
+            token.reveal()
+        );
+    }
     server.await;
     pruner.abort();
     // Usage recorded since the last flush is written before the process ends.

@@ -18,7 +18,7 @@ use super::session::{self, CSRF_FIELD};
 use super::{AppError, Form, Signed, Visit, client, html, see_other, set_cookie};
 use crate::http::ApiError;
 use crate::password::checks::{self, CheckError};
-use crate::store::accounts::normalise_email;
+use crate::store::accounts::{User, normalise_email};
 use crate::store::app_sessions::{Window, window_end};
 use crate::store::now_ms;
 
@@ -79,6 +79,9 @@ fn render(
 pub async fn form(visit: Visit) -> Result<Response, AppError> {
     if session::signed_in(&visit).await?.is_some() {
         return Ok(see_other(&next_path(visit.query_param("next").as_deref())));
+    }
+    if super::setup::offered(&visit).await? {
+        return Ok(see_other("/app/setup"));
     }
     let token = session::random_token()?;
     let next = next_path(visit.query_param("next").as_deref());
@@ -350,20 +353,33 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
             "This account is restricted, so it cannot sign in or use its keys. Ask the person who runs examkit why.",
         ));
     }
+    start_session(&visit, &user, &next, now).await
+}
+
+/// Signs `user` in on this browser (after its password was checked, or its account made): a
+/// fresh session (one sent with the request ends), the sign-in cookie cleared, and the browser
+/// remembered for the account; then on to `next`.
+pub(super) async fn start_session(
+    visit: &Visit,
+    user: &User,
+    next: &str,
+    now: i64,
+) -> Result<Response, AppError> {
+    let store = &visit.state.store;
     // A fresh session at every sign-in; one sent with the request ends.
-    if let Some(old) = visit.cookie(session::cookie_name(&visit)) {
+    if let Some(old) = visit.cookie(session::cookie_name(visit)) {
         store.end_app_session(&session::hash(&old)).await?;
     }
-    let (secret, created) = session::create(&visit, &user.id).await?;
-    let mut response = see_other(&next);
+    let (secret, created) = session::create(visit, &user.id).await?;
+    let mut response = see_other(next);
     let max_age = (created.expires_at - created.created_at) / 1000;
     set_cookie(
         &mut response,
-        &session::cookie(&visit, session::cookie_name(&visit), &secret, max_age),
+        &session::cookie(visit, session::cookie_name(visit), &secret, max_age),
     );
     set_cookie(
         &mut response,
-        &session::cookie(&visit, session::sign_in_cookie_name(&visit), "", 0),
+        &session::cookie(visit, session::sign_in_cookie_name(visit), "", 0),
     );
     // This browser is remembered for the account: a flood of failures elsewhere never holds it.
     let device = session::random_token()?;
@@ -378,8 +394,8 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
     set_cookie(
         &mut response,
         &session::cookie(
-            &visit,
-            session::device_cookie_name(&visit),
+            visit,
+            session::device_cookie_name(visit),
             &device,
             session::DEVICE_MS / 1000,
         ),

@@ -178,6 +178,60 @@ impl Store {
         Ok(user)
     }
 
+    /// Whether any account exists.
+    pub async fn has_accounts(&self) -> Result<bool, StoreError> {
+        let found: Option<String> = sqlx::query_scalar("SELECT id FROM users LIMIT 1")
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(found.is_some())
+    }
+
+    /// Makes the deployment's first account, verified, signing in with `email` (normalised) and
+    /// `password_hash`, when there is no account yet; `None` once any account exists. Two first
+    /// accounts made at once (by two instances) make one: the check and the insert are one
+    /// transaction, serialised on PostgreSQL by a transaction lock.
+    pub async fn create_first_account(
+        &self,
+        name: &str,
+        email: &str,
+        password_hash: &str,
+    ) -> Result<Option<User>, StoreError> {
+        let mut tx = self.begin_write().await?;
+        if self.backend == super::Backend::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock(7_201_001)")
+                .execute(&mut *tx)
+                .await?;
+        }
+        let existing: Option<String> = sqlx::query_scalar("SELECT id FROM users LIMIT 1")
+            .fetch_optional(&mut *tx)
+            .await?;
+        if existing.is_some() {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        let user = User {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: name.to_owned(),
+            verified: true,
+            restricted: false,
+            created_at: now_ms(),
+            email: Some(email.to_owned()),
+        };
+        sqlx::query(
+            "INSERT INTO users (id, name, verified, restricted, created_at, email, password_hash) \
+             VALUES ($1, $2, 1, 0, $3, $4, $5)",
+        )
+        .bind(&user.id)
+        .bind(&user.name)
+        .bind(user.created_at)
+        .bind(email)
+        .bind(password_hash)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(user))
+    }
+
     /// The account that signs in with `email` (already normalised) and its password hash.
     pub async fn user_by_email(
         &self,
