@@ -32,7 +32,7 @@ use crate::class_sets::students::Writer;
 use crate::http::ApiError;
 use crate::store::accounts::ApiKey;
 use crate::store::class_set_stacks::DecisionRow;
-use crate::store::class_sets::CopyRow;
+use crate::store::class_sets::{CopyRow, SetRow};
 use crate::store::idempotency::Claim;
 use crate::store::now_ms;
 
@@ -66,6 +66,43 @@ async fn load(signed: &Signed, id: &str) -> Result<Overview, AppError> {
         .ok_or_else(not_found)
 }
 
+/// The account's set `id` as stored; 404 for an id that is not one.
+pub async fn owned_set(signed: &Signed, id: &str) -> Result<SetRow, AppError> {
+    let id = crate::http::parse_id(id, "class set").map_err(|_| not_found())?;
+    signed
+        .visit
+        .state
+        .store
+        .class_set(&signed.user.id, &id)
+        .await?
+        .ok_or_else(not_found)
+}
+
+/// `GET /app/class-sets/{id}/print.pdf` (every copy, to print) or `extra-sheet.pdf`.
+pub async fn print_file(signed: Signed, id: &str, file: &str) -> Result<Response, AppError> {
+    let set = owned_set(&signed, id).await?;
+    let state = &signed.visit.state;
+    let (bytes, name) = match file {
+        "print.pdf" => (
+            state
+                .store
+                .class_set_pdf(&signed.user.id, &set.id)
+                .await?
+                .ok_or_else(not_found)?,
+            format!("class-set-{}.pdf", set.id),
+        ),
+        _ => (
+            crate::class_sets::printing::extra_sheet(state, &set).await?,
+            format!("class-set-{}-extra-sheet.pdf", set.id),
+        ),
+    };
+    Ok(super::results::file_response(
+        "application/pdf",
+        bytes,
+        &name,
+    ))
+}
+
 fn copy_number(copy: i64) -> String {
     format!("{copy:03}")
 }
@@ -75,7 +112,7 @@ pub async fn list(signed: Signed) -> Result<Response, AppError> {
     let sets = overview::list(&signed.visit.state.store, &signed.user.id).await?;
     let body = html! {
         h1 { "Class sets" }
-        p { "A class set prints one copy of a paper per student, each page coded, so that the scanned stack is split into one script per student. Sets are made and their scans uploaded through the API (" code { "/v1/class-sets" } "); here you settle the pages that need a person and start the marking." }
+        p { "A class set prints one copy of a paper per student, each page coded, so that the scanned stack is split into one script per student. Make one from a revision of a " a href="/app/papers" { "paper" } "; upload its scanned stack on its page, settle the pages that need a person and start the marking." }
         @if sets.is_empty() {
             p #no-class-sets { "No class sets yet." }
         } @else {
@@ -204,6 +241,11 @@ async fn render(
                 }
             }
             Notice::None => {}
+        }
+        ul.downloads #set-downloads {
+            li { a href={ "/app/class-sets/" (set.set.id) "/print.pdf" } download { "Every copy, to print (PDF)" } }
+            li { a href={ "/app/class-sets/" (set.set.id) "/extra-sheet.pdf" } download { "Extra answer sheet (PDF)" } }
+            li { a href={ "/app/papers/" (set.set.paper_id) "/revisions/" (set.set.revision) "/mark-scheme.pdf" } download { "Mark scheme (PDF)" } }
         }
         (copies_section(signed, set)?)
         (stack_section(signed, set)?)
@@ -531,15 +573,16 @@ fn stack_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
             h2 #stack-title { "Scanned stack" }
             @match now.state() {
                 StackState::Empty => {
-                    p #stack-state { "No page is uploaded yet. Upload the scanned stack through the API (" code { "POST /v1/class-sets/" (set.set.id) "/scans" } ")." }
+                    p #stack-state { "No page is uploaded yet." }
                 }
                 StackState::Reading => {
-                    p #stack-state { (read) " of " (total) " pages are read; reload the page to see the rest." }
+                    p #stack-state data-progress="reading" { (read) " of " (total) " pages are read; the page updates as they are (reload it without script)." }
                 }
                 StackState::Read => {
                     p #stack-state { "Every page is read: " (total) " pages in " (now.files.len()) @if now.files.len() == 1 { " file." } @else { " files." } }
                 }
             }
+            (upload_form(signed, set)?)
             @if now.state() != StackState::Empty {
                 table #counts {
                     caption { "Where the pages went" }
@@ -566,6 +609,22 @@ fn stack_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
     })
 }
 
+/// The form that uploads scans to the stack: several files at once, at any time.
+fn upload_form(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
+    Ok(html! {
+        form.upload #upload method="post" enctype="multipart/form-data"
+            action={ "/app/class-sets/" (set.set.id) "/scans" } {
+            input type="hidden" name=(super::session::CSRF_FIELD) value=(signed.session.csrf_token);
+            p {
+                label for="files" { "Upload scans (PDF, PNG, JPEG or WebP; several at once; pages found later join the same stack)" }
+                input #files type="file" name="files" multiple accept="application/pdf,image/png,image/jpeg,image/webp,.pdf,.png,.jpg,.jpeg,.webp";
+            }
+            p { button type="submit" { "Upload" } }
+            ul.upload-progress #upload-progress aria-live="polite" {}
+        }
+    })
+}
+
 fn marking_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
     let marking = set.marking();
     let done = set
@@ -575,7 +634,7 @@ fn marking_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> 
         .count();
     let enabled = signed.visit.state.marking.enabled;
     Ok(html! {
-        section #marking aria-labelledby="marking-title" data-marking=(marking.name()) {
+        section #marking aria-labelledby="marking-title" data-marking=(marking.name()) data-progress=[(marking == MarkingState::Marking).then_some("marking")] {
             h2 #marking-title { "Marking" }
             p #marking-state {
                 @match marking {

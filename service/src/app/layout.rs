@@ -10,6 +10,10 @@ use super::session::CSRF_FIELD;
 /// Which section of the app a page belongs to, for the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
+    /// The question bank.
+    Bank,
+    /// Papers being built and their revisions.
+    Papers,
     /// Marked work.
     Review,
     /// Class sets: their stacks and marking.
@@ -39,6 +43,8 @@ pub fn page(title: &str, signed: Option<&Signed>, section: Section, body: Markup
                     @if let Some(signed) = signed {
                         nav aria-label="Sections" {
                             ul {
+                                li { a href="/app/bank" aria-current=[(section == Section::Bank).then_some("page")] { "Bank" } }
+                                li { a href="/app/papers" aria-current=[(section == Section::Papers).then_some("page")] { "Papers" } }
                                 li { a href="/app/sessions" aria-current=[(section == Section::Review).then_some("page")] { "Marked work" } }
                                 li { a href="/app/class-sets" aria-current=[(section == Section::ClassSets).then_some("page")] { "Class sets" } }
                                 li { a href="/app/keys" aria-current=[(section == Section::Keys).then_some("page")] { "API keys" } }

@@ -11,16 +11,23 @@
 //! authenticates only by API key, so neither credential opens the other.
 
 pub mod assets;
+pub mod bank;
 pub mod class_sets;
 pub mod client;
+pub mod content;
 pub mod keys;
 pub mod layout;
 pub mod limits;
+pub mod math;
 pub mod pages;
+pub mod papers;
+pub mod problems;
 pub mod results;
 pub mod review;
 pub mod session;
+pub mod setup;
 pub mod sign_in;
+pub mod uploads;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -67,6 +74,9 @@ pub struct AppConfig {
     pub address_failures: Window,
     /// Proxies whose `X-Forwarded-For` names the client (see [`client`]); none by default.
     pub trusted_proxies: Vec<client::Cidr>,
+    /// The one-time token that makes the first account while none exists ([`setup`]); `serve`
+    /// makes one when it starts with no account.
+    pub setup_token: Option<setup::SetupToken>,
 }
 
 impl Default for AppConfig {
@@ -91,6 +101,7 @@ impl Default for AppConfig {
                 limit: 20,
             },
             trusted_proxies: Vec::new(),
+            setup_token: None,
         }
     }
 }
@@ -443,6 +454,17 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
                 .insert(crate::telemetry::Route("/"));
             response
         });
+    // Scans come as a form with files, larger than any other form: a route of their own.
+    let scans = warp::path!("app" / "class-sets" / String / "scans")
+        .and(warp::post())
+        .and(visit(state.clone()))
+        .and(crate::http::body())
+        .then(
+            |id: String, visit: Visit, body: crate::http::Body| async move {
+                let result = uploads::receive(visit.clone(), id, body).await;
+                finish(visit, result).await
+            },
+        );
     let app = warp::path("app")
         .and(warp::path::tail())
         .and(visit(state))
@@ -464,7 +486,7 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
                 finish(visit, result).await
             },
         );
-    root.or(app).unify().boxed()
+    root.or(scans).unify().or(app).unify().boxed()
 }
 
 async fn dispatch(visit: Visit, path: Vec<String>, body: Bytes) -> Result<Response, AppError> {
@@ -476,12 +498,16 @@ async fn dispatch(visit: Visit, path: Vec<String>, body: Bytes) -> Result<Respon
             let signed = session::signed_in(&visit).await?;
             Ok(see_other(if signed.is_some() {
                 "/app/sessions"
+            } else if setup::offered(&visit).await? {
+                "/app/setup"
             } else {
                 "/app/sign-in"
             }))
         }
         (["static", name], true, _) => assets::serve(name).ok_or(AppError::NotFound("file")),
         (["sign-in"], true, _) => sign_in::form(visit).await,
+        (["setup"], true, _) => setup::form(visit).await,
+        (["setup"], _, true) => setup::submit(visit, Form::parse(&body)).await,
         (["sign-in"], _, true) => sign_in::submit(visit, Form::parse(&body)).await,
         (["sign-out"], _, true) => sign_in::sign_out(visit, Form::parse(&body)).await,
         _ => {
@@ -514,9 +540,22 @@ async fn signed_get(signed: Signed, path: &[&str]) -> Result<Response, AppError>
         }
         ["questions", id] => review::question(signed, id).await,
         ["pages", asset, page] => pages::page(signed, asset, page).await,
+        ["bank"] => bank::search(signed).await,
+        ["bank", question, revision, "diagrams", asset] => {
+            bank::diagram(signed, question, revision, asset).await
+        }
+        ["papers"] => papers::list(signed).await,
+        ["papers", id] => papers::show(signed, id).await,
+        ["papers", id, "revisions", revision] => papers::revision(signed, id, revision).await,
+        ["papers", id, "revisions", revision, file] => {
+            papers::pdf(signed, id, revision, file).await
+        }
         ["class-sets"] => class_sets::list(signed).await,
         ["class-sets", id] => class_sets::show(signed, id).await,
         ["class-sets", id, "results"] => results::show(signed, id).await,
+        ["class-sets", id, file @ ("print.pdf" | "extra-sheet.pdf")] => {
+            class_sets::print_file(signed, id, file).await
+        }
         ["class-sets", id, file] => results::download(signed, id, file).await,
         _ => Err(AppError::NotFound("page")),
     }
@@ -527,6 +566,12 @@ async fn signed_post(signed: Signed, path: &[&str], form: Form) -> Result<Respon
         ["keys"] => keys::create(signed, form).await,
         ["keys", id, "revoke"] => keys::revoke(signed, id).await,
         ["questions", id, "decide"] => review::decide(signed, id, form).await,
+        ["papers"] => papers::create(signed, form).await,
+        ["papers", id] => papers::change(signed, id, form).await,
+        ["papers", id, "add"] => papers::add(signed, id, form).await,
+        ["papers", id, "revisions", revision, "class-set"] => {
+            papers::print(signed, id, revision, form).await
+        }
         ["class-sets", id, "decide"] => class_sets::decide(signed, id, form).await,
         ["class-sets", id, "start"] => class_sets::start(signed, id, form).await,
         ["sign-out-everywhere"] => sign_in::sign_out_everywhere(signed).await,

@@ -58,7 +58,7 @@ pub fn downloads(set_id: &str) -> Markup {
     }
 }
 
-fn file_response(content_type: &str, bytes: Vec<u8>, name: &str) -> Response {
+pub(super) fn file_response(content_type: &str, bytes: Vec<u8>, name: &str) -> Response {
     let mut response = Response::new(bytes.into());
     *response.status_mut() = StatusCode::OK;
     header(&mut response, "content-type", content_type);

@@ -16,11 +16,14 @@ pub mod actions;
 pub mod decision;
 pub mod names;
 pub mod overview;
+pub mod printing;
 pub mod request;
+pub mod roster;
 pub mod scans;
 pub mod scripts;
 pub mod stack;
 pub mod students;
+pub mod uploads;
 
 pub use request::{NewClassSet, Problem, parse_new};
 

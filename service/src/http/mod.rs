@@ -66,6 +66,8 @@ pub struct AppState {
     pub readiness: health::Readiness,
     /// The classes' returned scripts being made, and those kept.
     pub builds: crate::results::returned::builds::ClassBuilds,
+    /// The maths of the app's pages, typeset once per fragment.
+    pub maths: crate::app::math::Maths,
 }
 
 impl AppState {
@@ -81,6 +83,7 @@ impl AppState {
             app: crate::app::AppConfig::default(),
             readiness: health::Readiness::default(),
             builds: crate::results::returned::builds::ClassBuilds::default(),
+            maths: crate::app::math::Maths::default(),
         }
     }
 }

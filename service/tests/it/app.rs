@@ -2491,3 +2491,6 @@ async fn a_page_that_cannot_be_drawn_in_time_is_a_placeholder(db: Db) {
         );
     }
 }
+
+#[path = "app_loop.rs"]
+mod teacher_loop;

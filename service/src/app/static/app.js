@@ -302,4 +302,155 @@
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initReview);
   else initReview();
+
+  // --- A class set's stack: uploading several files with each one's progress ------------------
+  function initUpload() {
+    const form = document.getElementById("upload");
+    const input = document.getElementById("files");
+    const list = document.getElementById("upload-progress");
+    if (!form || !input || !list || !window.XMLHttpRequest || !window.FormData) return;
+    const csrf = form.querySelector('input[name="csrf"]');
+    function send(file) {
+      const item = document.createElement("li");
+      const label = document.createElement("span");
+      label.textContent = file.name + ": ";
+      const bar = document.createElement("progress");
+      bar.max = 100;
+      bar.value = 0;
+      bar.setAttribute("aria-label", "Upload of " + file.name);
+      const said = document.createElement("span");
+      item.append(label, bar, said);
+      list.append(item);
+      return new Promise((resolve) => {
+        const data = new FormData();
+        data.append("csrf", csrf ? csrf.value : "");
+        data.append("files", file, file.name);
+        const xhr = new XMLHttpRequest();
+        xhr.open("POST", form.action);
+        xhr.setRequestHeader("X-Requested-With", "fetch");
+        xhr.upload.addEventListener("progress", (e) => {
+          if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total);
+        });
+        xhr.addEventListener("load", () => {
+          bar.value = 100;
+          const doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+          const outcome = doc.querySelector("#upload-outcomes li");
+          if (xhr.status === 200 && outcome) {
+            said.textContent = outcome.textContent.slice(file.name.length);
+            item.dataset.outcome = outcome.dataset.outcome || "";
+          } else {
+            const error = doc.querySelector("[role=alert]");
+            said.textContent = " refused, " + (error ? error.textContent : "status " + xhr.status);
+            item.dataset.outcome = "refused";
+          }
+          resolve();
+        });
+        xhr.addEventListener("error", () => {
+          said.textContent = " not sent: the connection failed; send it again";
+          item.dataset.outcome = "refused";
+          resolve();
+        });
+        xhr.send(data);
+      });
+    }
+    async function sendAll(files) {
+      for (const file of files) await send(file);
+      refreshProgress();
+    }
+    form.addEventListener("submit", (event) => {
+      if (!input.files || input.files.length === 0) return;
+      event.preventDefault();
+      const files = Array.from(input.files);
+      input.value = "";
+      sendAll(files);
+    });
+    form.addEventListener("dragover", (event) => {
+      event.preventDefault();
+      form.classList.add("dropping");
+    });
+    form.addEventListener("dragleave", () => form.classList.remove("dropping"));
+    form.addEventListener("drop", (event) => {
+      event.preventDefault();
+      form.classList.remove("dropping");
+      if (event.dataTransfer && event.dataTransfer.files.length) sendAll(Array.from(event.dataTransfer.files));
+    });
+  }
+
+  // --- A class set's page: the stack's and the marking's progress, without a reload ----------
+  let refreshing = null;
+  async function refreshProgress() {
+    const sections = ["stack-state", "counts", "marking"];
+    try {
+      const response = await fetch(window.location.pathname, { credentials: "same-origin" });
+      if (!response.ok) return;
+      const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+      for (const id of sections) {
+        const fresh = doc.getElementById(id);
+        const old = document.getElementById(id);
+        if (fresh && old) old.replaceWith(document.importNode(fresh, true));
+      }
+    } catch (_) {
+      /* the next round tries again */
+    }
+  }
+  function initProgress() {
+    const stack = document.getElementById("stack");
+    if (!stack || refreshing) return;
+    refreshing = window.setInterval(() => {
+      const busy = document.querySelector('[data-progress="reading"], [data-progress="marking"]');
+      if (busy) refreshProgress();
+    }, 4000);
+  }
+
+  // --- The paper builder: moving questions in place ------------------------------------------
+  function initBuilder() {
+    const list = document.getElementById("questions");
+    const form = document.getElementById("builder");
+    if (!list || !form) return;
+    function renumber() {
+      const rows = Array.from(list.querySelectorAll("li.paper-question"));
+      rows.forEach((row, i) => {
+        row.querySelectorAll("button[name=action]").forEach((b) => {
+          const verb = b.value.split(":")[0];
+          b.value = verb + ":" + i;
+          if (verb === "up") b.disabled = i === 0;
+          if (verb === "down") b.disabled = i === rows.length - 1;
+        });
+      });
+      let note = document.getElementById("unsaved");
+      if (!note) {
+        note = document.createElement("p");
+        note.id = "unsaved";
+        note.className = "notice";
+        note.setAttribute("role", "status");
+        note.textContent = "Changed, not saved yet.";
+        form.parentNode.insertBefore(note, form);
+      }
+    }
+    list.addEventListener("click", (event) => {
+      const button = event.target.closest("button[name=action]");
+      if (!button) return;
+      const [verb] = button.value.split(":");
+      const row = button.closest("li.paper-question");
+      if (verb === "up" && row.previousElementSibling) {
+        event.preventDefault();
+        row.parentNode.insertBefore(row, row.previousElementSibling);
+      } else if (verb === "down" && row.nextElementSibling) {
+        event.preventDefault();
+        row.parentNode.insertBefore(row.nextElementSibling, row);
+      } else return;
+      renumber();
+      const same = row.querySelector('button[value^="' + verb + ':"]');
+      if (same && !same.disabled) same.focus();
+      else row.querySelector("button:not([disabled])")?.focus();
+    });
+  }
+
+  function initLoop() {
+    initUpload();
+    initProgress();
+    initBuilder();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initLoop);
+  else initLoop();
 })();
