@@ -654,6 +654,10 @@ async fn render_question(
     let store = &signed.visit.state.store;
     let logged = store.review_log(&marked.id).await?;
     let rows = rows_of(&marked, &logged, &machine);
+    let maths = &signed.visit.state.maths;
+    maths
+        .prepare(rows.iter().map(|row| row.requirement.as_str()))
+        .await;
     // The message is the question's, never the address's: a code that is none of its criteria's
     // shows nothing.
     let notice = match notice {
@@ -816,7 +820,7 @@ async fn render_question(
                                 span.code { (row.code) } " "
                                 span class={ "decision " (row.effective.as_str()) } { span aria-hidden="true" { (icon) } " " (word) }
                             }
-                            p.requirement { (row.requirement) }
+                            p.requirement { (maths.rich(&row.requirement)) }
                             @if row.submitted != row.effective {
                                 p.effective { "Submitted as " (outcome_text(row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
                                     @if !row.depends_on.is_empty() { " (it depends on " (row.depends_on.join(", ")) ")" } "." }
