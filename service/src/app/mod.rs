@@ -15,6 +15,7 @@ pub mod bank;
 pub mod class_sets;
 pub mod client;
 pub mod content;
+pub mod covers;
 pub mod keys;
 pub mod layout;
 pub mod limits;
@@ -553,6 +554,7 @@ async fn signed_get(signed: Signed, path: &[&str]) -> Result<Response, AppError>
         ["class-sets"] => class_sets::list(signed).await,
         ["class-sets", id] => class_sets::show(signed, id).await,
         ["class-sets", id, "results"] => results::show(signed, id).await,
+        ["class-sets", id, "covers", copy] => covers::cover(signed, id, copy).await,
         ["class-sets", id, file @ ("print.pdf" | "extra-sheet.pdf")] => {
             class_sets::print_file(signed, id, file).await
         }

@@ -197,6 +197,17 @@ async fn rows(signed: &Signed, pins: &[Pin]) -> Result<Vec<Row>, AppError> {
             revision,
         });
     }
+    // Every piece of maths the rows show, typeset before the page is drawn.
+    signed
+        .visit
+        .state
+        .maths
+        .prepare(
+            rows.iter()
+                .filter_map(|r| r.revision.as_ref())
+                .flat_map(content::texts),
+        )
+        .await;
     Ok(rows)
 }
 
@@ -272,14 +283,6 @@ async fn builder(
 ) -> Result<Response, AppError> {
     let state = &signed.visit.state;
     let rows = rows(signed, &draft.content.questions).await?;
-    state
-        .maths
-        .prepare(
-            rows.iter()
-                .filter_map(|r| r.revision.as_ref())
-                .flat_map(content::texts),
-        )
-        .await;
     let total: i64 = rows.iter().map(|r| r.marks).sum();
     let minutes = examkit_pdf::time_guide_minutes(u32::try_from(total).unwrap_or(0));
     let id = &paper.id;
@@ -626,14 +629,6 @@ pub async fn revision_page(
 ) -> Result<Response, AppError> {
     let state = &signed.visit.state;
     let rows = rows(signed, &paper.content.questions).await?;
-    state
-        .maths
-        .prepare(
-            rows.iter()
-                .filter_map(|r| r.revision.as_ref())
-                .flat_map(content::texts),
-        )
-        .await;
     let base = format!("/app/papers/{}/revisions/{}", paper.id, paper.revision);
     let body = html! {
         p.crumbs { a href="/app/papers" { "Papers" } " › " a href={ "/app/papers/" (paper.id) } { (paper.content.title) } " › Revision " (paper.revision) }

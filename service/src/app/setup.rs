@@ -13,9 +13,8 @@ use subtle::ConstantTimeEq;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::layout::{Section, page};
 use super::session::{self, CSRF_FIELD};
-use super::{AppError, Form, Visit, html, see_other, set_cookie, sign_in};
+use super::{AppError, Form, Visit, see_other, sign_in};
 use crate::http::ApiError;
 use crate::password::checks::{self, CheckError};
 use crate::store::accounts::normalise_email;
@@ -115,12 +114,7 @@ fn render(
             }
         }
     };
-    let mut response = html(status, page("First run", None, Section::None, body));
-    set_cookie(
-        &mut response,
-        &session::cookie(visit, session::sign_in_cookie_name(visit), csrf, 3600),
-    );
-    response
+    sign_in::form_page(visit, status, "First run", body, csrf)
 }
 
 /// `GET /app/setup`: the form while it is offered; the sign-in page afterwards.

@@ -67,7 +67,19 @@ fn render(
             p.hint { "Accounts are made by the person who runs examkit (" code { "examkit users create" } ")." }
         }
     };
-    let mut response = html(status, page("Sign in", None, Section::None, body));
+    form_page(visit, status, "Sign in", body, token)
+}
+
+/// A page with a form sent before signing in (sign-in, first run): its double-submit CSRF
+/// cookie holds `token`, for an hour.
+pub(super) fn form_page(
+    visit: &Visit,
+    status: StatusCode,
+    title: &str,
+    body: maud::Markup,
+    token: &str,
+) -> Response {
+    let mut response = html(status, page(title, None, Section::None, body));
     set_cookie(
         &mut response,
         &session::cookie(visit, session::sign_in_cookie_name(visit), token, 3600),

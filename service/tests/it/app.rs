@@ -90,8 +90,12 @@ impl Browser {
     fn at(base: &str) -> Browser {
         Browser {
             base: base.to_owned(),
+            // A fresh connection a request: a kept one can be closed by the server's idle
+            // timeout while a slow step (typesetting on a loaded machine) runs, and the next
+            // request would meet it closing.
             client: examkit::tls::client_builder()
                 .redirect(reqwest::redirect::Policy::none())
+                .pool_max_idle_per_host(0)
                 .build()
                 .expect("client"),
             cookies: HashMap::new(),
@@ -2148,6 +2152,40 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
     // Another account: the results and their files are not found.
     assert_eq!(other.get(&format!("{path}/results")).await.status, 404);
     assert_eq!(other.get(&format!("{path}/markbook.csv")).await.status, 404);
+
+    // Ada's cover as scanned: its name area is cut from the page, shown beside her name.
+    let page = b.get(&path).await;
+    assert!(
+        page.body.contains(&format!("src=\"{path}/covers/1\"")),
+        "{}",
+        page.body
+    );
+    let cover = b.get(&format!("{path}/covers/1")).await;
+    assert_eq!(cover.status, 200, "{}", cover.body);
+    assert_eq!(cover.headers["content-type"], "image/jpeg");
+    let bytes = b
+        .client
+        .get(format!("{}{path}/covers/1", b.base))
+        .header("cookie", b.cookie_header())
+        .send()
+        .await
+        .expect("sent")
+        .bytes()
+        .await
+        .expect("bytes");
+    let area = image::load_from_memory(&bytes).expect("a JPEG");
+    let (w, h) = (area.width(), area.height());
+    assert!(w > 3 * h, "a strip across the cover, not the page: {w}x{h}");
+    // Alan's copy has no page scanned, a copy the set has not and a number that is not one are
+    // not found; nor is the cover for another account.
+    for copy in ["2", "99", "one"] {
+        assert_eq!(
+            b.get(&format!("{path}/covers/{copy}")).await.status,
+            404,
+            "{copy}"
+        );
+    }
+    assert_eq!(other.get(&format!("{path}/covers/1")).await.status, 404);
 }
 
 /// The `href` of the link with `id` on a page, when there is one.

@@ -11,6 +11,18 @@
 //! Each form carries a token of its own, claimed in the idempotency records as an API request's
 //! `Idempotency-Key` is (under the browser session's name for itself): a form sent twice, by a
 //! double click or a resend, is saved once.
+//!
+//! The rooms of the set's page: [`copies`] (who wrote each copy, its state and script),
+//! [`stack`] (the scanned stack, the pages waiting for a person, the upload form) and
+//! [`decisions`] (what people decided); this file holds the list, the page, and its forms.
+
+mod copies;
+mod decisions;
+mod stack;
+
+use copies::*;
+use decisions::*;
+use stack::*;
 
 use std::time::{Duration, Instant};
 
@@ -58,6 +70,10 @@ fn load_failed(e: LoadError) -> AppError {
 
 /// The account's set `id`, as it stands; 404 for an id that is not one (another account's
 /// sets included).
+pub async fn load_overview(signed: &Signed, id: &str) -> Result<Overview, AppError> {
+    load(signed, id).await
+}
+
 async fn load(signed: &Signed, id: &str) -> Result<Overview, AppError> {
     let id = crate::http::parse_id(id, "class set").map_err(|_| not_found())?;
     overview::load(&signed.visit.state.store, &signed.user.id, &id)
@@ -222,6 +238,11 @@ async fn render(
     status: StatusCode,
 ) -> Result<Response, AppError> {
     let keys = signed.visit.state.store.keys(Some(&signed.user.id)).await?;
+    // Covers' name areas are shown when the layout records where the name goes.
+    let covers = set.named()
+        && super::covers::name_space(signed, &set.set.paper_id, set.set.revision)
+            .await?
+            .is_some();
     let body = html! {
         p.crumbs { a href="/app/class-sets" { "Class sets" } " › " (set.set.title) }
         h1 { (set.set.title) }
@@ -247,7 +268,7 @@ async fn render(
             li { a href={ "/app/class-sets/" (set.set.id) "/extra-sheet.pdf" } download { "Extra answer sheet (PDF)" } }
             li { a href={ "/app/papers/" (set.set.paper_id) "/revisions/" (set.set.revision) "/mark-scheme.pdf" } download { "Mark scheme (PDF)" } }
         }
-        (copies_section(signed, set)?)
+        (copies_section(signed, set, covers)?)
         (stack_section(signed, set)?)
         (marking_section(signed, set)?)
         (decisions_section(set, &keys))
@@ -265,363 +286,6 @@ fn form_fields(signed: &Signed) -> Result<Markup, AppError> {
     Ok(html! {
         (csrf(signed))
         input type="hidden" name=(TOKEN_FIELD) value=(token);
-    })
-}
-
-fn writer_text(line: &CopyLine<'_>) -> String {
-    match line.writer {
-        Writer::Numbered => "numbered copy".to_owned(),
-        Writer::Printed(_) => "printed (not confirmed)".to_owned(),
-        Writer::Confirmed(s) if i64::from(s) == line.printed.copy => "confirmed".to_owned(),
-        Writer::Confirmed(s) => format!("confirmed (printed on copy {})", copy_number(s.into())),
-        Writer::NotOnRoster => "not on the roster".to_owned(),
-        Writer::Displaced => "displaced: say who wrote it".to_owned(),
-    }
-}
-
-/// What the student wrote on the cover, and how it matches the roster.
-fn written_text(check: &NameCheck, copies: &[CopyRow]) -> String {
-    let matched = check.matched.map(|m| {
-        let name = copies
-            .iter()
-            .find(|c| c.copy == i64::from(m.student))
-            .and_then(|c| c.name.as_deref())
-            .unwrap_or("?");
-        format!("{name}, {:.0} % alike", m.confidence * 100.0)
-    });
-    match (&check.reading, check.verdict) {
-        (Reading::Reading, _) => "Name on the cover: being read".to_owned(),
-        (Reading::Failed(_), _) => "Name on the cover: could not be read".to_owned(),
-        (Reading::Read(None), _) => "Name on the cover: blank".to_owned(),
-        (Reading::Read(Some(written)), Verdict::Agrees) => format!(
-            "Wrote “{written}”: agrees ({})",
-            matched.unwrap_or_default()
-        ),
-        (Reading::Read(Some(written)), Verdict::Disagrees) => format!(
-            "Wrote “{written}”: matches another student ({})",
-            matched.unwrap_or_default()
-        ),
-        (Reading::Read(Some(written)), _) => {
-            format!("Wrote “{written}”: matches nobody on the roster")
-        }
-    }
-}
-
-fn pages_text(pages: &[u32]) -> String {
-    pages
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn script_state_text(state: ScriptState) -> &'static str {
-    match state {
-        ScriptState::Preparing => "Preparing",
-        ScriptState::Marking => "Marking",
-        ScriptState::Marked => "Marked",
-        ScriptState::Failed => "Failed",
-    }
-}
-
-fn copies_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
-    let action = format!("/app/class-sets/{}/decide", set.set.id);
-    let named = set.named();
-    let lines = set.copy_lines();
-    let mut rows = Vec::with_capacity(lines.len());
-    for line in &lines {
-        let copy = line.printed.copy;
-        let absent_form = html! {
-            form.inline method="post" action=(action) {
-                (form_fields(signed)?)
-                input type="hidden" name="copy" value=(copy);
-                @if line.absent_by_person {
-                    button type="submit" name="kind" value="present" { "Mark present" span.visually-hidden { " copy " (copy) } }
-                } @else {
-                    button type="submit" name="kind" value="absent" { "Mark absent" span.visually-hidden { " copy " (copy) } }
-                }
-            }
-        };
-        let student_form = if named {
-            let held = line.writer.student().map(i64::from);
-            let chosen_none = matches!(line.writer, Writer::NotOnRoster);
-            html! {
-                form.inline method="post" action=(action) {
-                    (form_fields(signed)?)
-                    input type="hidden" name="kind" value="student";
-                    input type="hidden" name="copy" value=(copy);
-                    label.visually-hidden for={ "student-" (copy) } { "Who wrote copy " (copy) }
-                    select id={ "student-" (copy) } name="student" {
-                        @if held.is_none() && !chosen_none { option value="" selected { "Choose…" } }
-                        @for c in set.copies.iter().filter(|c| c.name.is_some()) {
-                            option value=(c.copy) selected[held == Some(c.copy)] {
-                                (c.name.as_deref().unwrap_or_default())
-                                @if let Some(n) = &c.candidate_number { " (" (n) ")" }
-                            }
-                        }
-                        option value="none" selected[chosen_none] { "Not on the roster" }
-                    }
-                    button type="submit" { "Set student" }
-                }
-            }
-        } else {
-            html! {}
-        };
-        rows.push(html! {
-            tr data-copy=(copy) {
-                th scope="row" { (copy_number(copy)) }
-                td.student {
-                    @match (line.student, line.writer) {
-                        (Some(s), _) => { (s.name.as_deref().unwrap_or_default()) }
-                        (None, Writer::NotOnRoster) => { em { "not on the roster" } }
-                        (None, Writer::Displaced) => { em { "nobody yet" } }
-                        (None, _) => { "—" }
-                    }
-                }
-                td.candidate { (line.student.and_then(|s| s.candidate_number.as_deref()).unwrap_or("—")) }
-                td data-writer=(line.writer.name()) {
-                    (writer_text(line))
-                    @if let Some(check) = &line.name {
-                        br;
-                        span.hint data-verdict=(check.verdict.name()) {
-                            (written_text(check, &set.copies))
-                        }
-                        @if check.flagged { " " strong.flag { "check" } }
-                    }
-                }
-                @match line.state {
-                    CopyState::Complete => { td data-state="complete" { "Complete" } }
-                    CopyState::Incomplete { missing } => {
-                        td data-state="incomplete" { "Incomplete: missing " @if missing.len() == 1 { "page " } @else { "pages " } (pages_text(missing)) }
-                    }
-                    CopyState::Absent => {
-                        td data-state="absent" { "Absent" @if line.absent_by_person { " (said by a person)" } }
-                    }
-                }
-                td.script {
-                    @if let Some(script) = line.script {
-                        span data-script=(script.state.name()) { (script_state_text(script.state)) }
-                        " · " (score(script.awarded, script.possible, script.max))
-                        " · " a href={ "/app/sessions/" (script.session_id) } { "Review" span.visually-hidden { " copy " (copy) } }
-                        @if !script.current { " · " strong { "out of date" } }
-                    } @else {
-                        "—"
-                    }
-                    @if !line.extras.is_empty() {
-                        br; span.hint { (line.extras.len()) " extra " @if line.extras.len() == 1 { "sheet" } @else { "sheets" } }
-                    }
-                }
-                td.actions { (absent_form) (student_form) }
-            }
-        });
-    }
-    Ok(html! {
-        section #copies aria-labelledby="copies-title" {
-            h2 #copies-title { "Copies" }
-            div.scroll {
-                table #copies-table {
-                    caption { "Every copy of the set, who wrote it, and its script" }
-                    thead { tr {
-                        th scope="col" { "Copy" } th scope="col" { "Student" } th scope="col" { "Candidate number" }
-                        th scope="col" { "Written by" } th scope="col" { "State" } th scope="col" { "Script" }
-                        th scope="col" { "Change" }
-                    } }
-                    tbody { @for row in rows { (row) } }
-                }
-            }
-        }
-    })
-}
-
-fn placement_words(name: &str) -> &'static str {
-    match name {
-        "placed" => "Placed in a copy",
-        "blankBack" => "Blank backs set aside",
-        "rescan" => "Identical rescans set aside",
-        "conflict" => "Different scans of one page (choose one)",
-        "notChosen" => "Scans not chosen",
-        "extra" => "Extra answer sheets",
-        "unknown" => "Unknown (no readable code)",
-        "foreign" => "Not of this set",
-        _ => "Other",
-    }
-}
-
-/// What a page of the stack is, in words.
-fn placement_text(placement: &Placement) -> String {
-    match placement {
-        Placement::Unknown { reason } => format!("Unknown: {reason}"),
-        Placement::Extra { assigned: None } => "An extra answer sheet, not assigned".to_owned(),
-        Placement::Extra {
-            assigned: Some((copy, question)),
-        } => format!(
-            "An extra answer sheet of copy {}, question {question}",
-            copy_number((*copy).into())
-        ),
-        Placement::Placed {
-            by_hand: true,
-            copy,
-            page,
-        } => format!(
-            "Placed by hand as copy {} page {page}",
-            copy_number((*copy).into())
-        ),
-        other => {
-            let mut text = crate::class_sets::decision::describe(other);
-            if let Some(first) = text.get(..1) {
-                text = first.to_uppercase() + text.get(1..).unwrap_or_default();
-            }
-            text
-        }
-    }
-}
-
-fn stack_page(
-    signed: &Signed,
-    set: &Overview,
-    at: &StackPage,
-    placement: &Placement,
-) -> Result<Markup, AppError> {
-    let action = format!("/app/class-sets/{}/decide", set.set.id);
-    let name = set.now.file_name(&at.file);
-    let image = format!("/app/pages/{}/{}", at.file, at.page);
-    let field = |what: &str| format!("{what}-{}-{}", at.file, at.page);
-    let hidden = html! {
-        input type="hidden" name="file" value=(at.file);
-        input type="hidden" name="page" value=(at.page);
-    };
-    let forms = match placement {
-        Placement::Unknown { .. } | Placement::Placed { by_hand: true, .. } => html! {
-            form.settle method="post" action=(action) {
-                (form_fields(signed)?)
-                input type="hidden" name="kind" value="place";
-                (hidden)
-                span.field {
-                    label for=(field("copy")) { "Copy" }
-                    input.number type="number" id=(field("copy")) name="copy" min="1" max=(set.set.copies) required;
-                }
-                span.field {
-                    label for=(field("copy-page")) { "Page of the copy" }
-                    input.number type="number" id=(field("copy-page")) name="copyPage" min="1" max=(set.set.paper_pages) required;
-                }
-                button type="submit" { "Place the page" }
-            }
-        },
-        Placement::Conflict { .. } | Placement::NotChosen { .. } | Placement::Placed { .. } => {
-            html! {
-                form.settle method="post" action=(action) {
-                    (form_fields(signed)?)
-                    input type="hidden" name="kind" value="choose";
-                    (hidden)
-                    @if matches!(placement, Placement::Placed { .. }) {
-                        span.hint { "This scan stands." }
-                    } @else {
-                        button type="submit" { "Use this scan" }
-                    }
-                }
-            }
-        }
-        Placement::Extra { assigned } => html! {
-            form.settle method="post" action=(action) {
-                (form_fields(signed)?)
-                input type="hidden" name="kind" value="extra";
-                (hidden)
-                span.field {
-                    label for=(field("extra-copy")) { "Copy" }
-                    input.number type="number" id=(field("extra-copy")) name="copy" min="1" max=(set.set.copies) required
-                        value=[assigned.as_ref().map(|(copy, _)| *copy)];
-                }
-                span.field {
-                    label for=(field("question")) { "Question" }
-                    input.short type="text" id=(field("question")) name="question" maxlength=(MAX_QUESTION_CHARS) required
-                        value=[assigned.as_ref().map(|(_, question)| question.as_str())];
-                }
-                button type="submit" { "Assign the sheet" }
-            }
-        },
-        _ => html! {},
-    };
-    Ok(html! {
-        figure.stack-page id=(field("page")) data-placement=(overview::placement_name(placement)) {
-            a href=(image) { img src=(image) alt={ "Page " (at.page) " of " (name) }; }
-            figcaption {
-                strong { "Page " (at.page) " of " (name) }
-                br;
-                (placement_text(placement))
-            }
-            (forms)
-        }
-    })
-}
-
-fn stack_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
-    let now = &set.now;
-    let total: i64 = now.files.iter().map(|f| f.page_count).sum();
-    let read = now.stack.report.pages.len();
-    let waiting = set.waiting();
-    let decided = set.decided_pages();
-    let mut waiting_pages = Vec::with_capacity(waiting.len());
-    for (at, placement) in &waiting {
-        waiting_pages.push(stack_page(signed, set, at, placement)?);
-    }
-    let mut decided_pages = Vec::with_capacity(decided.len());
-    for (at, placement) in &decided {
-        decided_pages.push(stack_page(signed, set, at, placement)?);
-    }
-    Ok(html! {
-        section #stack aria-labelledby="stack-title" data-stack=(now.state().name()) {
-            h2 #stack-title { "Scanned stack" }
-            @match now.state() {
-                StackState::Empty => {
-                    p #stack-state { "No page is uploaded yet." }
-                }
-                StackState::Reading => {
-                    p #stack-state data-progress="reading" { (read) " of " (total) " pages are read; the page updates as they are (reload it without script)." }
-                }
-                StackState::Read => {
-                    p #stack-state { "Every page is read: " (total) " pages in " (now.files.len()) @if now.files.len() == 1 { " file." } @else { " files." } }
-                }
-            }
-            (upload_form(signed, set)?)
-            @if now.state() != StackState::Empty {
-                table #counts {
-                    caption { "Where the pages went" }
-                    thead { tr { th scope="col" { "Pages" } th scope="col" { "How many" } } }
-                    tbody {
-                        @for (name, n) in set.counts() {
-                            tr data-placement=(name) { th scope="row" { (placement_words(name)) } td.num { (n) } }
-                        }
-                    }
-                }
-            }
-            h3 #waiting-title { "Pages waiting for a person (" (waiting.len()) ")" }
-            @if waiting.is_empty() {
-                p #nothing-waiting { "No page is waiting for a person." }
-            } @else {
-                div.stack-pages #waiting { @for p in waiting_pages { (p) } }
-            }
-            @if !decided.is_empty() {
-                h3 #decided-title { "Pages a person decided (" (decided.len()) ")" }
-                p.hint { "A later decision changes an earlier one." }
-                div.stack-pages #decided { @for p in decided_pages { (p) } }
-            }
-        }
-    })
-}
-
-/// The form that uploads scans to the stack: several files at once, at any time.
-fn upload_form(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
-    Ok(html! {
-        form.upload #upload method="post" enctype="multipart/form-data"
-            action={ "/app/class-sets/" (set.set.id) "/scans" } {
-            input type="hidden" name=(super::session::CSRF_FIELD) value=(signed.session.csrf_token);
-            p {
-                label for="files" { "Upload scans (PDF, PNG, JPEG or WebP; several at once; pages found later join the same stack)" }
-                input #files type="file" name="files" multiple accept="application/pdf,image/png,image/jpeg,image/webp,.pdf,.png,.jpg,.jpeg,.webp";
-            }
-            p { button type="submit" { "Upload" } }
-            ul.upload-progress #upload-progress aria-live="polite" {}
-        }
     })
 }
 
@@ -670,82 +334,6 @@ fn marking_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> 
             }
         }
     })
-}
-
-/// Who made a decision, in words.
-fn who(row: &DecisionRow, keys: &[ApiKey]) -> String {
-    if row.made_by_key.starts_with("app:") {
-        return "In the app".to_owned();
-    }
-    match keys.iter().find(|k| k.id == row.made_by_key) {
-        Some(key) => format!("API key “{}”", key.name),
-        None => format!(
-            "API key {}",
-            row.made_by_key.get(..8).unwrap_or(&row.made_by_key)
-        ),
-    }
-}
-
-/// What a decision said, in words.
-fn describe(set: &Overview, row: &DecisionRow) -> String {
-    let copy = row.copy.map(copy_number).unwrap_or_default();
-    let at = match (&row.asset_id, row.page) {
-        (Some(file), Some(page)) => format!("page {page} of {}", set.now.file_name(file)),
-        _ => String::new(),
-    };
-    match row.kind.as_str() {
-        "place" => format!(
-            "{at} placed as copy {copy} page {}",
-            row.copy_page.unwrap_or_default()
-        ),
-        "choose" => format!("{at} chosen among different scans of its page"),
-        "extra" => format!(
-            "the extra sheet {at} assigned to copy {copy}, question {}",
-            row.question.as_deref().unwrap_or_default()
-        ),
-        "absent" => format!("copy {copy} marked absent"),
-        "present" => format!("copy {copy} marked present"),
-        "student" => {
-            let student = row
-                .student
-                .and_then(|s| set.copies.iter().find(|c| c.copy == s))
-                .and_then(|c| c.name.as_deref());
-            match student {
-                Some(name) => format!("copy {copy} written by {name}"),
-                None => format!("copy {copy} written by a student not on the roster"),
-            }
-        }
-        other => other.to_owned(),
-    }
-}
-
-fn decisions_section(set: &Overview, keys: &[ApiKey]) -> Markup {
-    let rows = &set.now.decisions;
-    html! {
-        section #decisions aria-labelledby="decisions-title" {
-            h2 #decisions-title { "Decisions" }
-            @if rows.is_empty() {
-                p #no-decisions { "No decision yet." }
-            } @else {
-                div.scroll {
-                    table #decisions-table {
-                        caption { "Every decision about the stack, in the order made; a later one stands over an earlier one" }
-                        thead { tr { th scope="col" { "#" } th scope="col" { "When" } th scope="col" { "Who" } th scope="col" { "What" } } }
-                        tbody {
-                            @for row in rows {
-                                tr data-seq=(row.seq) data-kind=(row.kind) {
-                                    td.num { (row.seq) }
-                                    td { (when(row.made_at)) }
-                                    td { (who(row, keys)) }
-                                    td { (describe(set, row)) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// A form's fields as the decisions route's JSON body: numbers as numbers (other text is left

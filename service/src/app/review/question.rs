@@ -1,0 +1,474 @@
+//! One marked question's page: its scan pages with every evidence box, one row per criterion
+//! with the marker's decision, reason and quoted words, the form that decides, and the keys.
+
+use super::*;
+
+/// One criterion as the review page shows it.
+pub(super) struct Row {
+    pub(super) id: String,
+    pub(super) code: String,
+    pub(super) requirement: String,
+    pub(super) submitted: Outcome,
+    pub(super) effective: Outcome,
+    pub(super) flags: Vec<String>,
+    pub(super) reason: String,
+    pub(super) evidence: Vec<EvidenceRow>,
+    pub(super) depends_on: Vec<String>,
+    pub(super) by: String,
+}
+
+/// One piece of evidence: its page, quote, box and how the box was placed, where recorded.
+pub(super) struct EvidenceRow {
+    pub(super) page_id: String,
+    pub(super) quote: String,
+    pub(super) box_: (f64, f64, f64, f64),
+    pub(super) placement: Option<&'static str>,
+}
+
+pub(super) fn outcome_text(outcome: Outcome) -> (&'static str, &'static str) {
+    match outcome {
+        Outcome::Awarded => ("✓", "Awarded"),
+        Outcome::Withheld => ("✗", "Withheld"),
+        Outcome::Uncertain => ("?", "Uncertain"),
+    }
+}
+
+pub(super) fn placement_text(rule: PlacementRule) -> &'static str {
+    match rule {
+        PlacementRule::Words => "placed on the quoted words found on the page",
+        PlacementRule::Ink => "placed on the student's ink in the answer space",
+        PlacementRule::Line => "placed on the line of the student's writing the quote is on",
+        PlacementRule::Hint => "placed on the marker's box",
+        PlacementRule::AnswerSpace => "not located: boxed on the answer space",
+    }
+}
+
+pub(super) fn flag_text(flag: &str) -> String {
+    match flag {
+        "uncertain_decision" => "the marker was not sure".into(),
+        "condition_conflict" => "the decision contradicts its condition checks".into(),
+        "condition_uncertain" => "a condition check is uncertain".into(),
+        "dependency_withheld" => "a criterion it depends on is withheld".into(),
+        "dependency_uncertain" => "a criterion it depends on is uncertain".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+/// Each flag once, with how many times it was raised, in the order first raised.
+pub(super) fn counted(flags: &[String]) -> Vec<(&str, usize)> {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for flag in flags {
+        match counted.iter_mut().find(|(f, _)| *f == flag.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((flag, 1)),
+        }
+    }
+    counted
+}
+
+/// Who made the decisions no person has changed: the automated marker, or the marker an import
+/// names.
+pub(super) fn marker_text(
+    marked: &MarkedQuestion,
+    session: &SessionRow,
+) -> Result<String, MarkedError> {
+    if let Some(source) = &marked.marked_by {
+        return Ok(format!("Marker “{}”", source.name));
+    }
+    Ok(match session.source_json.as_deref() {
+        Some(text) => format!(
+            "Marker “{}” (imported)",
+            MarkerSource::from_json(text)?.name
+        ),
+        None => "The marker".into(),
+    })
+}
+
+pub(super) fn rows_of(
+    marked: &MarkedQuestion,
+    logged: &HashMap<String, crate::store::marking::LoggedDecision>,
+    machine: &str,
+) -> Vec<Row> {
+    let mut rows: Vec<Row> = marked
+        .criteria
+        .iter()
+        .map(|c| {
+            let evidence = c
+                .decision
+                .evidence
+                .iter()
+                .map(|e| EvidenceRow {
+                    page_id: e.page_id.clone(),
+                    quote: e.quote.clone(),
+                    box_: (
+                        e.region.x.value(),
+                        e.region.y.value(),
+                        e.region.width.value(),
+                        e.region.height.value(),
+                    ),
+                    placement: e.placement.as_ref().map(|p| placement_text(p.rule)),
+                })
+                .collect();
+            let by = match logged.get(&c.id) {
+                Some(l) => match l.reviewer.kind {
+                    ReviewerKind::Teacher => {
+                        format!("Teacher {} at {}", l.reviewer.name, when(l.decided_at))
+                    }
+                    ReviewerKind::ApiKey => {
+                        format!("API key “{}” at {}", l.reviewer.name, when(l.decided_at))
+                    }
+                },
+                None => format!("{machine} at {}", when(marked.created_at)),
+            };
+            Row {
+                id: c.id.clone(),
+                code: c.code.clone(),
+                requirement: c.requirement.clone(),
+                submitted: c.submitted,
+                effective: c.effective,
+                flags: c.flags.clone(),
+                reason: c.decision.reason.clone(),
+                evidence,
+                depends_on: c.depends_on.clone(),
+                by,
+            }
+        })
+        .collect();
+    // Uncertain decisions first, otherwise in rubric order.
+    rows.sort_by_key(|r| r.effective != Outcome::Uncertain);
+    rows
+}
+
+/// A question, its session, and the question read as a model (or why it cannot be).
+pub(super) async fn load_question(
+    signed: &Signed,
+    id: &str,
+) -> Result<(QuestionRow, SessionRow, Result<MarkedQuestion, MarkedError>), AppError> {
+    let id = parse_id(id, "marking question")?;
+    let store = &signed.visit.state.store;
+    let q = store
+        .question(&signed.user.id, &id)
+        .await?
+        .ok_or(AppError::NotFound("marking question"))?;
+    let s = store
+        .session(&signed.user.id, &q.session_id)
+        .await?
+        .ok_or(AppError::NotFound("marking question"))?;
+    let kinds = crate::marking::questions::asset_kinds(&store.session_assets(&s.id).await?);
+    let marked = MarkedQuestion::from_row(&q, &kinds);
+    Ok((q, s, marked))
+}
+
+pub(super) fn page_label(page_id: &str) -> String {
+    page_id
+        .rsplit_once(":p")
+        .map(|(_, n)| format!("page {n}"))
+        .unwrap_or_else(|| page_id.to_owned())
+}
+
+/// The page of a question whose stored marking cannot be read: the error is logged, and the page
+/// says so instead of showing a question it cannot.
+pub(super) fn unreadable_page(
+    signed: &Signed,
+    q: &QuestionRow,
+    s: &SessionRow,
+    e: &MarkedError,
+) -> Response {
+    tracing::error!(question = %q.id, error = %e, code = e.code(), "a marking question cannot be read for review");
+    let body = html! {
+        p.crumbs {
+            a href="/app/sessions" { "Marked work" } " › "
+            a href={ "/app/sessions/" (s.id) } { (s.title) } " › "
+            "Question " (q.label)
+        }
+        h1 { "Question " (q.label) " · " (s.title) }
+        p.error role="alert" #unreadable {
+            "This question's marking is stored in a form the service cannot read, so it cannot be shown or reviewed here. "
+            "The problem is logged (" code { (e.code()) } "); tell the service's operator."
+        }
+    };
+    html(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        page(
+            &format!("Question {}", q.label),
+            Some(signed),
+            Section::Review,
+            body,
+        ),
+    )
+}
+
+/// `GET /app/questions/{id}`.
+pub async fn question(signed: Signed, id: &str) -> Result<Response, AppError> {
+    let notice = signed
+        .visit
+        .query_param("saved")
+        .map_or(Notice::None, Notice::SavedCode);
+    render_question(&signed, id, notice, StatusCode::OK).await
+}
+
+pub(super) async fn render_question(
+    signed: &Signed,
+    id: &str,
+    notice: Notice,
+    status: StatusCode,
+) -> Result<Response, AppError> {
+    let (q, s, marked) = load_question(signed, id).await?;
+    let (marked, machine) = match marked.and_then(|m| marker_text(&m, &s).map(|t| (m, t))) {
+        Ok(read) => read,
+        Err(e) => return Ok(unreadable_page(signed, &q, &s, &e)),
+    };
+    let store = &signed.visit.state.store;
+    let logged = store.review_log(&marked.id).await?;
+    let rows = rows_of(&marked, &logged, &machine);
+    let maths = &signed.visit.state.maths;
+    // The requirements, the marker's reasons and the words it quoted may hold maths.
+    let texts: Vec<String> = rows
+        .iter()
+        .flat_map(|row| {
+            [row.requirement.clone(), row.reason.clone()]
+                .into_iter()
+                .chain(row.evidence.iter().map(|e| e.quote.clone()))
+        })
+        .collect();
+    maths.prepare(texts).await;
+    // The message is the question's, never the address's: a code that is none of its criteria's
+    // shows nothing.
+    let notice = match notice {
+        Notice::SavedCode(code) => rows
+            .iter()
+            .find(|r| !r.code.is_empty() && r.code == code)
+            .map_or(Notice::None, |r| {
+                Notice::Saved(format!("Saved the decision on {}.", r.code))
+            }),
+        other => other,
+    };
+    let pages = marked.sources.work_pages();
+    // Pages indexing found turned are shown upright; the teacher can turn them on.
+    let turns: HashMap<(String, i64), i64> = if s.origin == crate::store::automated::ORIGIN {
+        store
+            .session_pages(&s.id)
+            .await?
+            .into_iter()
+            .map(|p| {
+                (
+                    (p.asset_id, p.page),
+                    (360 - p.orientation.rem_euclid(360)) % 360 / 90,
+                )
+            })
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let nav = match &s.paper {
+        Some((paper, revision)) => {
+            let set = store.paper_set(&signed.user.id, paper, *revision).await?;
+            let lost = match signed.visit.query_param("lost") {
+                Some(criterion) => {
+                    if marked.criterion(&criterion).is_none() {
+                        return Err(AppError::NotFound("criterion of this question"));
+                    }
+                    Some(lost_filter(signed, paper, *revision, &set, &q.label, &criterion).await?)
+                }
+                None => None,
+            };
+            Some(set_nav(&set, &q, paper, *revision, lost))
+        }
+        None => None,
+    };
+    let lost = nav
+        .as_ref()
+        .and_then(|n| n.lost.as_ref())
+        .map(|f| f.criterion.as_str());
+    let can_review = marked.status.is_marked();
+    let flags: Vec<String> = marked
+        .review_flags
+        .iter()
+        .flatten()
+        .map(|f| f.code.clone())
+        .collect();
+    let body = html! {
+        p.crumbs {
+            a href="/app/sessions" { "Marked work" } " › "
+            a href={ "/app/sessions/" (s.id) } { (s.title) } " › "
+            "Question " (marked.label)
+        }
+        h1 { "Question " (marked.label) " · " (s.title) }
+        @if let Some(nav) = &nav {
+            nav.set aria-label="Class set" {
+                @match (&nav.lost, nav.position) {
+                    (None, position) => {
+                        "Answer " (position.unwrap_or(0) + 1) " of " (nav.count) " to question " (marked.label) " in the "
+                        a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
+                    }
+                    (Some(filter), Some(position)) => {
+                        span #lost-filter data-criterion=(filter.criterion) {
+                            "Answer " (position + 1) " of " (nav.count) " to question " (marked.label) " that lost " (filter.code) " in the "
+                            a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
+                        }
+                        a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
+                    }
+                    (Some(filter), None) => {
+                        span #lost-filter data-criterion=(filter.criterion) {
+                            "This answer no longer loses " (filter.code) "; " (nav.count) " answers to question " (marked.label) " in the "
+                            a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } " do. "
+                        }
+                        a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
+                    }
+                }
+                @if let Some(previous) = &nav.previous { a #previous-answer rel="prev" href=(question_href(previous, lost)) { "Previous answer" } " · " }
+                @if let Some(next) = &nav.next { a #next-answer rel="next" href=(question_href(next, lost)) { "Next answer" } " · " }
+                @match &nav.next_review {
+                    Some((next, label)) => { a #next-review href={ "/app/questions/" (next) } { "Next needing review (question " (label) ")" } }
+                    None => { span #next-review-none { "Nothing else in this set needs review." } }
+                }
+            }
+        }
+        div #status-line role="status" aria-live="polite" {
+            p.summary {
+                (status_badge(marked.status.as_str())) " Score " strong #score { (score(marked.score.awarded, marked.score.possible, marked.score.max)) }
+                " · revision " span #revision { (marked.revision) }
+                @if !flags.is_empty() {
+                    " · flags: " @for (i, (f, n)) in counted(&flags).iter().enumerate() {
+                        @if i > 0 { ", " } (flag_text(f)) @if *n > 1 { " (" (n) ")" }
+                    }
+                }
+            }
+            @match &notice {
+                Notice::Saved(message) => { p.notice #saved { (message) } }
+                Notice::Problem(message) => { p.error role="alert" #problem { (message) } }
+                _ => {}
+            }
+        }
+        @if let Notice::Conflict(conflict) = &notice {
+            (conflict_panel(signed, &marked, &rows, conflict, lost))
+        }
+        @if !can_review {
+            p { "This question has no result to review yet (" (status_text(marked.status.as_str())) ")." }
+        }
+        div.review #review data-question=(marked.id) data-revision=(marked.revision) {
+            section.pages aria-label="Scan pages" {
+                @if pages.is_empty() { p { "No pages of the student's work are selected for this question." } }
+                @for (asset, n) in &pages {
+                    @let page_id = format!("{asset}:p{n}");
+                    figure.page-view data-page=(page_id) data-turns=(turns.get(&(asset.clone(), i64::from(*n))).copied().unwrap_or(0)) {
+                        figcaption {
+                            (page_label(&page_id))
+                            span.tools {
+                                button type="button" data-zoom="out" aria-label={ "Zoom out of " (page_label(&page_id)) } { "Zoom out" }
+                                button type="button" data-zoom="fit" { "Fit width" }
+                                button type="button" data-zoom="in" aria-label={ "Zoom in to " (page_label(&page_id)) } { "Zoom in" }
+                                button type="button" data-rotate="1" aria-label={ "Turn " (page_label(&page_id)) " a quarter turn" } { "⟳ Turn" }
+                            }
+                        }
+                        div.viewport tabindex="0" role="group" aria-label={ "Scan of " (page_label(&page_id)) "; scroll to pan" } {
+                            div.stage {
+                                div.sheet {
+                                    img src={ "/app/pages/" (asset) "/" (n) } alt={ "The student's " (page_label(&page_id)) };
+                                    svg.boxes viewBox="0 0 1 1" preserveAspectRatio="none" aria-hidden="true" {
+                                        @for row in &rows {
+                                            @for e in row.evidence.iter().filter(|e| e.page_id == page_id) {
+                                                rect class={ "box " (row.effective.as_str()) } data-criterion=(row.id)
+                                                    x=(e.box_.0) y=(e.box_.1) width=(e.box_.2) height=(e.box_.3) {}
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            section.criteria aria-labelledby="criteria-title" {
+                h2 #criteria-title { "Criteria" }
+                p.hint {
+                    "Uncertain decisions come first. "
+                    button #show-shortcuts type="button" { "Keyboard shortcuts" }
+                    " (or press " kbd { "?" } ")"
+                }
+                ol #criteria {
+                    @for row in &rows {
+                        @let (icon, word) = outcome_text(row.effective);
+                        li.criterion id={ "c-" (row.id) } data-criterion=(row.id) data-outcome=(row.effective.as_str()) tabindex="-1" {
+                            h3 {
+                                span.code { (row.code) } " "
+                                span class={ "decision " (row.effective.as_str()) } { span aria-hidden="true" { (icon) } " " (word) }
+                            }
+                            p.requirement { (maths.rich(&row.requirement)) }
+                            @if row.submitted != row.effective {
+                                p.effective { "Submitted as " (outcome_text(row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
+                                    @if !row.depends_on.is_empty() { " (it depends on " (row.depends_on.join(", ")) ")" } "." }
+                            }
+                            @if !row.flags.is_empty() {
+                                p.flags { "Flags: " (row.flags.iter().map(|f| flag_text(f)).collect::<Vec<_>>().join("; ")) }
+                            }
+                            @if !row.reason.is_empty() { p.reason { span.label { "Reason: " } (maths.rich(&row.reason)) } }
+                            ul.evidence aria-label="Evidence" {
+                                @for e in &row.evidence {
+                                    li {
+                                        button.show type="button" data-criterion=(row.id) data-page=(e.page_id) { "Show" }
+                                        " " (page_label(&e.page_id)) ": "
+                                        @if e.quote.is_empty() { em { "no words quoted" } } @else { q.quote { (maths.rich(&e.quote)) } }
+                                        @if let Some(p) = &e.placement { span.placement { " — " (p) } }
+                                    }
+                                }
+                            }
+                            p.by { "Decided by " (row.by) }
+                            @if can_review {
+                                form.decide method="post" action=(decide_href(&marked.id, lost)) {
+                                    (csrf(signed))
+                                    input type="hidden" name="revision" value=(marked.revision);
+                                    input type="hidden" name="criterion" value=(row.id);
+                                    label for={ "reason-" (row.id) } { "Reason for a change" }
+                                    input.reason-input id={ "reason-" (row.id) } name="reason" maxlength=(MAX_REASON_CHARS) autocomplete="off";
+                                    span.buttons {
+                                        @if row.effective != Outcome::Uncertain {
+                                            button type="submit" name="action" value="accept" { "Accept" }
+                                        }
+                                        button type="submit" name="action" value="award" { "Award" }
+                                        button type="submit" name="action" value="withhold" { "Withhold" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (shortcuts_dialog())
+    };
+    Ok(html(
+        status,
+        page(
+            &format!("Question {}", marked.label),
+            Some(signed),
+            Section::Review,
+            body,
+        ),
+    ))
+}
+
+pub(super) fn shortcuts_dialog() -> Markup {
+    html! {
+        dialog #shortcuts aria-labelledby="shortcuts-title" {
+            h2 #shortcuts-title { "Keyboard shortcuts" }
+            table {
+                tbody {
+                    tr { th scope="row" { kbd { "j" } " or " kbd { "↓" } } td { "Next criterion" } }
+                    tr { th scope="row" { kbd { "k" } " or " kbd { "↑" } } td { "Previous criterion" } }
+                    tr { th scope="row" { kbd { "a" } } td { "Award the selected criterion (type a reason, then Enter)" } }
+                    tr { th scope="row" { kbd { "w" } } td { "Withhold it (type a reason, then Enter)" } }
+                    tr { th scope="row" { kbd { "Enter" } } td { "Accept the marker's decision" } }
+                    tr { th scope="row" { kbd { "n" } } td { "Next answer needing review" } }
+                    tr { th scope="row" { kbd { "Escape" } } td { "Leave the reason field" } }
+                    tr { th scope="row" { kbd { "?" } } td { "This list" } }
+                }
+            }
+            p {
+                input #single-keys type="checkbox" checked;
+                label for="single-keys" { " Single-key shortcuts on (switch off if they get in the way of speech input or other tools)" }
+            }
+            form method="dialog" { button { "Close" } }
+        }
+    }
+}
