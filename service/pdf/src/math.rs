@@ -17,7 +17,7 @@
 //! of the maths, so the definitions of different fragments on one page never collide. Black is
 //! drawn as `currentColor`, so the maths takes the colour of the text around it.
 //!
-//! The root `<svg>` has `class="math dN"`, `role="img"`, its `viewBox` in points and its width
+//! The root `<svg>` has `class="math dN"`, `aria-hidden="true"` (the element around it carries the maths as its accessible name), its `viewBox` in points and its width
 //! and height in `em` (points / 11, so the maths scales with the page's text). `N` is how far
 //! the drawing reaches below the baseline, in twentieths of an em (0 to [`MAX_DESCENT_STEP`]):
 //! with `.math.dN { vertical-align: -N×0.05em }` the baselines of maths and text line up.
@@ -289,7 +289,7 @@ fn inline_svg(drawn: &str, prefix: &str, geometry: Geometry) -> Result<String, S
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" \
-         class=\"math d{step}\" role=\"img\" viewBox=\"0 {} {} {}\" width=\"{}em\" \
+         class=\"math d{step}\" aria-hidden=\"true\" viewBox=\"0 {} {} {}\" width=\"{}em\" \
          height=\"{}em\" overflow=\"visible\">",
         number(top),
         number(width),
@@ -461,7 +461,7 @@ mod tests {
                 assert!(!svg.contains(forbidden), "{forbidden} in {svg}");
             }
             assert!(svg.contains("class=\"math d"), "{svg}");
-            assert!(svg.contains("role=\"img\""), "{svg}");
+            assert!(svg.contains("aria-hidden=\"true\""), "{svg}");
             assert!(svg.contains("viewBox=\"0 "), "{svg}");
             assert!(svg.contains("<use "), "{svg}");
             assert!(svg.contains("fill=\"currentColor\""), "{svg}");

@@ -36,9 +36,16 @@ pub async fn name_space(
         .and_then(|layout| layout.name_space))
 }
 
-/// Cuts `area` (fractions of the page) from a page image, as JPEG.
-fn cut(image: &[u8], area: (f64, f64, f64, f64)) -> Result<Vec<u8>, String> {
+/// Cuts `area` (fractions of the upright page) from a page image turned `quarter_turns`
+/// clockwise to stand upright, as JPEG.
+fn cut(image: &[u8], quarter_turns: u8, area: (f64, f64, f64, f64)) -> Result<Vec<u8>, String> {
     let page = image::load_from_memory(image).map_err(|e| e.to_string())?;
+    let page = match quarter_turns % 4 {
+        1 => page.rotate90(),
+        2 => page.rotate180(),
+        3 => page.rotate270(),
+        _ => page,
+    };
     let (w, h) = (f64::from(page.width()), f64::from(page.height()));
     let to_px = |f: f64, size: f64| (f * size).round().clamp(0.0, size) as u32;
     let (x, y) = (to_px(area.0, w), to_px(area.1, h));
@@ -87,8 +94,20 @@ pub async fn cover(signed: Signed, id: &str, copy: &str) -> Result<Response, App
             return Err(not_found());
         }
     };
+    // A cover scanned turned is cut as it stands upright, as the review page shows it.
+    let orientation = match &set.set.stack_session_id {
+        Some(session) => state
+            .store
+            .session_pages(session)
+            .await?
+            .into_iter()
+            .find(|p| p.asset_id == cover.file && p.page == i64::from(cover.page))
+            .map_or(0, |p| p.orientation),
+        None => 0,
+    };
+    let turns = crate::results::returned::upright(orientation);
     let area = widened(&space);
-    let bytes = tokio::task::spawn_blocking(move || cut(&image, area))
+    let bytes = tokio::task::spawn_blocking(move || cut(&image, turns, area))
         .await
         .map_err(|_| AppError::Api(crate::http::ApiError::Internal))?
         .map_err(|e| {
@@ -144,12 +163,16 @@ mod tests {
         let mut png = std::io::Cursor::new(Vec::new());
         page.write_to(&mut png, image::ImageFormat::Png)
             .expect("png");
-        let cut = cut(png.get_ref(), (0.5, 0.0, 0.5, 0.5)).expect("cut");
+        let cut = cut(png.get_ref(), 0, (0.5, 0.0, 0.5, 0.5)).expect("cut");
         let part = image::load_from_memory(&cut).expect("jpeg").to_luma8();
         assert_eq!((part.width(), part.height()), (100, 50));
         assert!(part.pixels().all(|p| p.0[0] > 200), "the white half");
-        assert!(super::cut(b"not an image", (0.0, 0.0, 1.0, 1.0)).is_err());
+        assert!(super::cut(b"not an image", 0, (0.0, 0.0, 1.0, 1.0)).is_err());
         // An area past the edge is cut at the edge, never out of the image.
-        assert!(super::cut(png.get_ref(), (0.9, 0.9, 0.5, 0.5)).is_ok());
+        assert!(super::cut(png.get_ref(), 0, (0.9, 0.9, 0.5, 0.5)).is_ok());
+        // A page scanned upside down is turned upright first: its right half was its left.
+        let turned = super::cut(png.get_ref(), 2, (0.5, 0.0, 0.5, 0.5)).expect("cut");
+        let part = image::load_from_memory(&turned).expect("jpeg").to_luma8();
+        assert!(part.pixels().all(|p| p.0[0] < 60), "the black half, turned");
     }
 }

@@ -161,27 +161,29 @@ pub(super) fn stack_section(signed: &Signed, set: &Overview) -> Result<Markup, A
                 }
             }
             (upload_form(signed, set)?)
-            @if now.state() != StackState::Empty {
-                table #counts {
-                    caption { "Where the pages went" }
-                    thead { tr { th scope="col" { "Pages" } th scope="col" { "How many" } } }
-                    tbody {
-                        @for (name, n) in set.counts() {
-                            tr data-placement=(name) { th scope="row" { (placement_words(name)) } td.num { (n) } }
+            div #stack-report {
+                @if now.state() != StackState::Empty {
+                    table #counts {
+                        caption { "Where the pages went" }
+                        thead { tr { th scope="col" { "Pages" } th scope="col" { "How many" } } }
+                        tbody {
+                            @for (name, n) in set.counts() {
+                                tr data-placement=(name) { th scope="row" { (placement_words(name)) } td.num { (n) } }
+                            }
                         }
                     }
                 }
-            }
-            h3 #waiting-title { "Pages waiting for a person (" (waiting.len()) ")" }
-            @if waiting.is_empty() {
-                p #nothing-waiting { "No page is waiting for a person." }
-            } @else {
-                div.stack-pages #waiting { @for p in waiting_pages { (p) } }
-            }
-            @if !decided.is_empty() {
-                h3 #decided-title { "Pages a person decided (" (decided.len()) ")" }
-                p.hint { "A later decision changes an earlier one." }
-                div.stack-pages #decided { @for p in decided_pages { (p) } }
+                h3 #waiting-title { "Pages waiting for a person (" (waiting.len()) ")" }
+                @if waiting.is_empty() {
+                    p #nothing-waiting { "No page is waiting for a person." }
+                } @else {
+                    div.stack-pages #waiting { @for p in waiting_pages { (p) } }
+                }
+                @if !decided.is_empty() {
+                    h3 #decided-title { "Pages a person decided (" (decided.len()) ")" }
+                    p.hint { "A later decision changes an earlier one." }
+                    div.stack-pages #decided { @for p in decided_pages { (p) } }
+                }
             }
         }
     })

@@ -379,7 +379,7 @@
   // --- A class set's page: the stack's and the marking's progress, without a reload ----------
   let refreshing = null;
   async function refreshProgress() {
-    const sections = ["stack-state", "counts", "marking"];
+    const sections = ["stack-state", "stack-report", "copies", "marking"];
     try {
       const response = await fetch(window.location.pathname, { credentials: "same-origin" });
       if (!response.ok) return;
@@ -387,7 +387,8 @@
       for (const id of sections) {
         const fresh = doc.getElementById(id);
         const old = document.getElementById(id);
-        if (fresh && old) old.replaceWith(document.importNode(fresh, true));
+        // A section being filled in (a form with the focus) is left as it is until the next round.
+        if (fresh && old && !old.contains(document.activeElement)) old.replaceWith(document.importNode(fresh, true));
       }
     } catch (_) {
       /* the next round tries again */

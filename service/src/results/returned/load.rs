@@ -197,7 +197,7 @@ async fn script_of(
 
 /// Quarter turns clockwise that show upright a page whose content is turned `orientation`
 /// degrees clockwise (as the review page computes them).
-fn upright(orientation: i64) -> u8 {
+pub fn upright(orientation: i64) -> u8 {
     // 0 to 3 by construction.
     ((360 - orientation.rem_euclid(360)) % 360 / 90) as u8
 }

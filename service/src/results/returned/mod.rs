@@ -39,7 +39,7 @@ pub use class::{
     load_class_pdf, load_class_zip, unfinished,
 };
 pub use draw::{typeset, typeset_owned};
-pub use load::{ScriptHeading, displayed_page_image, load_script, load_session_script};
+pub use load::{ScriptHeading, displayed_page_image, load_script, load_session_script, upright};
 
 use crate::marked::{MarkedError, MarkedQuestion, QuestionStatus};
 use crate::store::StoreError;

@@ -1,0 +1,392 @@
+// The teacher's loop in the app, walked in Debian's Chromium (playwright-core) against a real
+// `examkit serve` on a database of its own with no account: the first account made with the setup
+// token the service printed, the bank searched by facet and words, a paper built, reordered, saved
+// and saved again, a class printed from a pasted roster with a bad line then fixed, its print PDF
+// downloaded, and a stack of scans made from it by the scan maker (a skewed copy, a copy missing a
+// page, a page scanned twice and a page of another print) uploaded in one go and read. Then the
+// same walk with script off reaches every step. Every page is checked with axe-core and
+// screenshotted into test-output/<database>/loop/ (the screenshots of docs/app.md).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const POSTGRES = process.env.EXAMKIT_TEST_POSTGRES_URL && process.env.DATABASE_URL;
+const DATABASE = POSTGRES ? 'postgres' : 'sqlite';
+const output = join(here, 'test-output', DATABASE, 'loop');
+const targetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache', 'examkit', 'target');
+const EXAMKIT = process.env.EXAMKIT_BIN ?? join(targetDir, 'debug', 'examkit');
+const SCANMAKER = process.env.EXAMKIT_SCANMAKER_BIN ?? join(targetDir, 'debug', 'examkit-scanmaker');
+const FONT = process.env.EXAMKIT_HANDWRITING_FONT ?? '/usr/share/fonts/opentype/comic-neue/ComicNeue-Regular.otf';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const AXE = readFileSync(join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+const EMAIL = 'head.of.maths@school.test';
+const PASSWORD = 'a long password of the loop';
+// The sample questions the scan maker's example answers, by a word of their titles.
+const QUESTIONS = [
+  { id: '8a834eff-5ac7-5e3d-902e-0c7342b819d4', words: 'composite inverse reciprocal' },
+  { id: '24edba06-39ce-5306-9e48-2c6afec357a4', words: 'Newton-Raphson' },
+];
+const ROSTER_BAD = [
+  'Name\tCandidate number',
+  'Ada Lovelace\t0001',
+  'Alan Turing\t0002',
+  'Emmy Noether\t0003\t12B',
+  'Grace Hopper, 0004',
+  'Katherine Johnson\t0005',
+  'Mary Somerville',
+].join('\n');
+const ROSTER = ROSTER_BAD.replace('\t0003\t12B', '\t0003');
+
+let dataDir;
+let pgDatabase = null;
+let server;
+let serverOutput = '';
+let baseUrl;
+let browser;
+let context;
+let auditContext;
+let page;
+let shot = 0;
+const problems = [];
+const state = {};
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function examkitEnv() {
+  const env = { ...process.env, EXAMKIT_DATA_DIR: dataDir, OMP_THREAD_LIMIT: '1' };
+  delete env.DATABASE_URL;
+  if (pgDatabase) {
+    const url = new URL(process.env.EXAMKIT_TEST_POSTGRES_URL);
+    url.pathname = `/${pgDatabase}`;
+    env.DATABASE_URL = url.href;
+  }
+  return env;
+}
+
+function run(command, args, input) {
+  const result = spawnSync(command, args, { env: examkitEnv(), input, encoding: 'utf8', cwd: root });
+  if (result.error) throw result.error;
+  assert.equal(result.status, 0, `${command} ${args.join(' ')} failed:\n${result.stderr}`);
+  return result.stdout.trim();
+}
+
+function psql(sql) {
+  const result = spawnSync('psql', [process.env.EXAMKIT_TEST_POSTGRES_URL, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', sql], { encoding: 'utf8' });
+  assert.equal(result.status, 0, `psql ${sql}: ${result.stderr}`);
+}
+
+async function screenshot(name) {
+  shot += 1;
+  await page.screenshot({ path: join(output, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+}
+
+/** axe-core on the page as it stands (no serious or critical violation), then its screenshot. */
+async function audit(name) {
+  const html = await page.content();
+  const address = new URL(page.url());
+  address.hash = '';
+  await auditContext.clearCookies();
+  await auditContext.addCookies(await context.cookies());
+  const view = await auditContext.newPage();
+  try {
+    let served = false;
+    await view.route((url) => !served && url.href === address.href, (route) => {
+      served = true;
+      return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html });
+    });
+    await view.goto(address.href);
+    await view.addScriptTag({ content: AXE });
+    const violations = await view.evaluate(async () => (await window.axe.run(document)).violations
+      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })));
+    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepStrictEqual(serious, [], `serious accessibility problems on ${name}`);
+  } finally {
+    await view.close();
+  }
+  await screenshot(name);
+}
+
+function takeProblems() {
+  const seen = problems.splice(0);
+  return seen.filter((p) => !/status of (409|422)/.test(p));
+}
+
+async function waitForServer() {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`examkit serve exited: ${serverOutput}`);
+    try {
+      if ((await fetch(`${baseUrl}/v1/guide.txt`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('examkit serve did not answer within 60 s');
+}
+
+before(async () => {
+  rmSync(output, { recursive: true, force: true });
+  mkdirSync(output, { recursive: true });
+  dataDir = mkdtempSync(join(tmpdir(), 'examkit-loop-'));
+  if (POSTGRES) {
+    pgDatabase = `examkit_loop_${Date.now().toString(36)}_${process.pid}`;
+    psql(`CREATE DATABASE ${pgDatabase}`);
+  }
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  const log = createWriteStream(join(output, 'server.log'));
+  server = spawn(EXAMKIT, ['serve', '--listen', `127.0.0.1:${port}`], { env: examkitEnv(), cwd: root });
+  server.stdout.on('data', (chunk) => { serverOutput += chunk; });
+  server.stdout.pipe(log);
+  server.stderr.pipe(log);
+  await waitForServer();
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  const size = { viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 };
+  context = await browser.newContext({ ...size, acceptDownloads: true });
+  auditContext = await browser.newContext({ ...size, bypassCSP: true });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !(m.location()?.url ?? '').endsWith('/favicon.ico')) problems.push(`console error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+});
+
+after(async () => {
+  await browser?.close();
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM');
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => { server.kill('SIGKILL'); resolve(); }, 10_000);
+      server.once('exit', () => { clearTimeout(timer); resolve(); });
+    });
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+  if (pgDatabase) psql(`DROP DATABASE IF EXISTS ${pgDatabase}`);
+});
+
+test('the first account is made with the setup token the service printed', async () => {
+  const token = /with the setup token ([0-9a-f]{32})/.exec(serverOutput)?.[1];
+  assert.ok(token, `the token line: ${serverOutput}`);
+  await page.goto(`${baseUrl}/app/`);
+  assert.equal(new URL(page.url()).pathname, '/app/setup');
+  await audit('first-run');
+  await page.fill('#setup-token', token);
+  await page.fill('#name', 'Head of Maths');
+  await page.fill('#email', EMAIL);
+  await page.fill('#password', PASSWORD);
+  await page.fill('#password-again', PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForURL(/\/app\/sessions$/);
+  assert.match(await page.textContent('header'), /head\.of\.maths@school\.test/);
+  // Once an account exists the offer is gone.
+  const again = await context.request.get(`${baseUrl}/app/setup`, { maxRedirects: 0 });
+  assert.equal(again.headers().location, '/app/sign-in');
+  assert.deepStrictEqual(takeProblems(), []);
+});
+
+test('the bank is searched by facet and words, its maths typeset', async () => {
+  await page.click('nav >> text=Bank');
+  await page.selectOption('#f-level', 'a-level');
+  await page.selectOption('#f-subject', 'maths');
+  await page.fill('#f-q', QUESTIONS[0].words);
+  await page.click('form.search button[type=submit]');
+  await page.waitForSelector('#results li.result');
+  const html = await page.content();
+  assert.ok(html.includes(`value="${QUESTIONS[0].id}:`), 'the question is found');
+  assert.ok(await page.locator('#results span.math svg').count() > 0, 'maths as SVG');
+  const text = await page.locator('#results').innerText();
+  assert.ok(!/\$[^$]+\$/.test(text), `no raw maths in ${text.slice(0, 400)}`);
+  await page.locator('#results details.scheme summary').first().click();
+  await audit('bank-search');
+  assert.deepStrictEqual(takeProblems(), []);
+});
+
+test('a paper is built, reordered, saved, then changed and saved again', async () => {
+  await page.locator(`li.result:has(input[value^="${QUESTIONS[0].id}:"]) button`).click();
+  await page.waitForURL(/\/app\/papers\/[0-9a-f-]{36}$/);
+  state.paperPath = new URL(page.url()).pathname;
+  await page.click('text=Add questions from the bank');
+  await page.fill('#f-q', QUESTIONS[1].words);
+  await page.click('form.search button[type=submit]');
+  await page.locator(`li.result:has(input[value^="${QUESTIONS[1].id}:"]) button`).click();
+  await page.waitForSelector('#results');
+  await page.goto(baseUrl + state.paperPath);
+  const order = () => page.locator('#questions input[name=pin]').evaluateAll((inputs) => inputs.map((i) => i.value.split(':')[0]));
+  assert.deepStrictEqual(await order(), [QUESTIONS[0].id, QUESTIONS[1].id]);
+  // Moved in place by the page's script, with the keyboard: focus stays on the moved question.
+  await page.locator('#questions li').first().locator('button[value^="down:"]').focus();
+  await page.keyboard.press('Enter');
+  assert.deepStrictEqual(await order(), [QUESTIONS[1].id, QUESTIONS[0].id]);
+  assert.ok(await page.locator('#unsaved').isVisible());
+  await page.fill('#title', 'Year 13 mock: functions and numerical methods');
+  await audit('paper-builder');
+  await page.locator('button[value=save]').first().click();
+  await page.waitForURL(/saved=3/);
+  assert.match(await page.textContent('#notice'), /Saved as revision 3/);
+  assert.deepStrictEqual(await order(), [QUESTIONS[1].id, QUESTIONS[0].id]);
+  await page.check('#grade-guide');
+  await page.selectOption('#writing-space', '1-page');
+  await page.locator('button[value=save]').first().click();
+  await page.waitForURL(/saved=4/);
+  await audit('paper-saved');
+  await page.click('nav >> text=Papers');
+  await page.waitForSelector('#papers');
+  assert.match(await page.textContent('#papers'), /Year 13 mock/);
+  await audit('papers');
+  assert.deepStrictEqual(takeProblems(), []);
+});
+
+test('a class is printed from a pasted roster: a bad line is named, then fixed', async () => {
+  await page.goto(`${baseUrl}${state.paperPath}/revisions/4`);
+  await page.fill('#roster', ROSTER_BAD);
+  await page.fill('#set-title', '13M mock');
+  await page.click('#print button[type=submit]');
+  await page.waitForSelector('#print-problems');
+  const said = await page.textContent('#print-problems');
+  assert.match(said, /Line 4/);
+  assert.match(said, /3 columns/);
+  await audit('roster-refused');
+  await page.fill('#roster', ROSTER);
+  await page.click('#print button[type=submit]');
+  await page.waitForURL(/\/app\/class-sets\/[0-9a-f-]{36}$/);
+  state.setPath = new URL(page.url()).pathname;
+  state.setId = state.setPath.split('/').pop();
+  assert.match(await page.textContent('h1'), /13M mock/);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('text=Every copy, to print (PDF)')]);
+  state.printPdf = join(output, 'print.pdf');
+  await download.saveAs(state.printPdf);
+  assert.equal(readFileSync(state.printPdf).subarray(0, 5).toString(), '%PDF-');
+  await audit('class-set-made');
+  assert.deepStrictEqual(takeProblems(), []);
+});
+
+test('a stack of scans made from the print is uploaded in one go and read', { timeout: 8 * 60_000 }, async () => {
+  // The paper's recorded layout, for the scan maker, through the API with a key of the account.
+  const users = run(EXAMKIT, ['users', 'list']);
+  const user = users.split('\n').find((line) => line.includes(EMAIL)).split(/\s+/)[0];
+  const key = run(EXAMKIT, ['keys', 'create', '--user', user, '--name', 'loop', '--scopes', 'papers:read,papers:write,marking:read', '--expires', '30d']);
+  const paperId = state.paperPath.split('/').pop();
+  const exported = await fetch(`${baseUrl}/v1/papers/${paperId}/revisions/4/exports`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}',
+  });
+  assert.equal(exported.status, 200);
+  const layout = join(output, 'export.json');
+  writeFileSync(layout, await exported.text());
+  const read = await fetch(`${baseUrl}/v1/class-sets/${state.setId}`, { headers: { authorization: `Bearer ${key}` } });
+  const set = JSON.parse(await read.text());
+  assert.equal(read.status, 200, JSON.stringify(set));
+  const per = set.classSet.pagesPerCopy;
+  const scans = join(output, 'scans');
+  mkdirSync(scans, { recursive: true });
+  // What the students wrote: the scan maker's example answers to the paper's two questions.
+  const example = JSON.parse(readFileSync(join(root, 'examples', 'scanmaker', 'answers.example.json'), 'utf8'));
+  const answers = join(output, 'answers.json');
+  writeFileSync(answers, JSON.stringify(Object.fromEntries(QUESTIONS.map((q) => [q.id, example[q.id]]))));
+  const make = (out, first, last, extra = []) => run(SCANMAKER, ['--paper', state.printPdf, '--layout', layout,
+    '--answers', answers, '--out', join(scans, out), '--pages', `${first}:${last}`, '--font', FONT, ...extra]);
+  // Copy 1 whole, skewed; copy 2 as page images, its first turned upside down, without its last
+  // page; copy 1's first page again, as a phone photo.
+  make('copy-1.pdf', 1, per, ['--skew', '1.5', '--seed', '3']);
+  const pages2 = join(output, 'copy-2');
+  run(SCANMAKER, ['--paper', state.printPdf, '--layout', layout, '--answers', answers, '--out', join(pages2, 'copy-2.jpg'),
+    '--pages', `${per + 1}:${2 * per}`, '--font', FONT, '--rotate', '1:180', '--seed', '4']);
+  mkdirSync(pages2, { recursive: true });
+  for (const name of readdirSync(pages2).sort().slice(0, per - 1)) {
+    writeFileSync(join(scans, name), readFileSync(join(pages2, name)));
+  }
+  const photo = join(output, 'photo');
+  run(SCANMAKER, ['--paper', state.printPdf, '--layout', layout, '--answers', answers, '--out', join(photo, 'again.jpg'),
+    '--pages', `1:${per}`, '--font', FONT, '--photo', '--seed', '5']);
+  writeFileSync(join(scans, 'again-1.jpg'), readFileSync(join(photo, 'again-1.jpg')));
+  // A page of another print: the paper's own question paper, not this set's run.
+  const other = await fetch(`${baseUrl}/v1/papers/${paperId}/revisions/4/exports/question-paper`, { headers: { authorization: `Bearer ${key}` } });
+  writeFileSync(join(output, 'question-paper.pdf'), Buffer.from(await other.arrayBuffer()));
+  const stray = join(output, 'stray');
+  run(SCANMAKER, ['--paper', join(output, 'question-paper.pdf'), '--layout', layout, '--answers', answers,
+    '--out', join(stray, 'stray.jpg'), '--font', FONT]);
+  writeFileSync(join(scans, 'stray-1.jpg'), readFileSync(join(stray, 'stray-1.jpg')));
+  const files = readdirSync(scans).map((name) => join(scans, name));
+
+  await page.goto(baseUrl + state.setPath);
+  await page.setInputFiles('#files', files);
+  await page.click('#upload button[type=submit]');
+  await page.waitForFunction((n) => document.querySelectorAll('#upload-progress li[data-outcome]').length === n, files.length);
+  const outcomes = await page.locator('#upload-progress li').allInnerTexts();
+  assert.equal(outcomes.filter((o) => /added/.test(o)).length, files.length, outcomes.join('\n'));
+  await audit('stack-uploaded');
+  // The page follows the reading without a reload.
+  await page.waitForFunction(() => /Every page is read/.test(document.getElementById('stack-state')?.textContent ?? ''),
+    null, { timeout: 6 * 60_000, polling: 1000 });
+  const counts = await page.textContent('#counts');
+  assert.match(counts, /\d/);
+  await page.reload();
+  assert.ok(await page.locator('#waiting .stack-page, #nothing-waiting').count() > 0);
+  await audit('stack-read');
+  assert.deepStrictEqual(takeProblems(), []);
+});
+
+test('with script off every step is reached by plain forms', async () => {
+  const plain = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+  const p = await plain.newPage();
+  try {
+    await p.goto(`${baseUrl}/app/sign-in`);
+    await p.fill('#email', EMAIL);
+    await p.fill('#password', PASSWORD);
+    await p.click('button[type=submit]');
+    await p.goto(`${baseUrl}/app/bank?q=${encodeURIComponent(QUESTIONS[1].words)}`);
+    await p.locator(`li.result:has(input[value^="${QUESTIONS[1].id}:"]) button`).click();
+    await p.waitForURL(/\/app\/papers\/[0-9a-f-]{36}$/);
+    const path = new URL(p.url()).pathname;
+    await p.click('text=Add questions from the bank');
+    await p.fill('#f-q', QUESTIONS[0].words);
+    await p.click('form.search button[type=submit]');
+    await p.locator(`li.result:has(input[value^="${QUESTIONS[0].id}:"]) button`).click();
+    await p.goto(baseUrl + path);
+    // Moving a question is a round trip that shows the draft unsaved.
+    await p.locator('#questions li').nth(1).locator('button[value^="up:"]').click();
+    await p.waitForSelector('#unsaved');
+    const first = await p.locator('#questions input[name=pin]').first().getAttribute('value');
+    assert.ok(first.startsWith(QUESTIONS[0].id), first);
+    await p.locator('button[value=save]').first().click();
+    await p.waitForURL(/saved=3/);
+    await p.goto(`${baseUrl}${path}/revisions/3`);
+    await p.fill('#copies', '2');
+    await p.click('#print button[type=submit]');
+    await p.waitForURL(/\/app\/class-sets\/[0-9a-f-]{36}$/);
+    // Several files in one plain form: each outcome on a page of its own.
+    const notes = join(output, 'notes.txt');
+    writeFileSync(notes, 'not a scan');
+    await p.setInputFiles('#files', [join(output, 'scans', 'copy-1.pdf'), notes]);
+    await p.click('#upload button[type=submit]');
+    await p.waitForSelector('#upload-outcomes');
+    const said = await p.locator('#upload-outcomes li').allInnerTexts();
+    assert.match(said.join('\n'), /copy-1\.pdf: added/);
+    assert.match(said.join('\n'), /notes\.txt: refused, not a PDF or image/);
+    page = p;
+    await screenshot('no-script-upload');
+  } finally {
+    await plain.close();
+  }
+});
