@@ -2,9 +2,11 @@
 // `examkit serve` on a database of its own with no account: the first account made with the setup
 // token the service printed, the bank searched by facet and words, a paper built, reordered, saved
 // and saved again, a class printed from a pasted roster with a bad line then fixed, its print PDF
-// downloaded, and a stack of scans made from it by the scan maker (a skewed copy, a copy missing a
-// page, a page scanned twice and a page of another print) uploaded in one go and read. Then the
-// same walk with script off reaches every step. Every page is checked with axe-core and
+// downloaded, a stack of scans made from it by the scan maker (a skewed copy, a copy missing a
+// page, a page scanned twice and a page of another print) uploaded in one go and read, the stack
+// settled, a name confirmed, the class marked, a question reviewed across the class with its maths
+// typeset, and the markbook and returned scripts downloaded. Then the same walk with script off
+// reaches every step. Every page is checked with axe-core and
 // screenshotted into test-output/<database>/loop/ (the screenshots of docs/app.md).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -98,7 +100,15 @@ function psql(sql) {
 
 async function screenshot(name) {
   shot += 1;
-  await page.screenshot({ path: join(output, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  const file = `${String(shot).padStart(2, '0')}-${name}`;
+  await page.screenshot({ path: join(output, `${file}.png`), fullPage: true });
+  // The walk's pictures in docs/app.md: EXAMKIT_DOCS_SCREENSHOTS=docs/images/app-loop makes them
+  // again, as small JPEGs.
+  const docs = process.env.EXAMKIT_DOCS_SCREENSHOTS;
+  if (docs) {
+    mkdirSync(join(root, docs), { recursive: true });
+    await page.screenshot({ path: join(root, docs, `${file}.jpg`), type: 'jpeg', quality: 55, fullPage: true });
+  }
 }
 
 /** axe-core on the page as it stands (no serious or critical violation), then its screenshot. */
@@ -344,6 +354,46 @@ test('a stack of scans made from the print is uploaded in one go and read', { ti
   await page.reload();
   assert.ok(await page.locator('#waiting .stack-page, #nothing-waiting').count() > 0);
   await audit('stack-read');
+  assert.deepStrictEqual(takeProblems(), []);
+});
+
+test('the stack is settled, a name confirmed, the class marked, reviewed and returned', { timeout: 12 * 60_000 }, async () => {
+  await page.goto(baseUrl + state.setPath);
+  // Two scans of copy 1's first page: the flat scan is kept, the photo set aside.
+  await page.locator('#waiting .stack-page', { hasText: 'copy-1.pdf' }).locator('button', { hasText: 'Use this scan' }).click();
+  await page.waitForURL(/saved=/);
+  assert.match(await page.textContent('#saved'), /Saved/);
+  // Who wrote copy 1, confirmed in one step.
+  await page.selectOption('#student-1', '1');
+  await page.locator('tr[data-copy="1"] button', { hasText: 'Set student' }).click();
+  await page.waitForURL(/saved=/);
+  assert.equal(await page.getAttribute('tr[data-copy="1"] td[data-writer]', 'data-writer'), 'confirmed');
+  await audit('stack-settled');
+  await page.click('#start-marking');
+  await page.waitForURL(/started=/);
+  assert.match(await page.textContent('#saved'), /Marking started: 2 scripts made/);
+  // The page follows the marking without a reload until every script is marked.
+  await page.waitForFunction(() => document.querySelector('#marking')?.dataset.marking === 'marked',
+    null, { timeout: 10 * 60_000, polling: 2000 });
+  await audit('class-marked');
+  await page.click('#results-link a');
+  await page.waitForSelector('#marks-table');
+  await audit('results');
+  for (const [link, type] of [['#downloads a[href$="markbook.csv"]', 'text/csv'], ['#returned a[href$="returned.pdf?draft=true"]', 'application/pdf']]) {
+    const href = await page.getAttribute(link, 'href');
+    const response = await context.request.get(baseUrl + href);
+    assert.equal(response.status(), 200, href);
+    assert.ok(response.headers()['content-type'].startsWith(type), `${href}: ${response.headers()['content-type']}`);
+  }
+  // A question across the class, its requirements' maths typeset.
+  const paperId = state.paperPath.split('/').pop();
+  await page.goto(`${baseUrl}/app/sets/${paperId}/4`);
+  await page.locator('a', { hasText: 'Question 1' }).first().click();
+  await page.waitForSelector('li.criterion');
+  assert.ok(await page.locator('p.requirement span.math svg').count() > 0, 'requirements typeset');
+  const requirements = await page.locator('p.requirement').allInnerTexts();
+  assert.ok(requirements.every((r) => !/\$[^$]+\$/.test(r)), requirements.join('\n'));
+  await audit('review-across-the-class');
   assert.deepStrictEqual(takeProblems(), []);
 });
 
