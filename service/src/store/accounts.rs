@@ -198,7 +198,7 @@ impl Store {
     ) -> Result<Option<User>, StoreError> {
         let mut tx = self.begin_write().await?;
         if self.backend == super::Backend::Postgres {
-            sqlx::query("SELECT pg_advisory_xact_lock(7_201_001)")
+            sqlx::query("SELECT pg_advisory_xact_lock(7201001)")
                 .execute(&mut *tx)
                 .await?;
         }
