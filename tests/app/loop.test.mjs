@@ -297,6 +297,7 @@ test('a stack of scans made from the print is uploaded in one go and read', { ti
   const users = run(EXAMKIT, ['users', 'list']);
   const user = users.split('\n').find((line) => line.includes(EMAIL)).split(/\s+/)[0];
   const key = run(EXAMKIT, ['keys', 'create', '--user', user, '--name', 'loop', '--scopes', 'papers:read,papers:write,marking:read', '--expires', '30d']);
+  state.key = key;
   const paperId = state.paperPath.split('/').pop();
   const exported = await fetch(`${baseUrl}/v1/papers/${paperId}/revisions/4/exports`, {
     method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}',
@@ -397,7 +398,18 @@ test('the stack is settled, a name confirmed, the class marked, reviewed and ret
   assert.deepStrictEqual(takeProblems(), []);
 });
 
-test('with script off every step is reached by plain forms', async () => {
+/** Reloads a page without script until `done` holds of it, or fails after `limitMs`. */
+async function reloadUntil(p, done, what, limitMs) {
+  const started = Date.now();
+  for (;;) {
+    if (await done()) return;
+    assert.ok(Date.now() - started < limitMs, `${what} within ${limitMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await p.reload();
+  }
+}
+
+test('with script off every step is reached by plain forms', { timeout: 12 * 60_000 }, async () => {
   const plain = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
   const p = await plain.newPage();
   try {
@@ -409,6 +421,7 @@ test('with script off every step is reached by plain forms', async () => {
     await p.locator(`li.result:has(input[value^="${QUESTIONS[1].id}:"]) button`).click();
     await p.waitForURL(/\/app\/papers\/[0-9a-f-]{36}$/);
     const path = new URL(p.url()).pathname;
+    const paperId = path.split('/').pop();
     await p.click('text=Add questions from the bank');
     await p.fill('#f-q', QUESTIONS[0].words);
     await p.click('form.search button[type=submit]');
@@ -425,17 +438,58 @@ test('with script off every step is reached by plain forms', async () => {
     await p.fill('#copies', '2');
     await p.click('#print button[type=submit]');
     await p.waitForURL(/\/app\/class-sets\/[0-9a-f-]{36}$/);
-    // Several files in one plain form: each outcome on a page of its own.
-    const notes = join(output, 'notes.txt');
+    const setPath = new URL(p.url()).pathname;
+
+    // Both copies written and scanned, from this set's print.
+    const print = await p.request.get(`${baseUrl}${setPath}/print.pdf`);
+    assert.equal(print.status(), 200);
+    const work = join(output, 'plain');
+    mkdirSync(work, { recursive: true });
+    writeFileSync(join(work, 'print.pdf'), await print.body());
+    const exported = await fetch(`${baseUrl}/v1/papers/${paperId}/revisions/3/exports`, {
+      method: 'POST', headers: { authorization: `Bearer ${state.key}`, 'content-type': 'application/json' }, body: '{}',
+    });
+    assert.equal(exported.status, 200);
+    writeFileSync(join(work, 'export.json'), await exported.text());
+    const per = Number(/(\d+) pages a copy/.exec(await p.textContent('p.meta'))[1]);
+    const scans = [];
+    for (const copy of [1, 2]) {
+      const out = join(work, `copy-${copy}.pdf`);
+      run(SCANMAKER, ['--paper', join(work, 'print.pdf'), '--layout', join(work, 'export.json'),
+        '--answers', join(output, 'answers.json'), '--out', out, '--pages', `${(copy - 1) * per + 1}:${copy * per}`,
+        '--font', FONT, '--skew', '1', '--seed', String(10 + copy)]);
+      scans.push(out);
+    }
+    const notes = join(work, 'notes.txt');
     writeFileSync(notes, 'not a scan');
-    await p.setInputFiles('#files', [join(output, 'scans', 'copy-1.pdf'), notes]);
+    // Several files in one plain form: each outcome on a page of its own.
+    await p.setInputFiles('#files', [...scans, notes]);
     await p.click('#upload button[type=submit]');
     await p.waitForSelector('#upload-outcomes');
-    const said = await p.locator('#upload-outcomes li').allInnerTexts();
-    assert.match(said.join('\n'), /copy-1\.pdf: added/);
-    assert.match(said.join('\n'), /notes\.txt: refused, not a PDF or image/);
+    const said = (await p.locator('#upload-outcomes li').allInnerTexts()).join('\n');
+    assert.match(said, /copy-1\.pdf: added/);
+    assert.match(said, /copy-2\.pdf: added/);
+    assert.match(said, /notes\.txt: refused, not a PDF or image/);
     page = p;
     await screenshot('no-script-upload');
+    await p.goto(baseUrl + setPath);
+    await reloadUntil(p, async () => /Every page is read/.test(await p.textContent('#stack-state')), 'the stack read', 6 * 60_000);
+    await p.click('#start-marking');
+    await p.waitForURL(/started=/);
+    await reloadUntil(p, async () => (await p.getAttribute('#marking', 'data-marking')) === 'marked', 'every script marked', 8 * 60_000);
+    await p.click('#results-link a');
+    await p.waitForSelector('#marks-table');
+    const csv = await p.request.get(baseUrl + await p.getAttribute('#downloads a[href$="markbook.csv"]', 'href'));
+    assert.equal(csv.status(), 200);
+    // A decision on a question, by the plain form.
+    await p.goto(`${baseUrl}/app/sets/${paperId}/3`);
+    await p.locator('a', { hasText: 'Question 1' }).first().click();
+    const criterion = p.locator('li.criterion').first();
+    await criterion.locator('input[name=reason]').fill('Checked by hand');
+    await criterion.locator('button[value=withhold]').click();
+    await p.waitForSelector('#saved');
+    assert.match(await p.textContent('#saved'), /Saved/);
+    await screenshot('no-script-decided');
   } finally {
     await plain.close();
   }
