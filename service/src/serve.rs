@@ -1,5 +1,6 @@
 //! `examkit serve`: open the store, apply migrations, serve HTTP until interrupted.
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -242,18 +243,21 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             "X-Forwarded-For names the client when the peer is one of these proxies"
         );
     }
-    println!("listening on http://{addr}");
     if let Some(token) = &setup_token {
         let base = args
             .public_url
             .as_ref()
             .map_or_else(|| format!("http://{addr}"), |url| url.origin.clone());
         tracing::warn!("no account yet: make the first in the app with the setup token");
-        println!(
+        // Written before the address line (which callers wait for and may stop reading after),
+        // and never a panic when no one reads standard output any more.
+        let _ = writeln!(
+            std::io::stdout().lock(),
             "no account yet: make the first at {base}/app/setup with the setup token {}",
             token.reveal()
         );
     }
+    println!("listening on http://{addr}");
     server.await;
     pruner.abort();
     // Usage recorded since the last flush is written before the process ends.

@@ -1,4 +1,5 @@
-//! The question bank's page: search by the facets `GET /v1/questions` offers and by text, paged
+//! The question bank's page: search by the facets `GET /v1/questions` offers (level, subject,
+//! paper, board, topic, difficulty, year, marks) and by text, paged
 //! as the API pages (the same query rules, [`crate::http::questions::parse_search`], and the same
 //! cursors, [`crate::questions::search`]). Each result shows its content with its diagrams and
 //! maths, its marks, and its mark scheme on request; a result adds to the paper being built
@@ -18,6 +19,7 @@ const FIELDS: &[&str] = &[
     "q",
     "level",
     "subject",
+    "module",
     "board",
     "topic",
     "year",
@@ -140,6 +142,7 @@ fn search_form(asked: &Asked, facets: &FacetsView) -> Markup {
             }
             (select("level", "Level", asked.value("level"), &owned(LEVELS)))
             (select("subject", "Subject", asked.value("subject"), &owned(SUBJECTS)))
+            (select("module", "Paper", asked.value("module"), &facet(&facets.module)))
             (select("board", "Board", asked.value("board"), &facet(&facets.board)))
             (select("topic", "Topic", asked.value("topic"), &facet(&facets.topic)))
             (select("difficulty", "Difficulty", asked.value("difficulty"), &numbers(1..=5)))

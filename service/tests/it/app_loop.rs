@@ -156,6 +156,20 @@ async fn a_paper_is_built_from_the_bank_and_saved_as_revisions(db: Db) {
         found.body.contains("Mark scheme ("),
         "the scheme on request"
     );
+    // The paper (module) facet is offered and filters as the API's does.
+    assert!(found.body.contains("id=\"f-module\""), "{}", found.body);
+    let by_module = b.get("/app/bank?module=core-pure&q=complex").await;
+    assert!(
+        by_module.body.contains("Complex number arithmetic"),
+        "{}",
+        by_module.body
+    );
+    let elsewhere = b.get("/app/bank?module=statistics-1&q=complex").await;
+    assert!(
+        elsewhere.body.contains("id=\"no-results\""),
+        "{}",
+        elsewhere.body
+    );
     // A bad filter is said in the API's words, on the page.
     let bad = b.get("/app/bank?year=1800").await;
     assert_eq!(bad.status, 200);

@@ -390,6 +390,26 @@ async fn a_flood_of_sign_ins_waits_for_a_bounded_number_of_password_checks(db: D
     const FLOOD: usize = 200;
     let dir = tempfile::tempdir().expect("dir");
     let database = common::fresh_database(db, dir.path()).await;
+    // A deployment with an account, so that the app signs in (a new one offers its first run).
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_examkit"))
+        .args([
+            "users",
+            "create",
+            "--name",
+            "Teacher",
+            "--database",
+            &database,
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("examkit users create runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let server = serve(
         &database,
         dir.path(),
