@@ -40,6 +40,17 @@ async fn shutdown_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// Writes a line to standard output for whoever started the process. Callers (supervisors,
+/// scripts) often read up to the line they wait for and close the pipe: a line no one reads any
+/// more is dropped, never a panic that stops the service.
+fn say(line: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    let _ = out
+        .write_fmt(line)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+}
+
 /// The first-run token when the database has no account yet (see [`crate::app::setup`]).
 async fn first_run_token(
     store: &crate::store::Store,
@@ -219,7 +230,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             {
                 Ok((bound, server)) => {
                     tracing::info!(%bound, "metrics listening");
-                    println!("metrics on http://{bound}/metrics");
+                    say(format_args!("metrics on http://{bound}/metrics"));
                     Some(tokio::spawn(server))
                 }
                 Err(e) => {
@@ -243,21 +254,18 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             "X-Forwarded-For names the client when the peer is one of these proxies"
         );
     }
+    say(format_args!("listening on http://{addr}"));
     if let Some(token) = &setup_token {
         let base = args
             .public_url
             .as_ref()
             .map_or_else(|| format!("http://{addr}"), |url| url.origin.clone());
         tracing::warn!("no account yet: make the first in the app with the setup token");
-        // Written before the address line (which callers wait for and may stop reading after),
-        // and never a panic when no one reads standard output any more.
-        let _ = writeln!(
-            std::io::stdout().lock(),
+        say(format_args!(
             "no account yet: make the first at {base}/app/setup with the setup token {}",
             token.reveal()
-        );
+        ));
     }
-    println!("listening on http://{addr}");
     server.await;
     pruner.abort();
     // Usage recorded since the last flush is written before the process ends.
@@ -317,7 +325,7 @@ pub async fn worker(args: WorkerArgs) -> ExitCode {
             };
             match served {
                 Ok((bound, server)) => {
-                    println!("metrics on http://{bound}/metrics");
+                    say(format_args!("metrics on http://{bound}/metrics"));
                     Some(tokio::spawn(server))
                 }
                 Err(e) => {
@@ -341,7 +349,7 @@ pub async fn worker(args: WorkerArgs) -> ExitCode {
         }
     };
     tracing::info!(workers = count, "examkit worker running");
-    println!("{count} worker(s) running");
+    say(format_args!("{count} worker(s) running"));
     shutdown_signal().await;
     tracing::info!("stopping: no new jobs are claimed");
     workers.shutdown().await;
