@@ -22,6 +22,8 @@ import { chromium } from 'playwright-core';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const DATABASE = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
+/** How long one browser step (a click, a navigation, a selector) may wait. */
+const STEP_LIMIT_MS = 120_000;
 const output = join(here, 'test-output', DATABASE);
 const targetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache', 'examkit', 'target');
 const EXAMKIT = process.env.EXAMKIT_BIN ?? join(targetDir, 'debug', 'examkit');
@@ -216,6 +218,8 @@ before(async () => {
   const size = { viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 };
   context = await browser.newContext(size);
   auditContext = await browser.newContext({ ...size, bypassCSP: true });
+  // A shared machine can be slow: a step waits up to two minutes, never failing on a busy moment.
+  for (const c of [context, auditContext]) c.setDefaultTimeout(STEP_LIMIT_MS);
   page = await context.newPage();
   page.on('console', (message) => {
     const where = message.location()?.url ?? '';

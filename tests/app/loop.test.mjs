@@ -23,6 +23,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const POSTGRES = process.env.EXAMKIT_TEST_POSTGRES_URL && process.env.DATABASE_URL;
 const DATABASE = POSTGRES ? 'postgres' : 'sqlite';
+/** How long one browser step (a click, a navigation, a selector) may wait. */
+const STEP_LIMIT_MS = 120_000;
 const output = join(here, 'test-output', DATABASE, 'loop');
 const targetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache', 'examkit', 'target');
 const EXAMKIT = process.env.EXAMKIT_BIN ?? join(targetDir, 'debug', 'examkit');
@@ -176,6 +178,8 @@ before(async () => {
   const size = { viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 };
   context = await browser.newContext({ ...size, acceptDownloads: true });
   auditContext = await browser.newContext({ ...size, bypassCSP: true });
+  // A shared machine can be slow: a step waits up to two minutes, never failing on a busy moment.
+  for (const c of [context, auditContext]) c.setDefaultTimeout(STEP_LIMIT_MS);
   page = await context.newPage();
   page.on('console', (m) => {
     if (m.type() === 'error' && !(m.location()?.url ?? '').endsWith('/favicon.ico')) problems.push(`console error: ${m.text()}`);
@@ -411,6 +415,7 @@ async function reloadUntil(p, done, what, limitMs) {
 
 test('with script off every step is reached by plain forms', { timeout: 12 * 60_000 }, async () => {
   const plain = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+  plain.setDefaultTimeout(STEP_LIMIT_MS);
   const p = await plain.newPage();
   try {
     await p.goto(`${baseUrl}/app/sign-in`);

@@ -56,7 +56,8 @@ trap cleanup EXIT
 failed=()
 log "SQLite: node --test app.test.mjs"
 (unset DATABASE_URL; EXAMKIT_DATA_DIR="$scratch/sqlite" && mkdir -p "$EXAMKIT_DATA_DIR" &&
-  export EXAMKIT_DATA_DIR && node --test --test-reporter=spec ./*.test.mjs) || failed+=(SQLite)
+  export EXAMKIT_DATA_DIR && node --test --test-reporter=spec ./*.test.mjs) 2>&1 | tee "$scratch/sqlite.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed+=(SQLite)
 
 if [ -n "${EXAMKIT_TEST_POSTGRES_URL:-}" ]; then
   pg_database="examkit_test_app_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
@@ -66,12 +67,21 @@ if [ -n "${EXAMKIT_TEST_POSTGRES_URL:-}" ]; then
     "$EXAMKIT_TEST_POSTGRES_URL" "$pg_database")"
   log "PostgreSQL ($pg_database): node --test app.test.mjs"
   (DATABASE_URL="$pg_url" EXAMKIT_DATA_DIR="$scratch/postgres" && mkdir -p "$EXAMKIT_DATA_DIR" &&
-    export DATABASE_URL EXAMKIT_DATA_DIR && node --test --test-reporter=spec ./*.test.mjs) || failed+=(PostgreSQL)
+    export DATABASE_URL EXAMKIT_DATA_DIR && node --test --test-reporter=spec ./*.test.mjs) 2>&1 |
+    tee "$scratch/postgres.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=(PostgreSQL)
 else
   log "EXAMKIT_TEST_POSTGRES_URL is not set: PostgreSQL not tested"
 fi
 log "screenshots and axe results: $here/test-output/"
 if [ "${#failed[@]}" -gt 0 ]; then
+  # Why each run failed, again at the end, where a reader of the run's last lines finds it.
+  for db in "${failed[@]}"; do
+    name="$(echo "$db" | tr '[:upper:]' '[:lower:]')"
+    [ "$name" = postgresql ] && name=postgres
+    log "why $db failed:"
+    sed -n '/failing tests:/,$p' "$scratch/$name.log" | grep -v '^[[:space:]]*$' | head -n 40 >&2
+  done
   log "failed on: ${failed[*]}"
   exit 1
 fi
