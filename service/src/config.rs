@@ -216,6 +216,11 @@ pub struct MarkingArgs {
     /// and loopback addresses need no flag.
     #[arg(long, env = "EXAMKIT_MARKER_ALLOW_HTTP")]
     pub marker_allow_http: bool,
+    /// For `--marker openai`: every award whose quote was not found among the words indexed on
+    /// its page is `uncertain`, so only what the service itself read on the page is awarded
+    /// unseen (handwriting is rarely read, so most awards then go to a person).
+    #[arg(long, env = "EXAMKIT_MARKER_REQUIRE_QUOTE")]
+    pub marker_require_quote: bool,
     /// Each call to the marker's time limit, in seconds.
     #[arg(
         long,
@@ -357,6 +362,9 @@ impl MarkingArgs {
         if self.page_processes == 0 {
             return Ok(crate::untrusted::Pages::InProcess);
         }
+                    strictness: crate::marking::openai::question::Strictness {
+                        require_quote: self.marker_require_quote,
+                    },
         let program = std::env::current_exe()
             .map_err(|e| format!("the page processes cannot find this program: {e}"))?;
         Ok(crate::untrusted::Pages::isolated(

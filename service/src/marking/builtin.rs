@@ -94,6 +94,7 @@ fn mark(request: &MarkRequest) -> Result<Marked, MarkerError> {
         name: "examkit built-in marker".into(),
         model: None,
         run: None,
+        flags: Vec::new(),
     })
 }
 

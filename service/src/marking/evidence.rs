@@ -156,6 +156,10 @@ guard_codes! {
     BoxTooLarge = "box_too_large", "The evidence box covers more of the page than the writing one mark rests on can (over 15 %).";
     WiderThanAnswerSpace = "wider_than_answer_space", "The evidence box is wider than the answer space it lies in.";
     NoInk = "no_ink", "No ink was added where the evidence is (on a foreign page: no dark marks of writing's size).";
+    QuoteNotTranscribed = "quote_not_transcribed", "The vision model's quote for the award is not in its own transcription of the part.";
+    InstructionsOnPage = "instructions_on_page", "Text addressed to a marker is written on the page, and the award's quote was not found among the page's words.";
+    QuoteNotFound = "quote_not_found", "The award's quote was not found among the page's words, and the deployment requires it (--marker-require-quote).";
+    ModelRubric = "model_rubric", "The criterion is in a rubric the model wrote from scheme pages: a person accepts it before its mark counts.";
 }
 
 impl std::fmt::Display for GuardCode {
@@ -336,6 +340,18 @@ fn spaces_known(page: &WorkPage) -> bool {
     page.laid_out || !page.answer_regions.is_empty()
 }
 
+/// The words of `page` that may be the student's, in the order indexing read them: on a page
+/// lined up with its clean page, those on added ink; elsewhere every word (printed text too).
+pub fn student_words(page: &WorkPage) -> impl Iterator<Item = &super::marker::PageWord> {
+    let ink = match basis(page) {
+        Basis::Added(ink) => Some(ink),
+        Basis::Unaligned(_) | Basis::Dark => None,
+    };
+    page.words
+        .iter()
+        .filter(move |w| ink.is_none_or(|ink| on_added_ink(ink, &w.bbox)))
+}
+
 /// Runs of consecutive words whose text, taken together, is the quote: each as the union of
 /// their boxes.
 fn quote_runs(page: &WorkPage, quote: &str) -> Vec<Rect> {
@@ -366,17 +382,27 @@ fn quote_runs(page: &WorkPage, quote: &str) -> Vec<Rect> {
 }
 
 /// The model's transcription of a question, line by line, for finding which line of a part's
-/// writing a quote is on when the page's words cannot be read.
+/// writing a quote is on when the page's words cannot be read, and whether it holds a quote.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
-    /// Each written line: the part it is labelled with (`(a)`, `a)`, `a.` at its start), if
-    /// any, and its text in comparable form, label removed.
-    lines: Vec<(Option<String>, String)>,
+    /// Each written line, in order.
+    lines: Vec<Line>,
+}
+
+/// A line of a transcription.
+#[derive(Debug, Clone)]
+struct Line {
+    /// The part it is labelled with (`(a)`, `a)`, `a.` at its start), if any.
+    label: Option<String>,
+    /// Its text in comparable form, label removed.
+    text: String,
+    /// Its text as written, label removed.
+    raw: String,
 }
 
 /// A part label opening a transcribed line: `(a)`, `a)` or `a.` followed by a space, a
 /// bracket or the end, for a label of one letter or a roman numeral; the label and the rest.
-fn part_label(line: &str) -> Option<(String, &str)> {
+pub(crate) fn part_label(line: &str) -> Option<(String, &str)> {
     let line = line.trim_start();
     let (inner, rest) = if let Some(after) = line.strip_prefix('(') {
         let close = after.find(')')?;
@@ -399,31 +425,67 @@ impl Transcript {
         let lines = transcription
             .lines()
             .filter_map(|line| {
-                let (label, text) = match part_label(line) {
-                    Some((label, rest)) => (Some(label), comparable(rest)),
-                    None => (None, comparable(line)),
+                let (label, raw) = match part_label(line) {
+                    Some((label, rest)) => (Some(label), rest),
+                    None => (None, line),
                 };
-                (!text.is_empty()).then_some((label, text))
+                let text = comparable(raw);
+                (!text.is_empty()).then(|| Line {
+                    label,
+                    text,
+                    raw: raw.to_owned(),
+                })
             })
             .collect();
         Transcript { lines }
     }
 
+    /// The lines of part `part_id`: from its label to the next label; `None` when no line is
+    /// labelled with it.
+    fn part(&self, part_id: &str) -> Option<&[Line]> {
+        let start = self
+            .lines
+            .iter()
+            .position(|l| l.label.as_deref() == Some(part_id))?;
+        let end = self.lines[start + 1..]
+            .iter()
+            .position(|l| l.label.is_some())
+            .map_or(self.lines.len(), |n| start + 1 + n);
+        Some(&self.lines[start..end])
+    }
+
+    /// Whether the transcription of part `part_id` (every line, when it labels no line with the
+    /// part) holds `quote`, over a line break too: in lower case without spaces as written, or in
+    /// comparable form (maths normalised, which reads a quote alone and the line around it
+    /// alike only most of the time). A blank quote is held.
+    pub fn holds(&self, part_id: &str, quote: &str) -> bool {
+        let bare = |text: &str| -> String {
+            text.chars()
+                .filter(|c| !c.is_whitespace())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        let wanted = comparable(quote);
+        if wanted.is_empty() {
+            return true;
+        }
+        let lines = self.part(part_id).unwrap_or(&self.lines);
+        let joined: String = lines.iter().map(|l| l.text.as_str()).collect();
+        let raw: String = lines.iter().map(|l| bare(&l.raw)).collect();
+        joined.contains(&wanted) || raw.contains(&bare(quote))
+    }
+
     /// The index, among `lines`, of the line holding `quote`: the first line that holds it
     /// whole, else (a quote over several lines) the last line it holds whole.
-    fn find(lines: &[&(Option<String>, String)], quote: &str) -> Option<usize> {
+    fn find(lines: &[Line], quote: &str) -> Option<usize> {
         let quote = comparable(quote);
         if quote.is_empty() {
             return None;
         }
         lines
             .iter()
-            .position(|(_, text)| text.contains(&quote))
-            .or_else(|| {
-                lines
-                    .iter()
-                    .rposition(|(_, text)| quote.contains(text.as_str()))
-            })
+            .position(|l| l.text.contains(&quote))
+            .or_else(|| lines.iter().rposition(|l| quote.contains(l.text.as_str())))
     }
 
     /// Which of `ink_lines` lines of part `part_id`'s writing on a page (counted from its first,
@@ -443,18 +505,10 @@ impl Transcript {
         if ink_lines < 2 {
             return None;
         }
-        let labelled = self.lines.iter().any(|(label, _)| label.is_some());
+        let labelled = self.lines.iter().any(|l| l.label.is_some());
         if labelled {
-            let start = self
-                .lines
-                .iter()
-                .position(|(label, _)| label.as_deref() == Some(part_id))?;
-            let end = self.lines[start + 1..]
-                .iter()
-                .position(|(label, _)| label.is_some())
-                .map_or(self.lines.len(), |n| start + 1 + n);
-            let own: Vec<_> = self.lines[start..end].iter().collect();
-            let k = Self::find(&own, quote)?;
+            let own = self.part(part_id)?;
+            let k = Self::find(own, quote)?;
             let m = own.len();
             return Some(if m == ink_lines {
                 k
@@ -464,11 +518,10 @@ impl Transcript {
                 ((k as f64) * (ink_lines - 1) as f64 / (m - 1) as f64).round() as usize
             });
         }
-        let all: Vec<_> = self.lines.iter().collect();
-        let k = Self::find(&all, quote)?;
+        let k = Self::find(&self.lines, quote)?;
         let last = part_quotes
             .iter()
-            .filter_map(|q| Self::find(&all, q))
+            .filter_map(|q| Self::find(&self.lines, q))
             .max()
             .unwrap_or(k)
             .max(k);
@@ -597,8 +650,9 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
         }
     }
     // 2. The line of the part's writing the model's transcription puts the quote on, on a page
-    // lined up with its clean page: working and answer marks on their own lines.
-    if let (Basis::Added(_), Some(k)) = (&basis, claim.line)
+    // lined up with its clean page: working and answer marks on their own lines. Only a specific
+    // quote: a lone sign is on most lines of any transcription.
+    if let (Basis::Added(_), Some(k), true) = (&basis, claim.line, specific(claim.quote))
         && let Some(line) = part_lines(page, claim.part_id).get(k)
     {
         return placed(*line, Placement::Line, true);

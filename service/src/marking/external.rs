@@ -218,6 +218,7 @@ impl Marker for External {
                 name: text("name").unwrap_or_else(|| "external marker".into()),
                 model: text("model"),
                 run: None,
+                flags: Vec::new(),
             })
         })
     }

@@ -282,6 +282,10 @@ pub struct Marked {
     /// model, the provider's latency and tokens, repair rounds and how each piece of evidence was
     /// placed.
     pub run: Option<Value>,
+    /// Why a person must look at the question whatever its decisions say (instructions on a
+    /// page, a rubric the model wrote, markers that disagree): review flags added to the engine's
+    /// report before it is saved.
+    pub flags: Vec<super::flags::MarkerFlag>,
 }
 
 /// A boxed future, so markers can be chosen at run time.

@@ -637,7 +637,8 @@ pub async fn mark(
     }
     let source = source_for(context.marker.name(), &marked.name, marked.model.as_deref());
     let document = document_for(&loaded.work.label, &marked.question, source);
-    let data = score(&document, engine_assets).await?;
+    let mut data = score(&document, engine_assets).await?;
+    super::flags::apply(&mut data, &marked.flags).map_err(JobFailure::permanent)?;
     if lost.load(Ordering::SeqCst) {
         return Ok(false);
     }

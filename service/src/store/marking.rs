@@ -146,7 +146,7 @@ pub struct SetQuestion {
 }
 
 /// A question to save at completion or review.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuestionData {
     /// The label.
     pub label: String,

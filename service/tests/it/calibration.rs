@@ -158,7 +158,7 @@ fn answer(seen: &Seen, trusted: &[TrustedQuestion]) -> Reply {
             d
         })
         .collect();
-    Reply::Answer(json!({ "transcription": "", "rubric": null, "decisions": decisions }))
+    Reply::Answer(provider::answer_of(decisions))
 }
 
 /// The reference set's README shows each script's figures as this run found them, between its

@@ -1069,7 +1069,7 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
                 d
             })
             .collect();
-        Reply::Answer(json!({ "transcription": "", "rubric": null, "decisions": decisions }))
+        Reply::Answer(provider::answer_of(decisions))
     })
     .await;
     let choice = MarkerChoice::OpenAi(OpenAiConfig {

@@ -715,7 +715,13 @@ async fn a_scheme_of_pages_is_marked_with_the_rubric_the_model_reads() {
     assert_eq!(q["rubric"]["criteria"][1]["dependsOn"], json!(["a-M1"]));
     assert_eq!(q["rubric"]["criteria"][1]["maxMarks"], 1);
     assert_eq!(q["rubric"]["criteria"][1]["conditions"], json!([]));
-    assert_eq!(decision_of(q, "a-A1")["outcome"], "awarded");
+    // The model's own rubric: its awards count for nothing until a person accepts it.
+    assert_eq!(decision_of(q, "a-A1")["outcome"], "uncertain");
+    assert_eq!(marked.flags.len(), 1, "{:?}", marked.flags);
+    assert_eq!(
+        marked.flags[0].code,
+        examkit::marking::flags::MarkerFlagCode::ModelRubric
+    );
 }
 
 #[tokio::test]
@@ -798,7 +804,7 @@ fn paper_model(seen: &Seen) -> Reply {
             d
         })
         .collect();
-    Reply::Answer(json!({ "transcription": "", "rubric": null, "decisions": decisions }))
+    Reply::Answer(provider::answer_of(decisions))
 }
 
 fn openai_choice(provider: &provider::Provider) -> MarkerChoice {
@@ -942,7 +948,10 @@ async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
                     assert_eq!(a["submitted"], "awarded", "{a}");
                     awards += 1;
                     assert!(
-                        matches!(placement["placement"].as_str(), Some("words" | "ink")),
+                        matches!(
+                            placement["placement"].as_str(),
+                            Some("words" | "line" | "ink")
+                        ),
                         "{placement}"
                     );
                     let degrees = orientation[page];
@@ -1306,15 +1315,27 @@ async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
         let scheme_page = scheme_page.clone();
         provider::start(MODEL, Some(TOKEN), true, move |seen| {
             let page = seen.work_pages.first().cloned().unwrap_or_default();
+            // The scheme's one mark, then 499 the model made up: five parts of 100 marks.
+            let mut criteria = vec![json!({ "id": "2b-A1", "partId": "b", "code": "A1",
+                                           "requirement": "x2 = 1.7397", "dependsOn": [],
+                                           "sourcePageIds": [scheme_page] })];
+            let mut decisions = vec![decision("2b-A1", "awarded", "x2 = 1.7397", &page, hint)];
+            let parts = ["b", "c", "d", "e", "f"];
+            for n in 1..500 {
+                let (id, part) = (format!("made-up-{n}"), parts[n / 100]);
+                criteria.push(json!({ "id": id, "partId": part, "code": "B1",
+                                      "requirement": "made up", "dependsOn": [],
+                                      "sourcePageIds": [scheme_page] }));
+                decisions.push(decision(&id, "withheld", "", &page, [0, 0, 0, 0]));
+            }
+            let parts: Vec<Value> = parts
+                .iter()
+                .map(|id| json!({ "id": id, "maxMarks": 100 }))
+                .collect();
             Reply::Answer(json!({
                 "transcription": "x1 = 1.7692 x2 = 1.7397",
-                "rubric": {
-                    "parts": [{ "id": "b", "maxMarks": 1 }],
-                    "criteria": [{ "id": "2b-A1", "partId": "b", "code": "A1",
-                                   "requirement": "x2 = 1.7397", "dependsOn": [],
-                                   "sourcePageIds": [scheme_page] }],
-                },
-                "decisions": [decision("2b-A1", "awarded", "x2 = 1.7397", &page, hint)],
+                "rubric": { "parts": parts, "criteria": criteria },
+                "decisions": decisions,
             }))
         })
         .await
@@ -1344,17 +1365,27 @@ async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
     let log = provider.log();
     assert_eq!(log.len(), 1);
     let question = &view["questions"][0];
+    // A rubric the model wrote is capped, and goes to a person before any mark counts.
+    assert_eq!(question["status"], "needs_review", "{question}");
+    let flags: Vec<&Value> = question["reviewFlags"]
+        .as_array()
+        .expect("reviewFlags")
+        .iter()
+        .filter(|f| f["code"] == "model_rubric")
+        .collect();
+    assert_eq!(flags.len(), 1, "{question}");
+    let message = flags[0]["message"].as_str().expect("message");
     assert!(
-        matches!(
-            question["status"].as_str(),
-            Some("completed" | "needs_review")
-        ),
-        "{question}"
+        message.contains("500 criteria") && message.contains("400 were dropped"),
+        "{message}"
     );
+    // Each part keeps its first 20 criteria: 100 marks, the most a question may have.
+    assert_eq!(question["allocations"].as_array().map(Vec::len), Some(100));
+    assert_eq!(question["score"]["max"], 100, "{question}");
     let allocation = &question["allocations"][0];
     assert_eq!(allocation["criterionId"], "2b-A1");
     assert_eq!(allocation["sourcePageIds"], json!([scheme_page]));
-    assert_eq!(allocation["submitted"], "awarded", "{allocation}");
+    assert_eq!(allocation["submitted"], "uncertain", "{allocation}");
     let evidence = &allocation["evidence"][0];
     assert_eq!(evidence["pageId"], format!("{work}:p{page}"));
     assert!(holds(&space, &evidence["box"]), "{allocation}");
@@ -1363,7 +1394,9 @@ async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
         matches!(placement["placement"].as_str(), Some("words" | "hint")),
         "{placement}"
     );
-    assert_eq!(question["score"]["awarded"], 1);
+    assert_eq!(placement["guardCode"], "model_rubric", "{placement}");
+    assert_eq!(question["score"]["awarded"], 0);
+    assert_eq!(question["score"]["possible"], 1);
 }
 
 /// One worker with `--marker-concurrency 3` has the paper's three questions at the provider at
@@ -1513,7 +1546,7 @@ async fn nothing_stands_that_the_student_did_not_write_there(db: Db) {
                     d
                 })
                 .collect();
-            Reply::Answer(json!({ "transcription": "", "rubric": null, "decisions": decisions }))
+            Reply::Answer(provider::answer_of(decisions))
         })
         .await
     };

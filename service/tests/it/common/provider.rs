@@ -428,6 +428,17 @@ pub fn decision(criterion: &str, outcome: &str, quote: &str, page: &str, hint: [
     })
 }
 
+/// A model's answer to a structured scheme that transcribes what it quotes: each decision's quote
+/// a line of the transcription (a model's quote must be in its own transcription).
+pub fn answer_of(decisions: Vec<Value>) -> Value {
+    let transcription: Vec<&str> = decisions
+        .iter()
+        .filter_map(|d| d["quote"].as_str())
+        .filter(|q| !q.is_empty())
+        .collect();
+    json!({ "transcription": transcription.join("\n"), "rubric": null, "decisions": decisions })
+}
+
 /// The condition checks a criterion of `body`'s prompt needs: one `met` per condition.
 pub fn checks_for(seen: &Seen, criterion: &str) -> Vec<Value> {
     let text: String = seen.body["messages"][1]["content"]

@@ -21,7 +21,6 @@
 //! (a loopback address or `localhost`) or [`OpenAiConfig::allow_http`] says the network is
 //! trusted.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -29,15 +28,17 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::builtin::{BLANK_QUOTE, strings};
-use super::evidence::{self, Claim, Guard, GuardCode, PageInk, Placement};
+use super::builtin::strings;
+use super::evidence;
 use super::failure::FailureCode;
 use super::marker::{
-    AnswerCheck, Fit, MarkFuture, MarkRequest, Marked, Marker, MarkerError, NameFuture,
-    NameRequest, Problem, Rect, Scheme, WorkPage, structured_rubric,
+    AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, NameFuture, NameRequest,
+    Problem, Rect, Scheme, WorkPage,
 };
-use super::model_answer::{self, ModelAnswer, Narrowing, SCHEMA_NAME};
+use super::model_answer::{self, Narrowing, SCHEMA_NAME};
 use super::remote::{read_limited, scrubbed};
+
+pub mod question;
 
 /// The largest provider answer read.
 pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
@@ -78,6 +79,8 @@ pub struct OpenAiConfig {
     /// Whether the token may go over plain `http://` to a host that is not this machine
     /// (`--marker-allow-http`, for a trusted private network).
     pub allow_http: bool,
+    /// What every award must have beyond the guards (`--marker-require-quote`).
+    pub strictness: question::Strictness,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -93,6 +96,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("backoff", &self.backoff)
             .field("max_retry_wait", &self.max_retry_wait)
             .field("allow_http", &self.allow_http)
+            .field("strictness", &self.strictness)
             .finish()
     }
 }
@@ -110,6 +114,7 @@ impl Default for OpenAiConfig {
             backoff: Duration::from_secs(1),
             max_retry_wait: Duration::from_secs(60),
             allow_http: false,
+            strictness: question::Strictness::default(),
         }
     }
 }
@@ -685,147 +690,6 @@ impl OpenAi {
     }
 }
 
-/// How one decision's evidence was placed, for the run record.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PlacementRecord {
-    criterion_id: String,
-    page_id: String,
-    placement: Placement,
-    located: bool,
-    guard: Option<String>,
-    guard_code: Option<GuardCode>,
-    /// How the evidence's page was lined up with its clean page, when it was.
-    fit: Option<Fit>,
-}
-
-/// Turns a model's answer into an import question: the rubric (the scheme's, or the one read
-/// from scheme pages), each decision's evidence placed and guarded.
-fn question_from(
-    request: &MarkRequest,
-    answer: &ModelAnswer,
-    ink: &dyn PageInk,
-) -> Result<(Value, Vec<PlacementRecord>), Vec<Problem>> {
-    let rubric = match (&request.scheme, &answer.rubric) {
-        (Scheme::Structured { parts, criteria }, _) => {
-            structured_rubric(parts, criteria).map_err(|e| {
-                vec![Problem {
-                    code: e.code.as_str().into(),
-                    path: String::new(),
-                    message: e.message,
-                }]
-            })?
-        }
-        (Scheme::Pages, Some(rubric)) => json!({
-            "parts": rubric.parts.iter().map(|p| json!({ "id": p.id, "maxMarks": p.max_marks })).collect::<Vec<_>>(),
-            "criteria": rubric.criteria.iter().map(|c| json!({
-                "id": c.id, "partId": c.part_id, "code": c.code, "requirement": c.requirement,
-                "conditions": [], "dependsOn": c.depends_on, "maxMarks": 1,
-                "sourcePageIds": c.source_page_ids,
-            })).collect::<Vec<_>>(),
-        }),
-        (Scheme::Pages, None) => {
-            return Err(vec![Problem {
-                code: "schema".into(),
-                path: "/rubric".into(),
-                message:
-                    "the scheme was given as pages: the answer must give the rubric read from them"
-                        .into(),
-            }]);
-        }
-    };
-    let part_of: HashMap<&str, &str> = rubric["criteria"]
-        .as_array()
-        .map(|cs| {
-            cs.iter()
-                .filter_map(|c| Some((c["id"].as_str()?, c["partId"].as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default();
-    // Each part's quotes, for finding which of its lines of writing a quote is on.
-    let transcript = evidence::Transcript::new(&answer.transcription);
-    let mut quotes_of: HashMap<&str, Vec<&str>> = HashMap::new();
-    for d in &answer.decisions {
-        let part_id = part_of.get(d.criterion_id.as_str()).copied().unwrap_or("");
-        quotes_of.entry(part_id).or_default().push(&d.quote);
-    }
-    let mut decisions = Vec::with_capacity(answer.decisions.len());
-    let mut records = Vec::with_capacity(answer.decisions.len());
-    for (i, d) in answer.decisions.iter().enumerate() {
-        let part_id = part_of.get(d.criterion_id.as_str()).copied().unwrap_or("");
-        let named = request.work_pages.iter().find(|p| p.page_id == d.page_id);
-        let Some(named) = named.filter(|p| p.evidence || p.blank) else {
-            return Err(vec![Problem {
-                code: "schema".into(),
-                path: format!("/decisions/{i}/pageId"),
-                message: format!("{} is not one of the work pages shown", d.page_id),
-            }]);
-        };
-        let claim = Claim {
-            part_id,
-            quote: &d.quote,
-            hint: evidence::hint_rect(d.hint),
-            awarded: d.outcome == "awarded",
-            line: transcript.line_of(
-                part_id,
-                &d.quote,
-                quotes_of.get(part_id).map_or(&[][..], Vec::as_slice),
-                evidence::part_lines(named, part_id).len(),
-            ),
-        };
-        let placed = evidence::place(named, &claim, ink);
-        let mut outcome = d.outcome.clone();
-        let mut reason = d.reason.clone();
-        let mut guard_note = None;
-        let mut guard_code = None;
-        if claim.awarded
-            && let Guard::Uncertain(code, why) = evidence::guard(named, &claim, &placed, ink)
-        {
-            outcome = "uncertain".into();
-            reason = format!("{why}. The model said: {}", d.reason);
-            guard_note = Some(why);
-            guard_code = Some(code);
-        }
-        let quote = if d.quote.trim().is_empty() {
-            BLANK_QUOTE.to_owned()
-        } else if placed.located {
-            d.quote.clone()
-        } else {
-            format!("not found on the page: {}", d.quote)
-        };
-        let r = placed.rect;
-        decisions.push(json!({
-            "criterionId": d.criterion_id,
-            "outcome": outcome,
-            "reason": reason,
-            "evidence": [{
-                "pageId": placed.page_id,
-                "quote": quote,
-                "box": { "x": r.x, "y": r.y, "width": r.width, "height": r.height },
-            }],
-            "conditionChecks": d.condition_checks.iter().map(|c| json!({ "index": c.index, "result": c.result })).collect::<Vec<_>>(),
-        }));
-        records.push(PlacementRecord {
-            criterion_id: d.criterion_id.clone(),
-            page_id: placed.page_id.clone(),
-            placement: placed.placement,
-            located: placed.located,
-            guard: guard_note,
-            guard_code,
-            fit: named.fit.clone(),
-        });
-    }
-    Ok((
-        json!({
-            "label": request.label,
-            "pageSelections": request.page_selections,
-            "rubric": rubric,
-            "decisions": decisions,
-        }),
-        records,
-    ))
-}
-
 impl Marker for OpenAi {
     fn name(&self) -> &'static str {
         "openai"
@@ -895,10 +759,15 @@ impl Marker for OpenAi {
                 usage.prompt_tokens += completion.prompt_tokens;
                 usage.completion_tokens += completion.completion_tokens;
                 let ink = evidence::RasterInk::default();
-                let built = model_answer::read(&completion.content, &schema)
-                    .and_then(|answer| question_from(request, &answer, &ink));
+                let built = model_answer::read(&completion.content, &schema).and_then(|answer| {
+                    question::question_from(request, &answer, &ink, self.config.strictness)
+                });
                 let problems = match built {
-                    Ok((question, records)) => match check(&question) {
+                    Ok(question::Built {
+                        question,
+                        records,
+                        flags,
+                    }) => match check(&question) {
                         Ok(()) => {
                             let run = json!({
                                 "marker": "openai",
@@ -915,6 +784,7 @@ impl Marker for OpenAi {
                                 name: "examkit vision-model marker".into(),
                                 model: Some(self.config.model.clone()),
                                 run: Some(run),
+                                flags,
                             });
                         }
                         Err(problems) => problems,
