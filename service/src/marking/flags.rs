@@ -164,7 +164,7 @@ mod tests {
         let mut data = completed();
         data.result_json = "[]".into();
         let flag = MarkerFlag::new(MarkerFlagCode::MarkerDrifted, "drifted");
-        assert!(apply(&mut data, &[flag.clone()]).is_err());
+        assert!(apply(&mut data, std::slice::from_ref(&flag)).is_err());
         data.result_json = "not json".into();
         assert!(apply(&mut data, &[flag]).is_err());
     }
