@@ -239,6 +239,34 @@ pub struct MarkingArgs {
         value_parser = clap::value_parser!(u16).range(1..=64)
     )]
     pub marker_concurrency: u16,
+    /// Mark live only with a marker that has qualified: its latest calibration saved with
+    /// `examkit marker calibrate --save` (for this marker and model) agrees with the trusted
+    /// decisions on at least this share of criteria (0 to 1) with no false award, and the seeded
+    /// reference questions have not found it drifting since. Any other marker marks nothing: each
+    /// question is saved needs_review, unmarked, with the review flag `marker_unqualified` (or
+    /// `marker_drifted`). Applies to every marker, the built-in one included.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_QUALIFY",
+        value_name = "MIN_AGREEMENT",
+        value_parser = crate::calibration::share
+    )]
+    pub marker_qualify: Option<f64>,
+    /// Every N live questions, the marker first marks one question of the reference set at
+    /// `--marker-seeds` and it is compared with its trusted decisions; when the last seeds' agreement
+    /// falls below `--marker-qualify` (or a seed gets a false award) live marking stops until the
+    /// marker is calibrated and saved again. Needs `--marker-qualify` and `--marker-seeds`.
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_SEED_EVERY",
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub marker_seed_every: Option<u32>,
+    /// The reference set the seeds are drawn from (a folder holding `reference.json`, as
+    /// `examkit marker calibrate --reference` reads), for `--marker-seed-every`.
+    #[arg(long, env = "EXAMKIT_MARKER_SEEDS", value_name = "DIR")]
+    pub marker_seeds: Option<PathBuf>,
     /// Processes that read the pages of files from outside (uploads, stacks, scans), each
     /// under the three limits below; a file that breaks one is refused or its page fails, and
     /// the process is replaced. 0 reads pages in this process, with no limits: only for files
@@ -334,6 +362,9 @@ impl MarkingArgs {
                         StructuredOutputArg::None => StructuredOutput::None,
                     },
                     allow_http: self.marker_allow_http,
+                    strictness: crate::marking::openai::question::Strictness {
+                        require_quote: self.marker_require_quote,
+                    },
                     ..OpenAiConfig::default()
                 })
             }
@@ -352,8 +383,34 @@ impl MarkingArgs {
             ocr: self.ocr == Switch::On,
             marker_concurrency: usize::from(self.marker_concurrency),
             pages: self.pages()?,
+            qualify: self.marker_qualify,
+            seeds: self.seeds()?,
             ..defaults
         })
+    }
+
+    /// The seeded reference questions the flags ask for: the reference set read and checked now,
+    /// so that a wrong folder is refused at start.
+    fn seeds(&self) -> Result<Option<crate::marking::qualification::SeedsConfig>, String> {
+        let (every, dir) = match (self.marker_seed_every, &self.marker_seeds) {
+            (None, None) => return Ok(None),
+            (Some(_), None) => {
+                return Err("--marker-seed-every needs --marker-seeds DIR, the reference set the seeds are drawn from (or EXAMKIT_MARKER_SEEDS)".into());
+            }
+            (None, Some(_)) => {
+                return Err("--marker-seeds needs --marker-seed-every N, how many live questions are marked between seeds (or EXAMKIT_MARKER_SEED_EVERY)".into());
+            }
+            (Some(every), Some(dir)) => (every, dir),
+        };
+        if self.marker_qualify.is_none() {
+            return Err("--marker-seed-every needs --marker-qualify MIN_AGREEMENT, the bar the seeds are held to".into());
+        }
+        let reference = crate::calibration::reference::load(dir)
+            .map_err(|e| format!("--marker-seeds {}: {e}", dir.display()))?;
+        Ok(Some(crate::marking::qualification::SeedsConfig {
+            every,
+            reference: std::sync::Arc::new(reference),
+        }))
     }
 
     /// Where pages are read: page processes of this very binary under the budgets the flags
@@ -362,9 +419,6 @@ impl MarkingArgs {
         if self.page_processes == 0 {
             return Ok(crate::untrusted::Pages::InProcess);
         }
-                    strictness: crate::marking::openai::question::Strictness {
-                        require_quote: self.marker_require_quote,
-                    },
         let program = std::env::current_exe()
             .map_err(|e| format!("the page processes cannot find this program: {e}"))?;
         Ok(crate::untrusted::Pages::isolated(
@@ -735,6 +789,69 @@ mod tests {
             let arg = format!("{flag}={bad}");
             let e = serve(&[arg.as_str()]).expect_err(bad);
             assert!(e.contains(flag), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn marker_qualify_is_a_share_and_seeds_need_a_set_and_the_bar() {
+        assert_eq!(
+            worker(&[]).map(|c| (c.qualify, c.seeds.is_none())),
+            Ok((None, true))
+        );
+        assert_eq!(
+            worker(&["--marker-qualify", "0.9"]).map(|c| c.qualify),
+            Ok(Some(0.9))
+        );
+        assert_eq!(
+            worker(&["--marker-qualify", "1"]).map(|c| c.qualify),
+            Ok(Some(1.0))
+        );
+        for bad in ["1.5", "-0.1", "NaN", "most", ""] {
+            let flag = format!("--marker-qualify={bad}");
+            let e = worker(&[flag.as_str()]).expect_err(bad);
+            assert!(e.contains("--marker-qualify"), "{bad}: {e}");
+        }
+        let e = worker(&["--marker-qualify", "2"]).expect_err("above 1");
+        assert!(e.contains("2 is not between 0 and 1"), "{e}");
+        let set = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/calibration");
+        let set = set.to_string_lossy().into_owned();
+        let seeded = worker(&[
+            "--marker-qualify",
+            "0.9",
+            "--marker-seed-every",
+            "25",
+            "--marker-seeds",
+            &set,
+        ])
+        .expect("seeds");
+        let seeds = seeded.seeds.expect("seeds");
+        assert_eq!(seeds.every, 25);
+        assert_eq!(seeds.reference.scripts.len(), 5);
+        for (args, said) in [
+            (&["--marker-seed-every", "25"][..], "needs --marker-seeds"),
+            (
+                &["--marker-seeds", set.as_str()][..],
+                "needs --marker-seed-every",
+            ),
+            (
+                &["--marker-seed-every", "25", "--marker-seeds", set.as_str()][..],
+                "needs --marker-qualify",
+            ),
+            (
+                &[
+                    "--marker-qualify",
+                    "0.9",
+                    "--marker-seed-every",
+                    "25",
+                    "--marker-seeds",
+                    "/nonexistent",
+                ][..],
+                "--marker-seeds /nonexistent: reference.json: cannot read",
+            ),
+            (&["--marker-seed-every", "0"][..], "--marker-seed-every"),
+        ] {
+            let e = worker(args).expect_err(said);
+            assert!(e.contains(said), "{args:?}: {e}");
         }
     }
 

@@ -16,6 +16,10 @@
 //!   (the time to read one page, OCR included).
 //! - Markers: `examkit_marker_calls_total{marker}`, `examkit_marker_latency_seconds{marker}`,
 //!   `examkit_marker_tokens_total{marker,kind}` (prompt, completion).
+//! - A marker's qualification (`--marker-qualify`, `--marker-seed-every`), as questions are
+//!   marked: `examkit_marker_qualified{marker}` and `examkit_marker_drifted{marker}` (1 or 0),
+//!   `examkit_marker_seeds_total{marker,agreed}` and the last seeds' running agreement
+//!   `examkit_marker_seed_agreement{marker}`.
 //! - PDFs: `examkit_typeset_seconds{document}`.
 //! - Password checks (the bound of [`crate::password::checks`]), read at each scrape:
 //!   `examkit_password_checks_in_flight`, its high-water mark since start
@@ -155,6 +159,31 @@ pub fn marker(marker: &str, calls: u64, latency: Duration, prompt: u64, completi
         .increment(completion);
 }
 
+/// Records the configured marker's standing as a question is marked (see
+/// [`crate::marking::qualification`]): `examkit_marker_qualified{marker}` and
+/// `examkit_marker_drifted{marker}`, 1 or 0.
+pub fn marker_standing(marker: &str, qualified: bool, drifted: bool) {
+    metrics::gauge!("examkit_marker_qualified", "marker" => marker.to_owned())
+        .set(f64::from(u8::from(qualified)));
+    metrics::gauge!("examkit_marker_drifted", "marker" => marker.to_owned())
+        .set(f64::from(u8::from(drifted)));
+}
+
+/// Records a seeded reference question the live marker marked: whether it agreed with every
+/// trusted decision (`examkit_marker_seeds_total{marker,agreed}`), and the running agreement of the
+/// last seeds when there is one (`examkit_marker_seed_agreement{marker}`).
+pub fn marker_seed(marker: &str, agreed: bool, running: Option<f64>) {
+    metrics::counter!(
+        "examkit_marker_seeds_total",
+        "marker" => marker.to_owned(),
+        "agreed" => if agreed { "true" } else { "false" }
+    )
+    .increment(1);
+    if let Some(share) = running {
+        metrics::gauge!("examkit_marker_seed_agreement", "marker" => marker.to_owned()).set(share);
+    }
+}
+
 /// Records the typesetting of one PDF (`question_paper` or `mark_scheme`).
 pub fn typeset(document: &'static str, elapsed: Duration) {
     metrics::histogram!("examkit_typeset_seconds", "document" => document)
@@ -216,6 +245,28 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_markers_standing_and_seeds_are_gauged_and_counted() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || {
+            marker_standing("openai", true, false);
+            marker_seed("openai", true, Some(1.0));
+            marker_seed("openai", false, Some(0.75));
+            marker_standing("openai", true, true);
+        });
+        let text = handle.render();
+        for line in [
+            "examkit_marker_qualified{marker=\"openai\"} 1",
+            "examkit_marker_drifted{marker=\"openai\"} 1",
+            "examkit_marker_seeds_total{marker=\"openai\",agreed=\"true\"} 1",
+            "examkit_marker_seeds_total{marker=\"openai\",agreed=\"false\"} 1",
+            "examkit_marker_seed_agreement{marker=\"openai\"} 0.75",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+    }
 
     #[test]
     fn methods_are_labelled_from_a_fixed_set() {

@@ -304,6 +304,23 @@ fn secure(mut response: Response) -> Response {
     response
 }
 
+/// What the app tells teachers while automated marking is held back because the marker has not
+/// qualified or has drifted (see [`crate::marking::qualification`]); `None` while it marks, when
+/// automated marking is off, or when the standing cannot be read.
+pub async fn marker_held(signed: &Signed) -> Option<String> {
+    let state = &signed.visit.state;
+    if !state.marking.enabled || state.marking.qualify.is_none() {
+        return None;
+    }
+    match crate::marking::qualification::standing(&state.store, &state.marking).await {
+        Ok(standing) => standing.notice(),
+        Err(e) => {
+            tracing::warn!(error = %e, "the marker's qualification cannot be read");
+            None
+        }
+    }
+}
+
 /// A page of HTML.
 pub fn html(status: StatusCode, markup: Markup) -> Response {
     let mut response = Response::new(markup.into_string().into());

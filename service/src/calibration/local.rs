@@ -85,9 +85,21 @@ impl Local {
     /// Starts a private examkit with `marking`'s marker and settings (at least one worker, no
     /// daily allowance to run out), and the bank in `bank` (`None`: the built-in sample bank).
     pub async fn start(
-        mut marking: MarkingConfig,
+        marking: MarkingConfig,
         bank: Option<&std::path::Path>,
     ) -> Result<Local, String> {
+        Local::start_with(marking, bank, None).await
+    }
+
+    /// [`Local::start`], its workers marking with `marker` when one is given. The private
+    /// service marks whatever the deployment's bar: `--marker-qualify` and the seeds are not its.
+    pub async fn start_with(
+        mut marking: MarkingConfig,
+        bank: Option<&std::path::Path>,
+        marker: Option<Arc<dyn crate::marking::marker::Marker>>,
+    ) -> Result<Local, String> {
+        marking.qualify = None;
+        marking.seeds = None;
         let dir = tempfile::tempdir().map_err(|e| format!("cannot make a working folder: {e}"))?;
         let url = format!(
             "sqlite://{}?mode=rwc",
@@ -147,7 +159,10 @@ impl Local {
             .timeout(Duration::from_secs(600))
             .build()
             .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
-        let workers = crate::marking::worker::spawn(store, marking)?;
+        let workers = match marker {
+            Some(marker) => crate::marking::worker::spawn_with(store, marking, marker),
+            None => crate::marking::worker::spawn(store, marking)?,
+        };
         Ok(Local {
             _dir: dir,
             base: format!("http://{addr}"),

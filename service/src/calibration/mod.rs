@@ -11,6 +11,7 @@ pub mod local;
 pub mod metrics;
 pub mod reference;
 pub mod report;
+pub mod seeds;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -21,8 +22,9 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::config::MarkingArgs;
+use crate::config::{MarkingArgs, StoreArgs};
 use crate::marking::MarkerChoice;
+use crate::store::qualifications::NewQualification;
 use local::Local;
 use metrics::{Marked, Pair, QuestionMarks, Report};
 use reference::{LoadedScript, Reference};
@@ -55,12 +57,22 @@ pub struct CalibrateArgs {
     /// How long to wait for one script's marking, in minutes.
     #[arg(long, value_name = "M", default_value_t = 60)]
     pub wait_minutes: u64,
+    /// Save the result (marker, model, agreement, kappa, false awards, the reference set's
+    /// digest, the bar and the date) in the deployment's database, the one `examkit serve` uses
+    /// (`--database`, `DATABASE_URL` or the data directory), where `--marker-qualify` reads the
+    /// latest for the marker and model. Every save is kept.
+    #[arg(long)]
+    pub save: bool,
     /// The marker and automated marking's settings, as for `examkit serve`.
     #[command(flatten)]
     pub marking: MarkingArgs,
+    /// The deployment's database, for `--save`.
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
-fn share(text: &str) -> Result<f64, String> {
+/// A share from 0 to 1, as flags give it; the error says what is wrong.
+pub fn share(text: &str) -> Result<f64, String> {
     let value: f64 = text
         .parse()
         .map_err(|_| format!("{text:?} is not a number"))?;
@@ -105,6 +117,16 @@ async fn calibrate(args: CalibrateArgs) -> ExitCode {
         Err(e) => return fail(e.to_string()),
     };
     let (marker, model) = marker_name(&marking.marker);
+    // The deployment's database is opened first, so that a run is not wasted on a database that
+    // cannot be reached.
+    let deployment = if args.save {
+        match args.store.open().await {
+            Ok(store) => Some(store),
+            Err(e) => return fail(format!("cannot open the deployment's database: {e}")),
+        }
+    } else {
+        None
+    };
     let local = match Local::start(marking, bank.as_deref()).await {
         Ok(local) => local,
         Err(e) => return fail(e),
@@ -129,10 +151,58 @@ async fn calibrate(args: CalibrateArgs) -> ExitCode {
     } else {
         print!("{}", report::table(&header, &report, &failures));
     }
+    if let Some(store) = deployment {
+        let new = qualification(&header, &report, &set.digest, failures.is_empty());
+        let saved = store.save_qualification(&new).await;
+        store.close().await;
+        match saved {
+            Ok(saved) => eprintln!(
+                "examkit marker calibrate: saved as calibration {} of the {} in the deployment's database",
+                saved.id,
+                described(marker, model.as_deref())
+            ),
+            Err(e) => return fail(format!("cannot save the result: {e}")),
+        }
+    }
     if failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// `the openai marker (model m)`, `the builtin marker`.
+pub fn described(marker: &str, model: Option<&str>) -> String {
+    match model {
+        Some(model) => format!("{marker} marker (model {model})"),
+        None => format!("{marker} marker"),
+    }
+}
+
+/// What `--save` records of a report.
+pub fn qualification(
+    header: &report::Header<'_>,
+    report: &Report,
+    digest: &str,
+    passed: bool,
+) -> NewQualification {
+    let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    let overall = report.overall.as_ref();
+    let criteria = overall.map_or(0, |f| f.criteria);
+    NewQualification {
+        marker: header.marker.to_owned(),
+        model: header.model.map(str::to_owned),
+        criteria: count(criteria),
+        agreed: overall.map_or(0, |f| {
+            count((f.agreement * criteria as f64).round() as usize)
+        }),
+        kappa: overall.and_then(|f| f.kappa),
+        false_awards: overall.map_or(0, |f| count(f.false_awards)),
+        non_work_page_awards: count(report.non_work_page_awards.len()),
+        scripts: count(header.scripts),
+        reference_digest: digest.to_owned(),
+        min_agreement: header.min_agreement,
+        passed,
     }
 }
 
@@ -143,6 +213,22 @@ async fn compare_all(
     limit: Duration,
     progress: bool,
 ) -> Result<(Vec<Pair>, Vec<QuestionMarks>), String> {
+    save_papers(local, set).await?;
+    let mut pairs = Vec::new();
+    let mut marks = Vec::new();
+    for script in &set.scripts {
+        let name = &script.script.name;
+        let (p, m) = compare_script(local, set, script, limit, progress)
+            .await
+            .map_err(|e| format!("script {name}: {e}"))?;
+        pairs.extend(p);
+        marks.extend(m);
+    }
+    Ok((pairs, marks))
+}
+
+/// Saves (and exports) every paper the set's scripts answer in the private service.
+pub(crate) async fn save_papers(local: &Local, set: &Reference) -> Result<(), String> {
     for (name, paper) in &set.manifest.papers {
         if !set.scripts.iter().any(|s| &s.script.paper == name) {
             continue;
@@ -157,17 +243,7 @@ async fn compare_all(
             .await
             .map_err(|e| format!("paper {name}: {e}"))?;
     }
-    let mut pairs = Vec::new();
-    let mut marks = Vec::new();
-    for script in &set.scripts {
-        let name = &script.script.name;
-        let (p, m) = compare_script(local, set, script, limit, progress)
-            .await
-            .map_err(|e| format!("script {name}: {e}"))?;
-        pairs.extend(p);
-        marks.extend(m);
-    }
-    Ok((pairs, marks))
+    Ok(())
 }
 
 /// A page id cited by the trusted document, in the session's terms.
@@ -203,14 +279,26 @@ fn overlap(a: &[f64; 4], b: &[f64; 4]) -> bool {
     w > 1e-9 && h > 1e-9
 }
 
-async fn compare_script(
+/// A reference script uploaded to a session of the private service, with its trusted decisions.
+pub(crate) struct Uploaded {
+    /// The session's id.
+    pub session_id: String,
+    /// The reference asset ids (as the trusted document cites them) to the session's.
+    pub assets: HashMap<String, String>,
+    /// The session's assets, as the engine checks a marker's answer against them.
+    pub session_assets: Vec<examkit_engine::Asset>,
+    /// The trusted decisions.
+    pub trusted: Trusted,
+    /// How many questions the script's paper has.
+    pub questions: usize,
+}
+
+/// Makes a session of the script's paper and uploads its scan (marking not started).
+pub(crate) async fn upload_script(
     local: &Local,
     set: &Reference,
     script: &LoadedScript,
-    limit: Duration,
-    progress: bool,
-) -> Result<(Vec<Pair>, Vec<QuestionMarks>), String> {
-    let name = &script.script.name;
+) -> Result<Uploaded, String> {
     let paper = set
         .manifest
         .papers
@@ -252,10 +340,40 @@ async fn compare_script(
         });
     }
     let trusted = trusted_outcome(script, &engine_assets)?;
+    let session_assets = engine_assets
+        .iter()
+        .map(|a| {
+            let reference = a.id.hyphenated().to_string();
+            let id = assets
+                .get(&reference)
+                .and_then(|id| Uuid::parse_str(id).ok())
+                .ok_or("the session's asset ids are not UUIDs")?;
+            Ok(examkit_engine::Asset { id, ..a.clone() })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Uploaded {
+        session_id: session_id.to_owned(),
+        assets,
+        session_assets,
+        trusted,
+        questions: paper.questions.len(),
+    })
+}
+
+async fn compare_script(
+    local: &Local,
+    set: &Reference,
+    script: &LoadedScript,
+    limit: Duration,
+    progress: bool,
+) -> Result<(Vec<Pair>, Vec<QuestionMarks>), String> {
+    let name = &script.script.name;
+    let uploaded = upload_script(local, set, script).await?;
+    let session_id = uploaded.session_id.as_str();
     local.start_marking(session_id).await?;
     let mut last = String::new();
     let view = local
-        .wait(session_id, paper.questions.len(), limit, |view| {
+        .wait(session_id, uploaded.questions, limit, |view| {
             if progress {
                 let line = progress_line(name, view);
                 if line != last {
@@ -265,7 +383,13 @@ async fn compare_script(
             }
         })
         .await?;
-    compare(name, &script.script.paper, &trusted, &assets, &view)
+    compare(
+        name,
+        &script.script.paper,
+        &uploaded.trusted,
+        &uploaded.assets,
+        &view,
+    )
 }
 
 fn page_count(asset: &Value) -> Result<u32, String> {
@@ -291,9 +415,11 @@ fn progress_line(name: &str, view: &Value) -> String {
 }
 
 /// The trusted decisions, as the engine computes them.
-struct Trusted {
-    document: Value,
-    report: examkit_engine::Report,
+pub(crate) struct Trusted {
+    /// The trusted document.
+    pub document: Value,
+    /// The engine's report on it.
+    pub report: examkit_engine::Report,
 }
 
 fn trusted_outcome(

@@ -147,6 +147,9 @@ pub struct Reference {
     pub manifest: Manifest,
     /// The scripts, in order.
     pub scripts: Vec<LoadedScript>,
+    /// `sha256:` and the hex SHA-256 of the set's files (see [`digest`]): which set a saved
+    /// calibration was measured on.
+    pub digest: String,
 }
 
 impl Reference {
@@ -287,11 +290,39 @@ pub fn load(dir: &Path) -> Result<Reference, ReferenceError> {
             trusted,
         });
     }
+    let digest = digest(&manifest_bytes, &scripts);
     Ok(Reference {
         dir: dir.to_path_buf(),
         manifest,
         scripts,
+        digest,
     })
+}
+
+/// The SHA-256 of a reference set, as `sha256:` and 64 hex digits: over the manifest's bytes, then
+/// each script in the manifest's order, its files in page order and then its trusted decisions,
+/// each file as its path in the manifest, its length and its bytes. Any change to a scan, a
+/// trusted decision or the manifest changes it; nothing else (file times, other files in the
+/// folder) does.
+pub fn digest(manifest: &[u8], scripts: &[LoadedScript]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let mut add = |name: &str, bytes: &[u8]| {
+        hasher.update((name.len() as u64).to_be_bytes());
+        hasher.update(name.as_bytes());
+        hasher.update((bytes.len() as u64).to_be_bytes());
+        hasher.update(bytes);
+    };
+    add(MANIFEST, manifest);
+    for script in scripts {
+        for (file, loaded) in script.script.files.iter().zip(&script.files) {
+            add(&file.path, &loaded.bytes);
+        }
+        add(&script.script.trusted, &script.trusted);
+    }
+    let sum = hasher.finalize();
+    let hex: String = sum.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 #[cfg(test)]
@@ -339,6 +370,33 @@ mod tests {
         assert_eq!(set.scripts[0].files[0].content_type, "application/pdf");
         assert_eq!(set.scripts[0].files[0].name, "scan.pdf");
         assert_eq!(set.bank_dir(), Ok(None));
+    }
+
+    #[test]
+    fn the_digest_changes_with_any_file_of_the_set_and_only_with_them() {
+        let dir = folder(&manifest());
+        let first = load(dir.path()).expect("loads").digest;
+        assert!(
+            first.starts_with("sha256:") && first.len() == 7 + 64,
+            "{first}"
+        );
+        assert_eq!(load(dir.path()).expect("loads").digest, first, "stable");
+        std::fs::write(dir.path().join("unrelated.txt"), b"notes").expect("write");
+        assert_eq!(load(dir.path()).expect("loads").digest, first);
+        std::fs::write(dir.path().join("a/trusted.json"), b"{ }").expect("write");
+        let trusted = load(dir.path()).expect("loads").digest;
+        assert_ne!(trusted, first, "a trusted decision changed");
+        std::fs::write(dir.path().join("a/scan.pdf"), b"%PDF-1.5").expect("write");
+        let scan = load(dir.path()).expect("loads").digest;
+        assert_ne!(scan, trusted, "a scan changed");
+        let mut m = manifest();
+        m["papers"]["p"]["title"] = json!("Mock 2");
+        std::fs::write(dir.path().join(MANIFEST), m.to_string()).expect("write");
+        assert_ne!(
+            load(dir.path()).expect("loads").digest,
+            scan,
+            "the manifest changed"
+        );
     }
 
     #[test]

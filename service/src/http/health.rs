@@ -10,6 +10,13 @@
 //! Both answer anyone, so a check's result is one word (`ok`, `failed`, or for workers `none in
 //! this process`): why a check failed (driver text, the database file's path, the object store's
 //! bucket and prefix) is logged, never sent.
+//!
+//! `checks.marker` reports the configured marker's qualification (`not required` without
+//! `--marker-qualify`, else `qualified`, `not qualified` or `drifted`; `failed` when it cannot be
+//! read) and `marker` its figures (the bar, the latest calibration's agreement, kappa, false
+//! awards and date, the seeds' running agreement), never naming the marker or model. It never
+//! makes the service unready: a marker that may not mark leaves questions `needs_review`,
+//! unmarked, while everything else serves.
 
 use std::sync::Arc;
 
@@ -115,8 +122,28 @@ pub async fn checks(state: &AppState) -> Map<String, Value> {
     checks
 }
 
+/// The configured marker's standing (see [`crate::marking::qualification`]): its word, and its
+/// figures when they could be read.
+async fn marker(state: &AppState, reachable: bool) -> (Value, Value) {
+    if !reachable {
+        return (json!("failed"), Value::Null);
+    }
+    match crate::marking::qualification::standing(&state.store, &state.marking).await {
+        Ok(standing) => (json!(standing.word()), standing.figures()),
+        Err(e) => {
+            tracing::warn!(check = "marker", reason = %e, "a readiness check failed");
+            (json!("failed"), Value::Null)
+        }
+    }
+}
+
 async fn ready(state: &AppState) -> Response {
-    let checks = checks(state).await;
+    let mut checks = checks(state).await;
+    // The marker's standing is reported, never a reason to be unready: an unqualified marker
+    // marks nothing live, but the API, the app, imports and reviews serve as ever.
+    let reachable = checks.get("database").and_then(Value::as_str) == Some("ok");
+    let (word, figures) = marker(state, reachable).await;
+    checks.insert("marker".into(), word);
     // Named in the order they are checked.
     let failing: Vec<&str> = ["database", "migrations", "assets", "workers"]
         .into_iter()
@@ -130,20 +157,21 @@ async fn ready(state: &AppState) -> Response {
     if failing.is_empty() {
         return respond(
             StatusCode::OK,
-            json!({ "status": "ready", "checks": checks })
+            json!({ "status": "ready", "checks": checks, "marker": figures })
                 .to_string()
                 .into_bytes(),
         );
     }
     tracing::warn!(failing = ?failing, "not ready");
-    let error =
-        match serde_json::value::RawValue::from_string(json!({ "checks": checks }).to_string()) {
-            Ok(details) => ApiError::NotReady {
-                message: format!("not ready: {}", failing.join(", ")),
-                details,
-            },
-            Err(_) => ApiError::Internal,
-        };
+    let error = match serde_json::value::RawValue::from_string(
+        json!({ "checks": checks, "marker": figures }).to_string(),
+    ) {
+        Ok(details) => ApiError::NotReady {
+            message: format!("not ready: {}", failing.join(", ")),
+            details,
+        },
+        Err(_) => ApiError::Internal,
+    };
     let request_id = new_request_id();
     let mut response = build(error.status(), "application/json", error.body(&request_id));
     set_header(&mut response, "cache-control", "no-store");

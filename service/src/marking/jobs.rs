@@ -32,6 +32,8 @@ pub struct JobContext {
     pub pulse: super::worker::Pulse,
     /// Page readers kept between indexing jobs.
     pub readers: super::indexing::Readers,
+    /// The seeded reference questions marked between live ones, when configured.
+    pub seeds: Option<crate::calibration::seeds::Seeds>,
 }
 
 impl JobContext {
@@ -39,13 +41,23 @@ impl JobContext {
     /// settings are unusable).
     pub fn new(store: Store, config: MarkingConfig) -> Result<JobContext, String> {
         let marker = config.marker.build()?;
-        Ok(JobContext {
+        Ok(JobContext::with_marker(store, config, marker))
+    }
+
+    /// A context over `store` marking with `marker`.
+    pub fn with_marker(store: Store, config: MarkingConfig, marker: Arc<dyn Marker>) -> JobContext {
+        let seeds = config
+            .seeds
+            .clone()
+            .map(crate::calibration::seeds::Seeds::new);
+        JobContext {
             store,
             config,
             marker,
             pulse: super::worker::Pulse::new(),
             readers: super::indexing::Readers::default(),
-        })
+            seeds,
+        }
     }
 }
 

@@ -24,6 +24,7 @@ pub mod names;
 pub mod openai;
 pub mod paper_scheme;
 pub mod placement;
+pub mod qualification;
 pub mod questions;
 pub mod remote;
 pub mod worker;
@@ -101,6 +102,11 @@ pub struct MarkingConfig {
     /// Where the pages of files from outside are read (page processes, for `serve` and
     /// `worker`).
     pub pages: crate::untrusted::Pages,
+    /// The least agreement of the marker's latest saved calibration, with no false award, for
+    /// it to mark live (`--marker-qualify`); `None`: every marker marks (see [`qualification`]).
+    pub qualify: Option<f64>,
+    /// Seeded reference questions marked between live ones (`--marker-seed-every`).
+    pub seeds: Option<qualification::SeedsConfig>,
 }
 
 impl Default for MarkingConfig {
@@ -118,6 +124,8 @@ impl Default for MarkingConfig {
             marker: MarkerChoice::BuiltIn,
             marker_concurrency: 1,
             pages: crate::untrusted::Pages::InProcess,
+            qualify: None,
+            seeds: None,
         }
     }
 }

@@ -601,6 +601,29 @@ pub async fn mark(
         return Err(JobFailure::permanent("the question no longer exists"));
     };
     store.question_running(&loaded.work.id).await?;
+    // A marker that has not qualified, or has drifted on the seeds, marks nothing live.
+    let mut standing = super::qualification::standing(store, &context.config).await?;
+    if standing.blocks().is_none()
+        && let Some(seeds) = &context.seeds
+        && seeds.before_live(context, &standing, lost).await?
+    {
+        standing = super::qualification::standing(store, &context.config).await?;
+    }
+    if let Some(flag) = standing.blocks() {
+        let work = &loaded.work;
+        return super::qualification::save_unmarked(
+            context,
+            job,
+            &work.id,
+            &loaded.session.id,
+            &work.label,
+            &flag,
+            &standing,
+            started,
+            lost,
+        )
+        .await;
+    }
     let mut request = assemble(context, job, &loaded).await?;
     if context.marker.needs_images() {
         attach_images(
@@ -642,15 +665,18 @@ pub async fn mark(
     if lost.load(Ordering::SeqCst) {
         return Ok(false);
     }
-    let run = marked.run.map(|mut run| {
-        // The whole job's time, so that the service's own share (this less the provider's
-        // latency) can be read off every question.
-        if let Some(object) = run.as_object_mut() {
-            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            object.insert("durationMs".into(), json!(ms));
-        }
-        run.to_string()
-    });
+    // Every automated question records the marker's standing (`qualification`), and the whole
+    // job's time, so that the service's own share (this less the provider's latency) can be read
+    // off every question.
+    let mut run = marked
+        .run
+        .unwrap_or_else(|| json!({ "marker": context.marker.name() }));
+    if let Some(object) = run.as_object_mut() {
+        object.insert("qualification".into(), standing.record());
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        object.insert("durationMs".into(), json!(ms));
+    }
+    let run = Some(run.to_string());
     Ok(store
         .save_marked_question(
             job,
@@ -829,7 +855,7 @@ async fn assemble(
 }
 
 /// The configured marker's answer, passed through [`answer_check`] by the marker itself.
-async fn call_marker(
+pub(crate) async fn call_marker(
     context: &Arc<JobContext>,
     request: &MarkRequest,
     engine_assets: &[examkit_engine::Asset],
@@ -864,7 +890,7 @@ async fn call_marker(
 
 /// The engine's result for the marked question (one-question `document`), ready to save; the
 /// engine's refusal is `marker_answer_invalid` with its errors.
-async fn score(
+pub(crate) async fn score(
     document: &Value,
     engine_assets: Vec<examkit_engine::Asset>,
 ) -> Result<QuestionData, JobFailure> {
@@ -947,7 +973,7 @@ pub fn answer_check<'a>(
 }
 
 /// The submission's `source` for a marker's answer.
-fn source_for(marker: &str, name: &str, model: Option<&str>) -> Value {
+pub(crate) fn source_for(marker: &str, name: &str, model: Option<&str>) -> Value {
     let name = if name.is_empty() { marker } else { name };
     let model = if marker == "builtin" {
         "examkit built-in marker (answer matching)"
@@ -963,7 +989,7 @@ fn source_for(marker: &str, name: &str, model: Option<&str>) -> Value {
 }
 
 /// A one-question submission of a marker's answer, as the engine validates it.
-fn document_for(label: &str, question: &Value, source: Value) -> Value {
+pub(crate) fn document_for(label: &str, question: &Value, source: Value) -> Value {
     let max_marks = question["rubric"]["criteria"]
         .as_array()
         .map_or(0, Vec::len);

@@ -98,8 +98,24 @@ fn worker_name(n: usize) -> String {
 /// Starts `config.workers` workers on `store`; an error when the configured marker cannot be
 /// built.
 pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
+    let context = JobContext::new(store, config)?;
+    Ok(start(context))
+}
+
+/// Starts `config.workers` workers on `store` marking with `marker` rather than the configured
+/// one (calibration's private service records what a marker would be asked this way).
+pub fn spawn_with(
+    store: Store,
+    config: MarkingConfig,
+    marker: Arc<dyn super::marker::Marker>,
+) -> Workers {
+    start(JobContext::with_marker(store, config, marker))
+}
+
+fn start(context: JobContext) -> Workers {
     let (stop, stopped) = watch::channel(false);
-    let context = Arc::new(JobContext::new(store, config.clone())?);
+    let context = Arc::new(context);
+    let config = context.config.clone();
     let pulse = context.pulse.clone();
     let handles = (0..config.workers)
         .map(|n| {
@@ -108,11 +124,11 @@ pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
             tokio::spawn(async move { work(context, worker_name(n), stopped).await })
         })
         .collect();
-    Ok(Workers {
+    Workers {
         handles,
         stop,
         pulse,
-    })
+    }
 }
 
 async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiver<bool>) {

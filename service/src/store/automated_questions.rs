@@ -287,6 +287,45 @@ impl Store {
         Ok(true)
     }
 
+    /// Saves a question its marker may not mark (see `crate::marking::qualification`) and
+    /// finishes its job in one transaction: `needs_review` with `result_json` (nothing awarded,
+    /// `max_marks` possible), no marked question and no marker, and the run record; `false`
+    /// (nothing saved) when the lease was lost or the question was cancelled meanwhile.
+    pub async fn save_unmarked_question(
+        &self,
+        job: &Job,
+        id: &str,
+        result_json: &str,
+        max_marks: i64,
+        run_json: &str,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        if !Store::finish_job(&mut tx, job, now).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let updated = sqlx::query(
+            "UPDATE marking_questions SET status = 'needs_review', awarded = 0, possible = $1, \
+             max_marks = $1, question_json = '{}', result_json = $2, marker = NULL, \
+             marker_run_json = $3, error_json = NULL, updated_at = $4 \
+             WHERE id = $5 AND status IN ('queued', 'running')",
+        )
+        .bind(max_marks)
+        .bind(result_json)
+        .bind(run_json)
+        .bind(now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// Fails a question and its job in one transaction; `false` when the lease was lost.
     pub async fn fail_marked_question(
         &self,

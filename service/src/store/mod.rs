@@ -26,6 +26,7 @@ pub mod key_cache;
 pub mod marking;
 pub mod objects;
 pub mod papers;
+pub mod qualifications;
 pub mod questions;
 pub mod rate;
 pub mod results;

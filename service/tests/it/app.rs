@@ -37,7 +37,46 @@ on_both!(
     the_answers_that_lost_a_mark_are_stepped_through,
     the_app_counts_against_the_rate_limits_downloads_heavier,
     a_page_that_cannot_be_drawn_in_time_is_a_placeholder,
+    teachers_are_told_while_an_unqualified_marker_is_held_back,
 );
+
+/// Under `--marker-qualify`, the marked-work page says marking is held back while the configured
+/// marker (here the built-in one) has no qualifying calibration, and says nothing once it has.
+async fn teachers_are_told_while_an_unqualified_marker_is_held_back(db: Db) {
+    let s = start_with(db, generous(), |state| state.marking.qualify = Some(0.9)).await;
+    let (mut b, _) = signed_in(&s, "held@school.test").await;
+    let page = b.get("/app/sessions").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("id=\"marker-held\""), "{}", page.body);
+    assert!(
+        page.body
+            .contains("the builtin marker has not qualified on this service&#39;s reference set")
+            || page
+                .body
+                .contains("the builtin marker has not qualified on this service's reference set"),
+        "{}",
+        page.body
+    );
+    s.store
+        .save_qualification(&examkit::store::qualifications::NewQualification {
+            marker: "builtin".into(),
+            model: None,
+            criteria: 20,
+            agreed: 19,
+            kappa: None,
+            false_awards: 0,
+            non_work_page_awards: 0,
+            scripts: 2,
+            reference_digest: "sha256:test".into(),
+            min_agreement: 0.9,
+            passed: true,
+        })
+        .await
+        .expect("saved");
+    let page = b.get("/app/sessions").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(!page.body.contains("marker-held"), "{}", page.body);
+}
 
 const PASSWORD: &str = "correct horse battery";
 

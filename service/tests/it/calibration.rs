@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 const MODEL: &str = "test-vision-model";
 const TOKEN: &str = "sk-calibration-0123456789";
 
-fn reference_dir() -> PathBuf {
+pub(crate) fn reference_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/calibration")
 }
 
@@ -40,14 +40,14 @@ fn read_json(path: &Path) -> Value {
 }
 
 /// One trusted question: its script, label, requirements, and decisions by scheme criterion id.
-struct TrustedQuestion {
+pub(crate) struct TrustedQuestion {
     script: String,
     label: String,
     requirements: Vec<String>,
     decisions: HashMap<String, (String, String)>,
 }
 
-fn trusted_questions() -> Vec<TrustedQuestion> {
+pub(crate) fn trusted_questions() -> Vec<TrustedQuestion> {
     let dir = reference_dir();
     let manifest = read_json(&dir.join("reference.json"));
     let mut out = Vec::new();
@@ -128,6 +128,16 @@ fn departure(script: &str, label: &str, criterion: &str) -> Option<&'static str>
 }
 
 fn answer(seen: &Seen, trusted: &[TrustedQuestion]) -> Reply {
+    answer_with(seen, trusted, departure)
+}
+
+/// The trusted decisions of the question the prompt shows (found by its label and its criteria's
+/// requirements), each outcome changed where `depart` (script, label, criterion) says.
+pub(crate) fn answer_with(
+    seen: &Seen,
+    trusted: &[TrustedQuestion],
+    depart: impl Fn(&str, &str, &str) -> Option<&'static str>,
+) -> Reply {
     let text = prompt_text(seen);
     let Some(question) = trusted.iter().find(|q| {
         q.label == seen.label && q.requirements.iter().all(|r| text.contains(r.as_str()))
@@ -145,7 +155,7 @@ fn answer(seen: &Seen, trusted: &[TrustedQuestion]) -> Reply {
                 .cloned()
                 .unwrap_or_else(|| ("uncertain".into(), String::new()));
             let outcome =
-                departure(&question.script, &question.label, id).map_or(outcome, str::to_owned);
+                depart(&question.script, &question.label, id).map_or(outcome, str::to_owned);
             let page = page_of_part(&text, part).unwrap_or_else(|| fallback.clone());
             let mut d = decision(id, &outcome, &quote, &page, [0, 0, 40, 40]);
             let mut checks = provider::checks_for(seen, id);
@@ -199,10 +209,45 @@ fn figures_in_the_sets_readme(report: &Value) {
     }
 }
 
+/// A reference set of the shipped set's script `name` alone, in a folder of its own.
+pub(crate) fn one_script_set(name: &str) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().expect("dir");
+    let source = reference_dir();
+    let mut manifest = read_json(&source.join("reference.json"));
+    let script = manifest["scripts"]
+        .as_array()
+        .expect("scripts")
+        .iter()
+        .find(|s| s["name"] == name)
+        .cloned()
+        .expect("the script is in the set");
+    manifest["scripts"] = json!([script]);
+    let trusted = script["trusted"].as_str().expect("trusted").to_owned();
+    let files = script["files"].as_array().expect("files");
+    let paths = files
+        .iter()
+        .map(|f| f["path"].as_str().expect("path").to_owned())
+        .chain([trusted]);
+    for path in paths {
+        std::fs::create_dir_all(copy.path().join(&path).parent().expect("parent")).expect("mkdir");
+        std::fs::copy(source.join(&path), copy.path().join(&path)).expect("copy");
+    }
+    std::fs::write(copy.path().join("reference.json"), manifest.to_string()).expect("write");
+    copy
+}
+
 fn calibrate(provider: &provider::Provider, extra: &[&str]) -> (i32, String, String) {
+    calibrate_set(provider, &reference_dir(), extra)
+}
+
+fn calibrate_set(
+    provider: &provider::Provider,
+    set: &Path,
+    extra: &[&str],
+) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_examkit"))
         .args(["marker", "calibrate", "--reference"])
-        .arg(reference_dir())
+        .arg(set)
         .args([
             "--marker",
             "openai",
@@ -320,6 +365,96 @@ async fn the_shipped_reference_set_is_calibrated_against_the_test_provider() {
     );
 }
 
+on_both!(a_saved_calibration_is_recorded_in_the_deployments_database);
+
+/// `--save` records the run's figures, the set's digest and the bar in the database `serve` would
+/// use (given as `--database`), for the marker and model; saves are kept, the latest first.
+async fn a_saved_calibration_is_recorded_in_the_deployments_database(db: common::Db) {
+    let trusted = std::sync::Arc::new(trusted_questions());
+    let script = trusted.clone();
+    let provider =
+        provider::start(MODEL, Some(TOKEN), true, move |seen| answer(seen, &script)).await;
+    let set = one_script_set("pure-1");
+    let dir = tempfile::tempdir().expect("dir");
+    let url = common::fresh_database(db, dir.path()).await;
+    let (code, stdout, stderr) = calibrate_set(
+        &provider,
+        set.path(),
+        &[
+            "--json",
+            "--min-agreement",
+            "0.5",
+            "--save",
+            "--database",
+            &url,
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("saved as calibration"), "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).expect("JSON report");
+    let store = examkit::store::Store::open(&url)
+        .await
+        .expect("the database");
+    let saved = store
+        .qualifications("openai", Some(MODEL))
+        .await
+        .expect("readable");
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let row = &saved[0];
+    let overall = &report["overall"];
+    assert_eq!(row.saved.marker, "openai");
+    assert_eq!(row.saved.model.as_deref(), Some(MODEL));
+    assert_eq!(json!(row.saved.criteria), overall["criteria"]);
+    assert!(row.saved.criteria > 0);
+    assert_eq!(json!(row.saved.false_awards), overall["falseAwards"]);
+    let agreement = overall["agreement"].as_f64().expect("agreement");
+    assert!((row.agreement - agreement).abs() < 1e-9, "{row:?}");
+    assert_eq!(row.saved.kappa, overall["kappa"].as_f64());
+    assert_eq!(row.saved.min_agreement, 0.5);
+    assert_eq!(json!(row.saved.passed), report["passed"]);
+    assert_eq!(row.saved.scripts, 1);
+    let digest = examkit::calibration::reference::load(set.path())
+        .expect("the set")
+        .digest;
+    assert_eq!(row.saved.reference_digest, digest);
+    assert_ne!(
+        digest,
+        examkit::calibration::reference::load(&reference_dir())
+            .expect("the shipped set")
+            .digest,
+        "another set has another digest"
+    );
+    assert!(
+        (examkit::store::now_ms() - row.created_at).abs() < 86_400_000,
+        "dated now"
+    );
+    // Nothing is saved for another model, and a later save is the latest of its history.
+    assert!(
+        store
+            .latest_qualification("openai", Some("another-model"))
+            .await
+            .expect("readable")
+            .is_none()
+    );
+    let mut later = row.saved.clone();
+    later.false_awards += 1;
+    let later = store.save_qualification(&later).await.expect("saved");
+    let history = store
+        .qualifications("openai", Some(MODEL))
+        .await
+        .expect("readable");
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[0].id, later.id);
+    assert_eq!(
+        store
+            .latest_qualification("openai", Some(MODEL))
+            .await
+            .expect("readable")
+            .map(|q| q.id),
+        Some(later.id)
+    );
+}
+
 #[test]
 fn a_reference_set_that_is_not_one_is_refused_with_status_2() {
     let dir = tempfile::tempdir().expect("dir");
@@ -375,4 +510,33 @@ fn a_reference_set_that_is_not_one_is_refused_with_status_2() {
         .expect("examkit runs");
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("between 0 and 1"));
+
+    // The marking flags are checked as `serve` checks them.
+    for (flags, said) in [
+        (&["--marker-qualify", "1.5"][..], "between 0 and 1"),
+        (&["--marker-qualify", "most"][..], "not a number"),
+        (&["--marker-seed-every", "0"][..], "--marker-seed-every"),
+        (
+            &["--marker-seed-every", "5", "--marker-qualify", "0.9"][..],
+            "--marker-seed-every needs --marker-seeds DIR",
+        ),
+        (
+            &[
+                "--marker-seed-every",
+                "5",
+                "--marker-seeds",
+                "examples/calibration",
+            ][..],
+            "needs --marker-qualify",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_examkit"))
+            .args(["marker", "calibrate", "--reference", "x"])
+            .args(flags)
+            .output()
+            .expect("examkit runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(said), "{flags:?}: {stderr}");
+    }
 }

@@ -44,13 +44,21 @@ fn reveals_nothing(body: &Value, hidden: &[&str]) {
         &body["error"]["details"]["checks"]
     };
     let checks = checks.as_object().expect("checks");
-    assert_eq!(checks.len(), 4, "{body}");
+    assert_eq!(checks.len(), 5, "{body}");
     for (name, said) in checks {
         let said = said.as_str().expect("a word");
-        assert!(
-            ["ok", "failed", "none in this process"].contains(&said),
-            "{name}: {said}"
-        );
+        let words: &[&str] = if name == "marker" {
+            &[
+                "not required",
+                "qualified",
+                "not qualified",
+                "drifted",
+                "failed",
+            ]
+        } else {
+            &["ok", "failed", "none in this process"]
+        };
+        assert!(words.contains(&said), "{name}: {said}");
     }
     let text = body.to_string();
     for secret in hidden {
@@ -81,6 +89,8 @@ async fn health_answers_without_a_key_or_the_database(db: Db) {
             assert_eq!(body["checks"][check], "ok", "{check}");
         }
         assert_eq!(body["checks"]["workers"], "none in this process");
+        assert_eq!(body["checks"]["marker"], "not required", "{body}");
+        reveals_nothing(&body, &["builtin"]);
     }
     let usage: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM usage_daily")
         .fetch_one(s.store.pool())

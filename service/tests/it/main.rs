@@ -29,6 +29,7 @@ mod metrics;
 mod objects;
 mod papers;
 mod published;
+mod qualification;
 mod questions;
 mod queue;
 mod readme;

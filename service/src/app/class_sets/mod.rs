@@ -238,6 +238,7 @@ async fn render(
     status: StatusCode,
 ) -> Result<Response, AppError> {
     let keys = signed.visit.state.store.keys(Some(&signed.user.id)).await?;
+    let held = super::marker_held(signed).await;
     // Covers' name areas are shown when the layout records where the name goes.
     let covers = set.named()
         && super::covers::name_space(signed, &set.set.paper_id, set.set.revision)
@@ -270,7 +271,7 @@ async fn render(
         }
         (copies_section(signed, set, covers)?)
         (stack_section(signed, set)?)
-        (marking_section(signed, set)?)
+        (marking_section(signed, set, held.as_deref())?)
         (decisions_section(set, &keys))
     };
     Ok(html(
@@ -289,7 +290,11 @@ fn form_fields(signed: &Signed) -> Result<Markup, AppError> {
     })
 }
 
-fn marking_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> {
+fn marking_section(
+    signed: &Signed,
+    set: &Overview,
+    held: Option<&str>,
+) -> Result<Markup, AppError> {
     let marking = set.marking();
     let done = set
         .scripts
@@ -318,6 +323,9 @@ fn marking_section(signed: &Signed, set: &Overview) -> Result<Markup, AppError> 
                     (set.out_of_date.iter().map(|c| copy_number(*c)).collect::<Vec<_>>().join(", "))
                     ": start marking again to mark them as they stand."
                 }
+            }
+            @if let Some(held) = held {
+                p.notice #marker-held role="status" { (held) }
             }
             @if !enabled {
                 p.hint { "Automated marking is turned off in this service's configuration." }

@@ -73,8 +73,12 @@ pub async fn sessions(signed: Signed) -> Result<Response, AppError> {
         }
         listed.push((row, questions));
     }
+    let held = super::marker_held(&signed).await;
     let body = html! {
         h1 { "Marked work" }
+        @if let Some(held) = &held {
+            p.notice #marker-held role="status" { (held) }
+        }
         nav.filter aria-label="Filter" {
             @if only_review {
                 a href="/app/sessions" { "Show every question" }
