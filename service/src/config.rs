@@ -221,6 +221,24 @@ pub struct MarkingArgs {
     /// unseen (handwriting is rarely read, so most awards then go to a person).
     #[arg(long, env = "EXAMKIT_MARKER_REQUIRE_QUOTE")]
     pub marker_require_quote: bool,
+    /// For `--marker openai`: a second model that marks every question too, at once; a mark is
+    /// awarded only where both award it on the same writing, withheld where both withhold it, and
+    /// otherwise uncertain (the question then goes to review). On the first model's provider
+    /// unless `--marker-second-url` names another.
+    #[arg(long, env = "EXAMKIT_MARKER_SECOND_MODEL", value_name = "NAME")]
+    pub marker_second_model: Option<String>,
+    /// The second model's API base, when it is not the first's (`--marker-second-model`).
+    #[arg(long, env = "EXAMKIT_MARKER_SECOND_URL", value_name = "URL")]
+    pub marker_second_url: Option<String>,
+    /// The bearer token for `--marker-second-url` (the first model's token is sent only to the
+    /// first model's provider).
+    #[arg(
+        long,
+        env = "EXAMKIT_MARKER_SECOND_TOKEN",
+        value_name = "SECRET",
+        hide_env_values = true
+    )]
+    pub marker_second_token: Option<String>,
     /// Each call to the marker's time limit, in seconds.
     #[arg(
         long,
@@ -346,7 +364,7 @@ impl MarkingArgs {
             },
             MarkerKind::Openai => {
                 use crate::marking::openai::{OpenAiConfig, StructuredOutput};
-                crate::marking::MarkerChoice::OpenAi(OpenAiConfig {
+                let mut first = OpenAiConfig {
                     base_url: self.marker_url.clone().ok_or(
                         "--marker openai needs --marker-url, the API base (or EXAMKIT_MARKER_URL)",
                     )?,
@@ -366,7 +384,9 @@ impl MarkingArgs {
                         require_quote: self.marker_require_quote,
                     },
                     ..OpenAiConfig::default()
-                })
+                };
+                first.second = self.second_opinion(&first)?.map(Box::new);
+                crate::marking::MarkerChoice::OpenAi(first)
             }
         };
         Ok(crate::marking::MarkingConfig {
@@ -410,6 +430,49 @@ impl MarkingArgs {
         Ok(Some(crate::marking::qualification::SeedsConfig {
             every,
             reference: std::sync::Arc::new(reference),
+        }))
+    }
+
+    /// The second model's settings (`--marker-second-model`): the first's, on its provider with
+    /// its token, or on `--marker-second-url` with `--marker-second-token`. An error for a second
+    /// URL or token without a second model, or the same model named twice on one provider.
+    fn second_opinion(
+        &self,
+        first: &crate::marking::openai::OpenAiConfig,
+    ) -> Result<Option<crate::marking::openai::OpenAiConfig>, String> {
+        let Some(model) = self.marker_second_model.clone() else {
+            if self.marker_second_url.is_some() || self.marker_second_token.is_some() {
+                return Err(
+                    "--marker-second-url and --marker-second-token need --marker-second-model"
+                        .into(),
+                );
+            }
+            return Ok(None);
+        };
+        if model.trim().is_empty() {
+            return Err("--marker-second-model needs the second model's name".into());
+        }
+        let (base_url, token) = match &self.marker_second_url {
+            Some(url) => (url.clone(), self.marker_second_token.clone()),
+            None => {
+                if self.marker_second_token.is_some() {
+                    return Err("--marker-second-token needs --marker-second-url: on the first model's provider its token is used".into());
+                }
+                (first.base_url.clone(), first.token.clone())
+            }
+        };
+        if model == first.model
+            && base_url.trim_end_matches('/') == first.base_url.trim_end_matches('/')
+        {
+            return Err(format!(
+                "--marker-second-model {model} is the first model on the same provider: a second opinion needs another model (or another provider)"
+            ));
+        }
+        Ok(Some(crate::marking::openai::OpenAiConfig {
+            base_url,
+            model,
+            token,
+            ..first.clone()
         }))
     }
 
@@ -722,6 +785,74 @@ mod tests {
         );
         let e = worker(&["--marker-allow-http=maybe"]).expect_err("not a boolean");
         assert!(e.contains("--marker-allow-http"), "{e}");
+    }
+
+    #[test]
+    fn a_second_model_is_on_the_first_provider_unless_named_and_never_the_same_model() {
+        let marker = |extra: &[&str]| {
+            let mut args = vec!["--marker", "openai", "--marker-model", "m"];
+            args.extend([
+                "--marker-url",
+                "http://127.0.0.1:11434/v1",
+                "--marker-token",
+                "t1",
+            ]);
+            args.extend(extra);
+            worker(&args).map(|w| w.marker)
+        };
+        let second = |extra: &[&str]| match marker(extra) {
+            Ok(crate::marking::MarkerChoice::OpenAi(c)) => Ok(c.second.map(|s| *s)),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(second(&[]), Ok(None));
+        let same = second(&["--marker-second-model", "n"])
+            .expect("ok")
+            .expect("second");
+        assert_eq!(
+            (
+                same.model.as_str(),
+                same.base_url.as_str(),
+                same.token.as_deref()
+            ),
+            ("n", "http://127.0.0.1:11434/v1", Some("t1"))
+        );
+        let other = second(&[
+            "--marker-second-model",
+            "m",
+            "--marker-second-url",
+            "https://models.example/v1",
+            "--marker-second-token",
+            "t2",
+        ])
+        .expect("ok")
+        .expect("second");
+        assert_eq!(
+            (other.base_url.as_str(), other.token.as_deref()),
+            ("https://models.example/v1", Some("t2"))
+        );
+        match marker(&["--marker-second-model", "n"]) {
+            Ok(choice) => {
+                let built = choice.build().expect("a pair");
+                assert_eq!(built.name(), "openai");
+            }
+            Err(e) => panic!("{e}"),
+        }
+        for (bad, says) in [
+            (
+                &["--marker-second-url", "https://models.example/v1"][..],
+                "need --marker-second-model",
+            ),
+            (
+                &["--marker-second-model", "n", "--marker-second-token", "t2"][..],
+                "needs --marker-second-url",
+            ),
+            (&["--marker-second-model", "m"][..], "another model"),
+            (&["--marker-second-model", " "][..], "second model's name"),
+        ] {
+            let e = second(bad).expect_err("refused");
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -95,7 +95,7 @@ pub fn marker_name(choice: &MarkerChoice) -> (&'static str, Option<String>) {
     match choice {
         MarkerChoice::BuiltIn => ("builtin", None),
         MarkerChoice::External { .. } => ("external", None),
-        MarkerChoice::OpenAi(config) => ("openai", Some(config.model.clone())),
+        MarkerChoice::OpenAi(config) => ("openai", Some(config.marker_model())),
     }
 }
 

@@ -27,6 +27,7 @@ pub mod placement;
 pub mod qualification;
 pub mod questions;
 pub mod remote;
+pub mod second_opinion;
 pub mod worker;
 
 use std::sync::Arc;
@@ -68,7 +69,19 @@ impl MarkerChoice {
                 token,
                 timeout,
             } => Arc::new(external::External::new(url, token.clone(), *timeout)?),
-            MarkerChoice::OpenAi(config) => Arc::new(openai::OpenAi::new(config.clone())?),
+            MarkerChoice::OpenAi(config) => match &config.second {
+                Some(second) => {
+                    let first = openai::OpenAiConfig {
+                        second: None,
+                        ..config.clone()
+                    };
+                    Arc::new(second_opinion::Pair::new(
+                        openai::OpenAi::new(first)?,
+                        openai::OpenAi::new((**second).clone())?,
+                    ))
+                }
+                None => Arc::new(openai::OpenAi::new(config.clone())?),
+            },
         })
     }
 }

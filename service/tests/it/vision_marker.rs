@@ -1894,8 +1894,114 @@ async fn a_written_instruction_to_the_marker_is_not_obeyed(db: Db) {
     assert!(doubted > 0, "some award rested on ink alone: {view}");
 }
 
+/// A second opinion: two models on two providers mark every question at once. The second reads
+/// the script as the first does but withholds question 2 (a), which the first awards: those
+/// criteria are uncertain with both models' decisions in the reason, question 2 carries the flag
+/// `markers_disagree`, and what both awarded on the same writing, or both withheld, stands. Both
+/// runs are recorded on each question.
+async fn two_models_that_disagree_leave_the_criteria_to_a_person(db: Db) {
+    const SECOND: &str = "second-vision-model";
+    let first = provider::start(MODEL, Some(TOKEN), true, paper_model).await;
+    let second = provider::start(SECOND, Some("sk-second"), true, |seen| {
+        let mut answer = paper_model(seen);
+        if seen.label == "2"
+            && let Reply::Answer(value) = &mut answer
+        {
+            let criteria = seen.criteria.clone();
+            for d in value["decisions"].as_array_mut().into_iter().flatten() {
+                let in_a = criteria
+                    .iter()
+                    .any(|(id, part, _)| d["criterionId"] == id.as_str() && part == "a");
+                if in_a {
+                    d["outcome"] = json!("withheld");
+                }
+            }
+        }
+        answer
+    })
+    .await;
+    let choice = MarkerChoice::OpenAi(OpenAiConfig {
+        second: Some(Box::new(OpenAiConfig {
+            base_url: second.base_url.clone(),
+            model: SECOND.into(),
+            token: Some("sk-second".into()),
+            ..config(&first)
+        })),
+        timeout: Duration::from_secs(60),
+        ..config(&first)
+    });
+    let s = start_with(db, generous(), |_| {}).await;
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS).await;
+    let files = scan(
+        &exported,
+        &sample_answers(),
+        &["--skew", "0.5", "--seed", "13"],
+    );
+    let session = session_from_paper(&s, &key, &exported.id).await;
+    let (name, bytes) = files.into_iter().next().expect("the scan");
+    upload(&s, &key, &session, "work", &name, bytes).await;
+    let view = marked_by(&s, &key, &session, &choice).await;
+    first.assert_clean();
+    second.assert_clean();
+    assert_eq!(first.log().len(), 3, "one call per question each");
+    assert_eq!(second.log().len(), 3, "one call per question each");
+    let mut stood = 0;
+    for question in view["questions"].as_array().expect("questions") {
+        let label = question["label"].as_str().expect("label");
+        let run = &question["markerRun"];
+        assert_eq!(run["model"], format!("{MODEL} + {SECOND}"), "{run}");
+        assert_eq!(question["markedBy"]["model"], format!("{MODEL} + {SECOND}"));
+        let runs = run["runs"].as_array().expect("both runs");
+        assert_eq!(runs.len(), 2, "{run}");
+        assert_eq!(
+            (runs[0]["model"].as_str(), runs[1]["model"].as_str()),
+            (Some(MODEL), Some(SECOND))
+        );
+        assert_eq!(run["calls"], 2, "{run}");
+        let flagged = question["reviewFlags"]
+            .as_array()
+            .is_some_and(|fs| fs.iter().any(|f| f["code"] == "markers_disagree"));
+        assert_eq!(flagged, label == "2", "question {label}: {question}");
+        for a in question["allocations"].as_array().expect("allocations") {
+            let part = a["partId"].as_str().expect("part");
+            let (by_first, by_second) = (
+                runs[0]["decisions"]
+                    .as_array()
+                    .and_then(|ds| ds.iter().find(|d| d["criterionId"] == a["criterionId"])),
+                runs[1]["decisions"]
+                    .as_array()
+                    .and_then(|ds| ds.iter().find(|d| d["criterionId"] == a["criterionId"])),
+            );
+            let (by_first, by_second) = (by_first.expect("first"), by_second.expect("second"));
+            if label == "2" && part == "a" {
+                assert_eq!(by_second["outcome"], "withheld", "{run}");
+                if by_first["outcome"] == "awarded" {
+                    assert_eq!(a["submitted"], "uncertain", "{a}");
+                    let reason = a["explanation"].as_str().unwrap_or_default();
+                    assert!(reason.contains("the two markers disagree"), "{reason}");
+                }
+            } else if by_first["outcome"] == "awarded" && by_second["outcome"] == "awarded" {
+                assert_eq!(
+                    a["submitted"], "awarded",
+                    "both awarded on the same writing: {a}"
+                );
+                stood += 1;
+            } else if by_first["outcome"] == "withheld" && by_second["outcome"] == "withheld" {
+                assert_eq!(a["submitted"], "withheld", "{a}");
+            } else {
+                assert_eq!(a["submitted"], "uncertain", "{a}");
+            }
+        }
+    }
+    assert!(stood > 0, "what both awarded stands: {view}");
+}
+
 on_both!(
     a_written_instruction_to_the_marker_is_not_obeyed,
+    two_models_that_disagree_leave_the_criteria_to_a_person,
     one_worker_marks_several_questions_at_once,
     a_paper_is_marked_by_the_vision_model_end_to_end,
     a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end,

@@ -81,6 +81,19 @@ pub struct OpenAiConfig {
     pub allow_http: bool,
     /// What every award must have beyond the guards (`--marker-require-quote`).
     pub strictness: question::Strictness,
+    /// A second model that marks every question too (`--marker-second-model`): only what both
+    /// award on the same writing is awarded (see [`crate::marking::second_opinion`]).
+    pub second: Option<Box<OpenAiConfig>>,
+}
+
+impl OpenAiConfig {
+    /// The model's name as results record it: `first + second` with a second opinion.
+    pub fn marker_model(&self) -> String {
+        match &self.second {
+            Some(second) => format!("{} + {}", self.model, second.model),
+            None => self.model.clone(),
+        }
+    }
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -97,6 +110,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("max_retry_wait", &self.max_retry_wait)
             .field("allow_http", &self.allow_http)
             .field("strictness", &self.strictness)
+            .field("second", &self.second)
             .finish()
     }
 }
@@ -115,6 +129,7 @@ impl Default for OpenAiConfig {
             max_retry_wait: Duration::from_secs(60),
             allow_http: false,
             strictness: question::Strictness::default(),
+            second: None,
         }
     }
 }
