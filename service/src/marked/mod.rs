@@ -76,6 +76,8 @@ pub struct MarkedQuestion {
 /// with it (`blank: nothing is written in the answer space`).
 pub const BLANK_QUOTE_PREFIX: &str = "blank:";
 
+use crate::marking::flags::MarkerFlagCode;
+
 /// The review flag of a question on a page of the paper that was not scanned for its script.
 pub const PAGE_NOT_SCANNED: &str = "page_not_scanned";
 
@@ -108,6 +110,26 @@ impl MarkedQuestion {
                 .review_flags
                 .as_deref()
                 .is_some_and(|flags| flags.iter().any(|f| f.code == PAGE_NOT_SCANNED))
+    }
+
+    /// Whether the marker was held back from the question (the review flag `marker_unqualified`
+    /// or `marker_drifted`): nothing of it was marked, its score keeps every mark possible
+    /// (`0–max`), and the class's analysis leaves it out until a person or a qualified marker
+    /// marks it.
+    pub fn held_back(&self) -> bool {
+        self.status == QuestionStatus::NeedsReview
+            && self.review_flags.as_deref().is_some_and(|flags| {
+                flags.iter().any(|f| {
+                    f.code == MarkerFlagCode::MarkerUnqualified.as_str()
+                        || f.code == MarkerFlagCode::MarkerDrifted.as_str()
+                })
+            })
+    }
+
+    /// Whether nothing of the question was marked though it has a result: its page was not
+    /// scanned, or the marker was held back.
+    pub fn unmarked(&self) -> bool {
+        self.not_scanned() || self.held_back()
     }
 
     /// Whether the student left the question blank: it is marked, nothing is awarded or

@@ -298,3 +298,22 @@ fn a_question_not_marked_yet_has_no_result_and_no_criteria() {
     let error = marked.error.expect("a failure");
     assert_eq!(error.code, "marker_answer_invalid");
 }
+
+#[test]
+fn a_question_a_held_back_marker_did_not_mark_is_unmarked_but_not_unscanned() {
+    let path = fixtures().join("needs-review-automated-page-not-scanned.row.json");
+    let (row, kinds) = load(&path);
+    let mut question = MarkedQuestion::from_row(&row, &kinds).expect("a marked question");
+    assert!(question.not_scanned() && question.unmarked() && !question.held_back());
+    for code in ["marker_unqualified", "marker_drifted"] {
+        if let Some(flags) = question.review_flags.as_mut() {
+            for flag in flags.iter_mut() {
+                flag.code = code.into();
+            }
+        }
+        assert!(question.held_back(), "{code}");
+        assert!(question.unmarked() && !question.not_scanned(), "{code}");
+    }
+    question.status = QuestionStatus::Completed;
+    assert!(!question.held_back() && !question.unmarked());
+}

@@ -136,8 +136,10 @@ pub fn analyse(results: &ClassResults) -> ItemAnalysis {
                     .map(|q| (*student, *script, q))
             })
             .collect();
+        // A question not scanned, or that a held-back marker did not mark, is not the class's
+        // mark: left out of every figure.
         let (unscanned, marked): (Vec<_>, Vec<_>) =
-            asked.into_iter().partition(|(_, _, q)| q.not_scanned());
+            asked.into_iter().partition(|(_, _, q)| q.unmarked());
         let marks: Vec<i64> = marked.iter().map(|(_, _, q)| q.score.awarded).collect();
         let n = marks.len();
         let mean = (n > 0).then(|| marks.iter().sum::<i64>() as f64 / n as f64);
@@ -149,7 +151,7 @@ pub fn analyse(results: &ClassResults) -> ItemAnalysis {
             label: column.label.clone(),
             max: column.max,
             marked: n,
-            not_scanned: unscanned.len(),
+            not_scanned: unscanned.iter().filter(|(_, _, q)| q.not_scanned()).count(),
             mean,
             spread,
             lowest: marks.iter().copied().min(),
