@@ -78,19 +78,19 @@ async fn teachers_are_told_while_an_unqualified_marker_is_held_back(db: Db) {
     assert!(!page.body.contains("marker-held"), "{}", page.body);
 }
 
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 
 /// A browser: keeps cookies, never follows redirects.
-struct Browser {
+pub(crate) struct Browser {
     base: String,
     client: reqwest::Client,
     cookies: HashMap<String, String>,
 }
 
-struct Page {
-    status: u16,
+pub(crate) struct Page {
+    pub(crate) status: u16,
     headers: HeaderMap,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Page {
@@ -121,7 +121,7 @@ impl Page {
 }
 
 impl Browser {
-    fn new(server: &Server) -> Browser {
+    pub(crate) fn new(server: &Server) -> Browser {
         Browser::at(&server.base)
     }
 
@@ -177,7 +177,7 @@ impl Browser {
         page
     }
 
-    async fn get(&mut self, path: &str) -> Page {
+    pub(crate) async fn get(&mut self, path: &str) -> Page {
         let request = self.client.get(format!("{}{path}", self.base));
         self.send(request).await
     }
@@ -202,7 +202,7 @@ impl Browser {
         .await
     }
 
-    async fn sign_in_as(&mut self, email: &str, password: &str) -> Page {
+    pub(crate) async fn sign_in_as(&mut self, email: &str, password: &str) -> Page {
         let form = self.get("/app/sign-in").await;
         assert_eq!(form.status, 200, "{}", form.body);
         let token = form.csrf();
@@ -228,7 +228,7 @@ impl Browser {
 }
 
 /// An account that signs in with `email` and [`PASSWORD`].
-async fn teacher(s: &Server, email: &str) -> String {
+pub(crate) async fn teacher(s: &Server, email: &str) -> String {
     let user = s.user(email).await;
     let hash = examkit::password::hash(PASSWORD).expect("hash");
     s.store

@@ -1397,6 +1397,26 @@ async fn a_scheme_of_pages_is_marked_by_the_vision_model_end_to_end(db: Db) {
     assert_eq!(placement["guardCode"], "model_rubric", "{placement}");
     assert_eq!(question["score"]["awarded"], 0);
     assert_eq!(question["score"]["possible"], 1);
+    // The review page says the rubric is the model's, for a person to accept or correct.
+    let hash = examkit::password::hash(crate::app::PASSWORD).expect("hash");
+    s.store
+        .set_login(Some(&user), "rubric@example.org", &hash)
+        .await
+        .expect("login set");
+    let mut browser = crate::app::Browser::new(&s);
+    let signed = browser
+        .sign_in_as("rubric@example.org", crate::app::PASSWORD)
+        .await;
+    assert_eq!(signed.status, 303, "{}", signed.body);
+    let id = question["id"].as_str().expect("id");
+    let page = browser.get(&format!("/app/questions/{id}")).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains(r#"data-flag="model_rubric""#),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(r#"id="model-rubric""#), "{}", page.body);
 }
 
 /// One worker with `--marker-concurrency 3` has the paper's three questions at the provider at

@@ -2,6 +2,7 @@
 //! with the marker's decision, reason and quoted words, the form that decides, and the keys.
 
 use super::*;
+use crate::marking::flags::MarkerFlagCode;
 
 /// One criterion as the review page shows it.
 pub(super) struct Row {
@@ -43,6 +44,14 @@ pub(super) fn placement_text(rule: PlacementRule) -> &'static str {
     }
 }
 
+/// `text` with its first letter in capitals.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
 pub(super) fn flag_text(flag: &str) -> String {
     match flag {
         "uncertain_decision" => "the marker was not sure".into(),
@@ -50,6 +59,11 @@ pub(super) fn flag_text(flag: &str) -> String {
         "condition_uncertain" => "a condition check is uncertain".into(),
         "dependency_withheld" => "a criterion it depends on is withheld".into(),
         "dependency_uncertain" => "a criterion it depends on is uncertain".into(),
+        "instructions_on_page" => "text addressed to the marker is written on a page".into(),
+        "model_rubric" => "the rubric is the model's".into(),
+        "markers_disagree" => "the two markers disagree".into(),
+        "marker_unqualified" => "the marker has not qualified".into(),
+        "marker_drifted" => "the marker drifted on the seeded questions".into(),
         other => other.replace('_', " "),
     }
 }
@@ -281,6 +295,13 @@ pub(super) async fn render_question(
         .and_then(|n| n.lost.as_ref())
         .map(|f| f.criterion.as_str());
     let can_review = marked.status.is_marked();
+    // The marker's own reasons for a person to look (its flags of the whole question).
+    let marker_flags: Vec<_> = marked
+        .review_flags
+        .iter()
+        .flatten()
+        .filter(|f| MarkerFlagCode::ALL.iter().any(|c| c.as_str() == f.code))
+        .collect();
     let flags: Vec<String> = marked
         .review_flags
         .iter()
@@ -338,6 +359,22 @@ pub(super) async fn render_question(
                 Notice::Saved(message) => { p.notice #saved { (message) } }
                 Notice::Problem(message) => { p.error role="alert" #problem { (message) } }
                 _ => {}
+            }
+        }
+        @if !marker_flags.is_empty() {
+            section #marker-flags aria-labelledby="marker-flags-title" {
+                h2 #marker-flags-title { "Why the marker's answer needs a person" }
+                ul {
+                    @for f in &marker_flags {
+                        li data-flag=(f.code) { strong { (capitalised(&flag_text(&f.code))) "." } " " (maths.rich(&f.message)) }
+                    }
+                }
+                @if marker_flags.iter().any(|f| f.code == MarkerFlagCode::ModelRubric.as_str()) {
+                    p #model-rubric {
+                        "The criteria below are the model's reading of the mark scheme's pages, not a scheme a person wrote, and none of their marks counts yet. "
+                        "Check each against the scheme: saving your decisions accepts the rubric; withhold any criterion that does not belong."
+                    }
+                }
             }
         }
         @if let Notice::Conflict(conflict) = &notice {
