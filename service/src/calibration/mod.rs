@@ -99,6 +99,49 @@ pub fn marker_name(choice: &MarkerChoice) -> (&'static str, Option<String>) {
     }
 }
 
+/// The markers one calibration measures: the configured one; with a second opinion, each model
+/// alone first, then the pair (the configured marker, which the exit status and the report's
+/// top level are about).
+fn measured(marker: &MarkerChoice) -> Vec<MarkerChoice> {
+    match marker {
+        MarkerChoice::OpenAi(config) => match &config.second {
+            Some(second) => vec![
+                MarkerChoice::OpenAi(crate::marking::openai::OpenAiConfig {
+                    second: None,
+                    ..config.clone()
+                }),
+                MarkerChoice::OpenAi((**second).clone()),
+                marker.clone(),
+            ],
+            None => vec![marker.clone()],
+        },
+        other => vec![other.clone()],
+    }
+}
+
+/// One marker's measure: its name, model, report and the report's failures against the bar.
+type Run = (&'static str, Option<String>, Report, Vec<String>);
+
+/// One marker's report on the reference set: marked on a private examkit of its own.
+async fn measure(
+    marking: &crate::marking::MarkingConfig,
+    marker: MarkerChoice,
+    set: &Reference,
+    bank: Option<&std::path::Path>,
+    limit: Duration,
+    progress: bool,
+) -> Result<Report, String> {
+    let config = crate::marking::MarkingConfig {
+        marker,
+        ..marking.clone()
+    };
+    let local = Local::start(config, bank).await?;
+    let compared = compare_all(&local, set, limit, progress).await;
+    local.shutdown().await;
+    let (pairs, marks) = compared?;
+    Ok(Report::new(&pairs, marks))
+}
+
 async fn calibrate(args: CalibrateArgs) -> ExitCode {
     let fail = |message: String| {
         eprintln!("examkit marker calibrate: {message}");
@@ -116,7 +159,6 @@ async fn calibrate(args: CalibrateArgs) -> ExitCode {
         Ok(bank) => bank,
         Err(e) => return fail(e.to_string()),
     };
-    let (marker, model) = marker_name(&marking.marker);
     // The deployment's database is opened first, so that a run is not wasted on a database that
     // cannot be reached.
     let deployment = if args.save {
@@ -127,44 +169,68 @@ async fn calibrate(args: CalibrateArgs) -> ExitCode {
     } else {
         None
     };
-    let local = match Local::start(marking, bank.as_deref()).await {
-        Ok(local) => local,
-        Err(e) => return fail(e),
-    };
     let limit = Duration::from_secs(args.wait_minutes.max(1) * 60);
-    let compared = compare_all(&local, &set, limit, !args.json).await;
-    local.shutdown().await;
-    let (pairs, marks) = match compared {
-        Ok(compared) => compared,
-        Err(e) => return fail(e),
-    };
-    let report = Report::new(&pairs, marks);
-    let failures = report.failures(args.min_agreement);
-    let header = report::Header {
-        marker,
-        model: model.as_deref(),
-        scripts: set.scripts.len(),
-        min_agreement: args.min_agreement,
-    };
-    if args.json {
-        println!("{}", report::json(&header, &report, &failures));
-    } else {
-        print!("{}", report::table(&header, &report, &failures));
+    let mut runs: Vec<Run> = Vec::new();
+    for marker in measured(&marking.marker) {
+        let (name, model) = marker_name(&marker);
+        let report = match measure(&marking, marker, &set, bank.as_deref(), limit, !args.json).await
+        {
+            Ok(report) => report,
+            Err(e) => return fail(e),
+        };
+        let failures = report.failures(args.min_agreement);
+        runs.push((name, model, report, failures));
     }
-    if let Some(store) = deployment {
-        let new = qualification(&header, &report, &set.digest, failures.is_empty());
-        let saved = store.save_qualification(&new).await;
-        store.close().await;
-        match saved {
-            Ok(saved) => eprintln!(
-                "examkit marker calibrate: saved as calibration {} of the {} in the deployment's database",
-                saved.id,
-                described(marker, model.as_deref())
-            ),
-            Err(e) => return fail(format!("cannot save the result: {e}")),
+    let scripts = set.scripts.len();
+    let min_agreement = args.min_agreement;
+    fn header(run: &Run, scripts: usize, min_agreement: f64) -> report::Header<'_> {
+        report::Header {
+            marker: run.0,
+            model: run.1.as_deref(),
+            scripts,
+            min_agreement,
         }
     }
-    if failures.is_empty() {
+    let header = |run| header(run, scripts, min_agreement);
+    // The configured marker is measured last; each model of a pair alone before it.
+    let Some((configured, alone)) = runs.split_last() else {
+        return fail("no marker to calibrate".into());
+    };
+    if args.json {
+        let mut out = report::json(&header(configured), &configured.2, &configured.3);
+        if !alone.is_empty() {
+            out["alone"] = Value::Array(
+                alone
+                    .iter()
+                    .map(|run| report::json(&header(run), &run.2, &run.3))
+                    .collect(),
+            );
+        }
+        println!("{out}");
+    } else {
+        for run in alone.iter().chain([configured]) {
+            print!("{}", report::table(&header(run), &run.2, &run.3));
+        }
+    }
+    if let Some(store) = deployment {
+        for run in &runs {
+            let new = qualification(&header(run), &run.2, &set.digest, run.3.is_empty());
+            let saved = store.save_qualification(&new).await;
+            match saved {
+                Ok(saved) => eprintln!(
+                    "examkit marker calibrate: saved as calibration {} of the {} in the deployment's database",
+                    saved.id,
+                    described(run.0, run.1.as_deref())
+                ),
+                Err(e) => {
+                    store.close().await;
+                    return fail(format!("cannot save the result: {e}"));
+                }
+            }
+        }
+        store.close().await;
+    }
+    if configured.3.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

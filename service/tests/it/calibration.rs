@@ -365,6 +365,64 @@ async fn the_shipped_reference_set_is_calibrated_against_the_test_provider() {
     );
 }
 
+/// With a second opinion configured, calibration measures each model alone, then the pair (the
+/// report's top level, which the exit status is about). The second model withholds every mark of
+/// question 1 (pure): the pair awards none of it, so its two false awards there (c3 of each pure
+/// script) are gone, and what the first alone awarded there is left uncertain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_opinion_is_calibrated_alone_and_as_a_pair() {
+    const SECOND: &str = "second-model";
+    let trusted = std::sync::Arc::new(trusted_questions());
+    let script = trusted.clone();
+    let first = provider::start(MODEL, Some(TOKEN), true, move |seen| answer(seen, &script)).await;
+    let script = trusted.clone();
+    let second = provider::start(SECOND, Some("sk-second"), true, move |seen| {
+        let mut reply = answer(seen, &script);
+        if let Reply::Answer(value) = &mut reply
+            && seen.label == "1"
+        {
+            for d in value["decisions"].as_array_mut().into_iter().flatten() {
+                d["outcome"] = json!("withheld");
+            }
+        }
+        reply
+    })
+    .await;
+    let (code, stdout, stderr) = calibrate(
+        &first,
+        &[
+            "--json",
+            "--marker-second-model",
+            SECOND,
+            "--marker-second-url",
+            &second.base_url,
+            "--marker-second-token",
+            "sk-second",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    first.assert_clean();
+    second.assert_clean();
+    assert_eq!(first.log().len(), 30, "alone, then in the pair: {stderr}");
+    assert_eq!(second.log().len(), 30, "alone, then in the pair: {stderr}");
+    let report: Value = serde_json::from_str(&stdout).expect("JSON report");
+    assert_eq!(report["model"], format!("{MODEL} + {SECOND}"));
+    let alone = report["alone"].as_array().expect("each model alone");
+    assert_eq!(alone.len(), 2);
+    assert_eq!(
+        (alone[0]["model"].as_str(), alone[1]["model"].as_str()),
+        (Some(MODEL), Some(SECOND))
+    );
+    assert_eq!(alone[0]["overall"]["falseAwards"], 2, "{}", alone[0]);
+    assert_eq!(report["overall"]["falseAwards"], 0, "{report}");
+    let uncertain = |r: &Value| r["overall"]["uncertain"].as_f64().expect("share");
+    assert!(uncertain(&report) > uncertain(&alone[0]), "{report}");
+    assert_eq!(
+        report["overall"]["criteria"],
+        alone[0]["overall"]["criteria"]
+    );
+}
+
 on_both!(a_saved_calibration_is_recorded_in_the_deployments_database);
 
 /// `--save` records the run's figures, the set's digest and the bar in the database `serve` would
