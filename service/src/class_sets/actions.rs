@@ -242,8 +242,8 @@ pub struct Started {
 
 /// Marks every script of the stack as it stands. A script is made (a marking session of its own
 /// pages) for each copy that was sat; one already made from the same pages is left as it is,
-/// one whose pages changed since (a later decision) is made again and marked again, and the
-/// script of a copy now absent is set aside. `paper` makes the set's paper revision ready (its
+/// one whose pages changed since (a later decision), or that a marker now qualified was held back
+/// from, is made again and marked again, and the script of a copy now absent is set aside. `paper` makes the set's paper revision ready (its
 /// PDFs prepared) and is awaited only when a script is to be made or set aside.
 pub async fn start<E>(
     store: &Store,
@@ -257,11 +257,14 @@ pub async fn start<E>(
     let writers = students::writers(&overview::roster(&copies), &now.decided());
     let scripts = scripts::scripts(&now.stack).map_err(StartError::NotReady)?;
     let made = store.class_set_scripts(&set.id).await?;
+    let held_back = held_back_copies(store, config, &made).await?;
     let changed: Vec<&Script> = scripts
         .iter()
         .filter(|script| {
             !made.iter().any(|row| {
-                row.copy == i64::from(script.copy) && row.pages_json == script.pages_json()
+                row.copy == i64::from(script.copy)
+                    && row.pages_json == script.pages_json()
+                    && !held_back.contains(&row.copy)
             })
         })
         .collect();
@@ -280,12 +283,42 @@ pub async fn start<E>(
             copies: &copies,
             writers: &writers,
         };
-        marking.mark(&paper, &bank, &changed, &gone).await?;
+        marking
+            .mark(&paper, &bank, &changed, &gone, &held_back)
+            .await?;
     }
     Ok(Started {
         made: changed.len(),
         set_aside: gone.len(),
     })
+}
+
+/// The copies whose script has a question the marker was held back from (not qualified, or
+/// drifted: nothing of it marked), when the marker now stands qualified: starting again marks
+/// them again, as it does a script whose pages changed. While it is still held back, none (their
+/// questions would be held back again).
+async fn held_back_copies(
+    store: &Store,
+    config: &MarkingConfig,
+    made: &[crate::store::class_set_scripts::ScriptRow],
+) -> Result<Vec<i64>, StoreError> {
+    let standing = crate::marking::qualification::standing(store, config).await?;
+    if standing.blocks().is_some() {
+        return Ok(Vec::new());
+    }
+    let mut copies = Vec::new();
+    for row in made {
+        let kinds =
+            crate::marking::questions::asset_kinds(&store.session_assets(&row.session_id).await?);
+        let questions = store.session_questions(&row.session_id).await?;
+        let held = questions.iter().any(|q| {
+            crate::marked::MarkedQuestion::from_row(q, &kinds).is_ok_and(|m| m.held_back())
+        });
+        if held {
+            copies.push(row.copy);
+        }
+    }
+    Ok(copies)
 }
 
 /// What making a set's scripts needs.
@@ -307,6 +340,7 @@ impl Marking<'_> {
         bank: &[BankRevision],
         changed: &[&Script],
         gone: &[i64],
+        held_back: &[i64],
     ) -> Result<(), StartError<E>> {
         let (store, config, set) = (self.store, self.config, self.set);
         let scheme = crate::marking::paper_scheme::paper_scheme(&paper.content.questions, bank)?;
@@ -335,7 +369,10 @@ impl Marking<'_> {
             .ok_or(StartError::ExportsNotReady)?;
         let new: Vec<NewScript> = changed
             .iter()
-            .map(|script| new_script(set, self.copies, self.writers, script))
+            .map(|script| NewScript {
+                again: held_back.contains(&i64::from(script.copy)),
+                ..new_script(set, self.copies, self.writers, script)
+            })
             .collect();
         let name = format!("paper-{}-r{}-mark-scheme.pdf", set.paper_id, set.revision);
         let outcome = store
@@ -414,6 +451,7 @@ fn new_script(
         pages,
         pages_json: script.pages_json(),
         missing_json: script.missing_json(),
+        again: false,
     }
 }
 

@@ -109,6 +109,19 @@ pub fn apply(data: &mut QuestionData, flags: &[MarkerFlag]) -> Result<(), String
     Ok(())
 }
 
+/// The result of a question that is not marked (its page was not scanned, or the marker was held
+/// back): nothing awarded, every mark still possible (`0–max`), and one review flag saying why.
+pub fn unmarked_result(label: &str, max: i64, code: &str, path: &str, message: &str) -> Value {
+    json!({
+        "label": label,
+        "status": "needs_review",
+        "score": { "awarded": 0, "possible": max, "max": max },
+        "parts": [],
+        "criteria": [],
+        "reviewFlags": [{ "code": code, "path": path, "message": message }],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

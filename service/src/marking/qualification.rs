@@ -300,14 +300,7 @@ pub async fn standing(store: &Store, config: &MarkingConfig) -> Result<Standing,
 /// The result of a question that is not marked because of `flag`: nothing awarded, every mark
 /// still possible (`0–max`), the flag its only review flag.
 pub fn unmarked_result(label: &str, max: i64, flag: &MarkerFlag) -> Value {
-    json!({
-        "label": label,
-        "status": "needs_review",
-        "score": { "awarded": 0, "possible": max, "max": max },
-        "parts": [],
-        "criteria": [],
-        "reviewFlags": [{ "code": flag.code, "path": flag.path, "message": flag.message }],
-    })
+    super::flags::unmarked_result(label, max, flag.code.as_str(), &flag.path, &flag.message)
 }
 
 /// The marks of question `label` in a session's structured scheme (one a criterion); 0 when the

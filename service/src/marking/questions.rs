@@ -283,22 +283,17 @@ impl Unscanned {
 fn unscanned_result(label: &str, missing: &[u32], question: &Value) -> Value {
     let pages: Vec<String> = missing.iter().map(u32::to_string).collect();
     let max = question["criteria"].as_array().map_or(0, Vec::len);
-    json!({
-        "label": label,
-        "status": "needs_review",
-        "score": { "awarded": 0, "possible": max, "max": max },
-        "parts": [],
-        "criteria": [],
-        "reviewFlags": [{
-            "code": PAGE_NOT_SCANNED,
-            "path": "",
-            "message": format!(
-                "page {} of the paper was not scanned for this script: question {label} is not \
-                 marked until a person places the page",
-                pages.join(", ")
-            ),
-        }],
-    })
+    super::flags::unmarked_result(
+        label,
+        i64::try_from(max).unwrap_or(i64::MAX),
+        PAGE_NOT_SCANNED,
+        "",
+        &format!(
+            "page {} of the paper was not scanned for this script: question {label} is not \
+             marked until a person places the page",
+            pages.join(", ")
+        ),
+    )
 }
 
 use crate::marked::PAGE_NOT_SCANNED;

@@ -73,6 +73,9 @@ pub struct NewScript {
     pub pages_json: String,
     /// The paper pages not scanned, JSON array.
     pub missing_json: String,
+    /// Made again even where the copy's current script has the same pages (its marker was held
+    /// back from it).
+    pub again: bool,
 }
 
 /// The revision's mark scheme, as every script cites it.
@@ -163,9 +166,10 @@ impl Store {
         let scripts: Vec<&NewScript> = scripts
             .iter()
             .filter(|s| {
-                !current
-                    .iter()
-                    .any(|c| c.copy == s.copy && c.pages_json == s.pages_json)
+                s.again
+                    || !current
+                        .iter()
+                        .any(|c| c.copy == s.copy && c.pages_json == s.pages_json)
             })
             .collect();
         let replaced: Vec<&ScriptRow> = current

@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 on_both!(a_class_stack_is_split_into_scripts);
 on_both!(names_written_on_covers_are_matched_to_the_roster);
 on_both!(short_answers_are_writing_and_a_blank_copy_scores_nothing);
+on_both!(a_class_held_back_from_an_unqualified_marker_is_marked_once_it_qualifies);
 
 /// Three students' hands: upright and neat, slanted, and cursive.
 const HANDS: [&str; 3] = [
@@ -1051,31 +1052,17 @@ fn request_copy(seen: &common::provider::Seen) -> Option<u32> {
 /// The third wrote nothing but an instruction to the marker in 1 (a), which the model obeys,
 /// awarding that part's every mark on it: nothing of it stands, and question 1 goes to review.
 async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
-    use common::provider::{self, Reply, decision};
+    use common::provider;
     use examkit::marking::MarkerChoice;
     use examkit::marking::openai::OpenAiConfig;
 
     let model = provider::start("reader", None, true, |seen| {
-        let page = seen.work_pages.first().cloned().unwrap_or_default();
         let copy = request_copy(seen);
-        let decisions: Vec<Value> = seen
-            .criteria
-            .iter()
-            .map(|(id, part, _)| {
-                let written = match copy {
-                    Some(1) => short_answer(&seen.label, part),
-                    Some(3) if seen.label == "1" && part == "a" => Some(INSTRUCTION),
-                    _ => None,
-                };
-                let mut d = match written {
-                    Some(answer) => decision(id, "awarded", answer, &page, [0, 0, 40, 40]),
-                    None => decision(id, "withheld", "", &page, [0, 0, 0, 0]),
-                };
-                d["conditionChecks"] = json!(provider::checks_for(seen, id));
-                d
-            })
-            .collect();
-        Reply::Answer(provider::answer_of(decisions))
+        reading(seen, |label, part| match copy {
+            Some(1) => short_answer(label, part),
+            Some(3) if label == "1" && part == "a" => Some(INSTRUCTION),
+            _ => None,
+        })
     })
     .await;
     let choice = MarkerChoice::OpenAi(OpenAiConfig {
@@ -1102,18 +1089,10 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
     let pdf = s.get(&format!("/v1/class-sets/{id}/export"), &key).await;
     assert_eq!(pdf.status, 200);
 
-    let mut short = serde_json::Map::new();
-    for (n, question) in SAMPLE_QUESTIONS[..2].iter().enumerate() {
-        let label = (n + 1).to_string();
-        let parts: serde_json::Map<String, Value> = ["a", "b", "c"]
-            .iter()
-            .filter_map(|part| Some((part.to_string(), json!(short_answer(&label, part)?))))
-            .collect();
-        short.insert(question.to_string(), Value::Object(parts));
-    }
+    let short = short_answers();
     let mut images = Vec::new();
     let instructs = json!({ SAMPLE_QUESTIONS[0]: { "a": INSTRUCTION } });
-    for (copy, answers) in [(1u32, Value::Object(short)), (2, json!({})), (3, instructs)] {
+    for (copy, answers) in [(1u32, short), (2, json!({})), (3, instructs)] {
         let first = (copy - 1) * per_copy + 1;
         let seed = (copy + 70).to_string();
         images.extend(scan_copy_answering(
@@ -1241,6 +1220,176 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
         .unwrap_or_else(|| panic!("Shona's row: {csv}"));
     assert!(!shona.contains("blank: Q1, Q2"), "{shona}");
     assert_eq!(marks.len(), 3);
+}
+
+/// A class marked under `--marker-qualify` by a model with no saved calibration: its script's
+/// questions are held back (unmarked, `marker_unqualified`) and the model gets no call to mark.
+/// Once a calibration at the bar is saved, starting again marks the held-back script afresh; a
+/// further start has nothing to make.
+async fn a_class_held_back_from_an_unqualified_marker_is_marked_once_it_qualifies(db: Db) {
+    use common::provider;
+    use examkit::marking::MarkerChoice;
+    use examkit::marking::openai::OpenAiConfig;
+    use examkit::store::qualifications::NewQualification;
+
+    let model = provider::start("reader", None, true, |seen| reading(seen, short_answer)).await;
+    let choice = MarkerChoice::OpenAi(OpenAiConfig {
+        base_url: model.base_url.clone(),
+        model: "reader".into(),
+        timeout: std::time::Duration::from_secs(60),
+        backoff: std::time::Duration::from_millis(20),
+        ..OpenAiConfig::default()
+    });
+    let adjust = {
+        let choice = choice.clone();
+        move |state: &mut examkit::http::AppState| {
+            state.marking.marker = choice;
+            state.marking.qualify = Some(0.8);
+        }
+    };
+    let s = start_with(db, generous(), adjust).await;
+    s.store.import_sample_bank().await.expect("sample bank");
+    let user = s.user("Teacher").await;
+    let key = s.key(&user, Scope::ALL).await;
+    let exported = exported_paper(&s, &key, &SAMPLE_QUESTIONS[..2]).await;
+    let set = make_set(&s, &key, &exported.id, &["Shona Short"]).await;
+    let id = set["id"].as_str().expect("id").to_owned();
+    let paper_pages = u32::try_from(set["paperPages"].as_u64().expect("pages")).expect("small");
+    let pdf = s.get(&format!("/v1/class-sets/{id}/export"), &key).await;
+    assert_eq!(pdf.status, 200);
+    let short = short_answers();
+    let images = scan_copy_answering(
+        &pdf.body,
+        &exported.layout,
+        &short,
+        (1, paper_pages),
+        NEAT_HAND,
+        &["--skew", "0.8", "--seed", "91"],
+    );
+    let bytes = examkit_scanmaker::pdf_of_images(&images, 150, 85).expect("a PDF");
+    let sent = upload(&s, &key, &id, "class.pdf", bytes).await;
+    assert_eq!(sent.status, 201, "{}", text(&sent));
+    let workers = common::marking::workers(&s, |config| {
+        config.marker = choice.clone();
+        config.qualify = Some(0.8);
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while read_stack(&s, &key, &id).await["state"] != "read" {
+        assert!(std::time::Instant::now() < deadline, "still reading");
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    // Calls to mark a question (a cover's name is read with another schema).
+    let marking_calls = || {
+        model
+            .log()
+            .iter()
+            .filter(|l| l.body["response_format"]["json_schema"]["name"] == "examkit_model_answer")
+            .count()
+    };
+    let script_session = |marked: &Value| -> String {
+        let scripts = marked["scripts"].as_array().expect("scripts");
+        assert_eq!(scripts.len(), 1, "{marked}");
+        scripts[0]["sessionId"].as_str().expect("id").to_owned()
+    };
+    // Held back: nothing marked, the model not called to mark.
+    let started = start(&s, &key, &id).await;
+    assert_eq!(started.status, 202, "{}", text(&started));
+    let held = script_session(&wait_marked(&s, &key, &id).await);
+    let session = s
+        .get(&format!("/v1/marking/sessions/{held}"), &key)
+        .await
+        .json()["session"]
+        .clone();
+    for q in session["questions"].as_array().expect("questions") {
+        assert_eq!(q["status"], "needs_review", "{q}");
+        assert_eq!(q["reviewFlags"][0]["code"], "marker_unqualified", "{q}");
+    }
+    assert_eq!(marking_calls(), 0, "an unqualified model marks nothing");
+    // Still unqualified, starting again makes nothing: it would be held back again.
+    let again = start(&s, &key, &id).await;
+    assert_eq!(again.status, 202, "{}", text(&again));
+    assert_eq!(script_session(&wait_marked(&s, &key, &id).await), held);
+    // Qualified now: starting again marks the script afresh.
+    s.store
+        .save_qualification(&NewQualification {
+            marker: "openai".into(),
+            model: Some("reader".into()),
+            criteria: 100,
+            agreed: 95,
+            kappa: Some(0.9),
+            false_awards: 0,
+            non_work_page_awards: 0,
+            scripts: 5,
+            reference_digest: "sha256:test".into(),
+            min_agreement: 0.8,
+            passed: true,
+        })
+        .await
+        .expect("saved");
+    let again = start(&s, &key, &id).await;
+    assert_eq!(again.status, 202, "{}", text(&again));
+    let fresh = script_session(&wait_marked(&s, &key, &id).await);
+    assert_ne!(fresh, held, "a fresh script");
+    let session = s
+        .get(&format!("/v1/marking/sessions/{fresh}"), &key)
+        .await
+        .json()["session"]
+        .clone();
+    for q in session["questions"].as_array().expect("questions") {
+        let codes: Vec<&str> = q["reviewFlags"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["code"].as_str())
+            .collect();
+        assert!(!codes.contains(&"marker_unqualified"), "{q}");
+        assert_eq!(q["markerRun"]["qualification"]["qualified"], true, "{q}");
+    }
+    assert!(session["score"]["awarded"].as_i64() > Some(0), "{session}");
+    assert!(marking_calls() > 0);
+    // Nothing is held back any more: a further start makes nothing.
+    let once_more = start(&s, &key, &id).await;
+    assert_eq!(once_more.status, 202, "{}", text(&once_more));
+    assert_eq!(script_session(&wait_marked(&s, &key, &id).await), fresh);
+    workers.shutdown().await;
+    model.assert_clean();
+}
+
+/// The short answers of `short_answer`, as the scan maker writes them, by question id and part.
+fn short_answers() -> Value {
+    let mut short = serde_json::Map::new();
+    for (n, question) in SAMPLE_QUESTIONS[..2].iter().enumerate() {
+        let label = (n + 1).to_string();
+        let parts: serde_json::Map<String, Value> = ["a", "b", "c"]
+            .iter()
+            .filter_map(|part| Some((part.to_string(), json!(short_answer(&label, part)?))))
+            .collect();
+        short.insert(question.to_string(), Value::Object(parts));
+    }
+    Value::Object(short)
+}
+
+/// A model that reads `written(label, part)` in each part and awards its every criterion on it,
+/// and withholds a part where nothing is written as blank.
+fn reading(
+    seen: &common::provider::Seen,
+    written: impl Fn(&str, &str) -> Option<&'static str>,
+) -> common::provider::Reply {
+    use common::provider::{self, Reply, decision};
+    let page = seen.work_pages.first().cloned().unwrap_or_default();
+    let decisions: Vec<Value> = seen
+        .criteria
+        .iter()
+        .map(|(id, part, _)| {
+            let mut d = match written(&seen.label, part) {
+                Some(answer) => decision(id, "awarded", answer, &page, [0, 0, 40, 40]),
+                None => decision(id, "withheld", "", &page, [0, 0, 0, 0]),
+            };
+            d["conditionChecks"] = json!(provider::checks_for(seen, id));
+            d
+        })
+        .collect();
+    Reply::Answer(provider::answer_of(decisions))
 }
 
 /// What a student writes to the marker instead of an answer.
