@@ -5,8 +5,6 @@
 //! Each backend has its own migrations (`migrations/sqlite`, `migrations/postgres`), applied at start.
 
 pub mod accounts;
-mod admission_postgres;
-mod admission_sqlite;
 mod admissions;
 pub mod app_sessions;
 pub mod automated;
@@ -137,7 +135,7 @@ pub(crate) struct PruneBatch {
 ///
 /// On SQLite, reads use a pool of read-only connections and writes take turns on two writer
 /// connections, one per [`Durability`], and the admission thread's own connection
-/// (`store::admission_sqlite`), so writers queue in the process (first come, first served)
+/// (`store::admissions::sqlite`), so writers queue in the process (first come, first served)
 /// instead of polling SQLite's lock. On PostgreSQL reads and writes share one pool, and searches
 /// have their own ([`Store::searching`]).
 #[derive(Debug, Clone)]

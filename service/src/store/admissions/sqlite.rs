@@ -7,7 +7,7 @@
 //! whole group: requests queue to it directly, it runs the group's transaction with its
 //! statements prepared once, and it answers each request. One hand-over each way per group.
 //!
-//! The transaction is the one [`super::admissions`] describes, on the same tables and under the
+//! The transaction is the one [`super`] describes, on the same tables and under the
 //! writers' turn of this process (so it never polls SQLite's lock behind the other writer of the
 //! process); another process sharing the file is waited for by SQLite's busy timeout, as every
 //! writer is.
@@ -20,7 +20,7 @@ use std::sync::mpsc::{self, Receiver, RecvError, Sender, TryRecvError};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use tokio::sync::Mutex;
 
-use super::admissions::{MAX_GROUP, READ_COUNTS, WRITE_COUNTS, Waiting, answer, decide_in_order};
+use super::{MAX_GROUP, READ_COUNTS, WRITE_COUNTS, Waiting, answer, decide_in_order};
 
 /// The queue to a running admission thread.
 pub(crate) type Queue = Sender<Waiting>;

@@ -11,11 +11,16 @@
 //!
 //! On SQLite, which has one writer at a time, a transaction per request spends most of its time
 //! beginning and committing; a group is three statements under the write lock, however large,
-//! run by a thread that owns a connection of its own ([`super::admission_sqlite`]).
+//! run by a thread that owns a connection of its own ([`sqlite`]).
 //! On PostgreSQL a group is one statement (`examkit_admit_group`), one round trip instead of one
 //! per request, with the counters locked in name order so groups from any number of servers
 //! never deadlock, sent by a thread that owns a connection of its own
-//! ([`super::admission_postgres`]).
+//! ([`postgres`]).
+//!
+//! - this file holds the queue to the worker, the decision in arrival order and the statements
+//!   both backends share;
+//! - [`sqlite`] runs a group on a connection thread of its own under the writers' turn;
+//! - [`postgres`] sends a group as one statement on a connection of its own.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -25,6 +30,9 @@ use tokio::sync::oneshot;
 
 use super::rate::Bucket;
 use super::{Backend, Store, StoreError};
+
+mod postgres;
+mod sqlite;
 
 /// The most admissions decided in one transaction: enough to carry any load two cores can
 /// serve, small enough that the write lock is never held for long.
@@ -41,7 +49,7 @@ pub(super) struct Waiting {
 }
 
 /// The queue to the admission worker of one store, started with the first admission: a thread
-/// with a connection of its own ([`super::admission_postgres`], [`super::admission_sqlite`]).
+/// with a connection of its own ([`postgres`], [`sqlite`]).
 #[derive(Default)]
 pub(crate) struct Admissions {
     queue: Mutex<Option<Queue>>,
@@ -49,8 +57,8 @@ pub(crate) struct Admissions {
 
 #[derive(Clone)]
 enum Queue {
-    Postgres(super::admission_postgres::Queue),
-    Sqlite(super::admission_sqlite::Queue),
+    Postgres(postgres::Queue),
+    Sqlite(sqlite::Queue),
 }
 
 impl Queue {
@@ -59,12 +67,12 @@ impl Queue {
         match (store.backend(), &store.sqlite_file, &store.turn) {
             (Backend::Postgres, _, _) => {
                 let options = PgConnectOptions::try_from(&*store.bookkeeping.connect_options())?;
-                super::admission_postgres::start(options)
+                postgres::start(options)
                     .map(Queue::Postgres)
                     .map_err(StoreError::Batch)
             }
             (Backend::Sqlite, Some(file), Some(turn)) => {
-                super::admission_sqlite::start(file.clone(), Arc::clone(turn))
+                sqlite::start(file.clone(), Arc::clone(turn))
                     .map(Queue::Sqlite)
                     .map_err(StoreError::Batch)
             }

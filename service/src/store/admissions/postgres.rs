@@ -19,8 +19,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection};
 use sqlx::{Connection, Row};
 use tokio::sync::mpsc;
 
-use super::admissions::{MAX_GROUP, Waiting, answer};
-use super::{IDLE_CHECK, StoreError};
+use super::{MAX_GROUP, Waiting, answer};
+use crate::store::{IDLE_CHECK, StoreError};
 
 /// The queue to a running admission thread.
 pub(crate) type Queue = mpsc::UnboundedSender<Waiting>;
@@ -94,7 +94,7 @@ async fn ready<'a>(
 
 /// The whole group is one statement, `examkit_admit_group` (migration 0016): it locks the
 /// group's counters in name order, decides each admission in arrival order as
-/// [`super::admissions::decide_in_order`] does, and writes the counts, in one round trip.
+/// [`super::decide_in_order`] does, and writes the counts, in one round trip.
 async fn decide_group(
     conn: &mut PgConnection,
     group: &[Waiting],
