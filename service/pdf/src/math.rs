@@ -27,7 +27,6 @@ use std::fmt::Write as _;
 use typst::diag::Warned;
 use typst::foundations::{Label, Selector};
 use typst::introspection::Introspector as _;
-use typst::syntax::{SyntaxKind, SyntaxNode};
 use typst::utils::PicoStr;
 use typst_layout::PagedDocument;
 
@@ -37,11 +36,7 @@ use crate::{RenderError, Renderer, describe, world};
 /// The longest maths fragment [`Renderer::math_svg`] typesets, in characters.
 pub const MAX_MATH_CHARS: usize = 400;
 
-/// The deepest syntax tree (of the maths with its dollars) [`Renderer::math_svg`] typesets.
-/// Typst typesets nested maths by recursion: a chain of 150 superscripts (`x^x^x^…`) overflows a
-/// 2 MiB thread stack (tokio's blocking threads have 2 MiB). Within this depth every construct
-/// was measured to typeset in 768 KiB; real maths reaches about 15.
-pub const MAX_MATH_DEPTH: usize = 40;
+pub use crate::source::MAX_MATH_DEPTH;
 
 /// The largest SVG [`Renderer::math_svg`] returns, in bytes: a few large stretched glyphs
 /// nested (`binom(1, binom(1, …))`) draw hundreds of kilobytes; real maths draws a few.
@@ -80,38 +75,6 @@ pub fn pieces(text: &str) -> Result<Vec<Piece<'_>>, String> {
         .collect())
 }
 
-/// Refuses what [`source::check_equation`] lets through but would make typesetting unbounded:
-/// maths that names `std` (in typst maths, `std` is the whole standard library: `std.eval` runs
-/// code, `std.link` makes a link), and maths nested deeper than [`MAX_MATH_DEPTH`] (deep
-/// recursion overflows the stack, which aborts the process). `wrapped` is the maths with its
-/// dollars.
-pub(crate) fn check_bounded(wrapped: &str) -> Result<(), String> {
-    /// Whether the tree names `std`, and its depth.
-    fn walk(node: &SyntaxNode) -> (bool, usize) {
-        let mut std = matches!(node.kind(), SyntaxKind::MathIdent | SyntaxKind::Ident)
-            && node.leaf_text() == "std";
-        let mut depth = 0;
-        for child in node.children() {
-            let (child_std, child_depth) = walk(child);
-            std |= child_std;
-            depth = depth.max(child_depth);
-        }
-        (std, depth + 1)
-    }
-    // The parser itself is iterative enough for 400 characters (measured with 400 nested
-    // brackets); the typesetter is not.
-    let (std, depth) = walk(&typst::syntax::parse(wrapped));
-    if std {
-        return Err("maths may not use `std` (the standard library)".to_owned());
-    }
-    if depth > MAX_MATH_DEPTH {
-        return Err(format!(
-            "the maths is nested too deeply ({depth} levels, at most {MAX_MATH_DEPTH})"
-        ));
-    }
-    Ok(())
-}
-
 /// The refusal of a fragment, in the error type the renderer reports. `question` is 0: the
 /// fragment does not come from a paper.
 fn refuse(math: &str, reason: impl Into<String>) -> RenderError {
@@ -147,7 +110,7 @@ impl Renderer {
         }
         let wrapped = format!("${trimmed}$");
         source::check_equation(&wrapped).map_err(|reason| refuse(math, reason))?;
-        check_bounded(&wrapped).map_err(|reason| refuse(math, reason))?;
+        source::check_bounded(&wrapped).map_err(|reason| refuse(math, reason))?;
 
         // The papers' fonts and size; the page is exactly the maths' ink (text edges at its
         // bounds), with no background.
@@ -410,6 +373,7 @@ fn inline_svg(drawn: &str, prefix: &str, geometry: Geometry) -> Result<String, S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use typst::syntax::SyntaxNode;
 
     /// The values of every `attr="…"` in `svg`.
     fn values<'a>(svg: &'a str, attr: &str) -> Vec<&'a str> {
