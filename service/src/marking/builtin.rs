@@ -31,7 +31,7 @@ use super::marker::{
     AnswerCheck, MarkFuture, MarkRequest, Marked, Marker, MarkerError, PageWord, Rect, Scheme,
     WorkPage, structured_rubric,
 };
-use super::questions::turned;
+use super::pages::turned;
 
 /// The built-in marker.
 #[derive(Debug, Default, Clone, Copy)]

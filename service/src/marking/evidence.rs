@@ -225,7 +225,7 @@ impl PageInk for RasterInk {
         let area = rect.width * f64::from(w) * rect.height * f64::from(h);
         let min_pixels = ((area * 0.002) as usize).max(25);
         // Marks thinner than writing (ruled answer lines, dotted leaders, specks) are not ink.
-        let extent = super::indexing::WRITING_MIN_EXTENT * 2.0;
+        let extent = super::pages::WRITING_MIN_EXTENT * 2.0;
         dark_box(raster, rect, 128, min_pixels)
             .filter(|found| found.width >= extent && found.height >= extent)
     }

@@ -24,10 +24,11 @@ use examkit_pdf::{CopyCode, DocumentKind, Layout, PageCode};
 use examkit_scan::{Comparison, Format, IndexOptions, Indexer, PageIndex, Word};
 
 use super::jobs::{JobContext, JobFailure};
+use super::pages::WRITING_MIN_EXTENT;
 use super::placement::{self, FoundLabel};
 use crate::store::automated::PageRecord;
-use crate::store::class_set_stacks::{STACK_ORIGIN, StackRead};
 use crate::store::class_sets::SetRow;
+use crate::store::class_sets::stacks::{STACK_ORIGIN, StackRead};
 use crate::store::jobs::Job;
 use crate::store::papers::ExportKind;
 use crate::store::{StoreError, now_ms};
@@ -417,45 +418,6 @@ async fn reference(
     }))
 }
 
-/// Page readers kept between jobs. Each holds a Tesseract engine, whose language data takes a
-/// tenth of a second or more to load: a job takes one, reads its page, and gives it back.
-#[derive(Default)]
-pub struct Readers {
-    idle: std::sync::Mutex<Vec<Indexer>>,
-}
-
-/// Readers kept idle at most (a worker holds one at a time).
-const IDLE_READERS: usize = 8;
-
-impl Readers {
-    fn take(&self, options: &IndexOptions) -> Result<Indexer, JobFailure> {
-        let kept = {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.iter()
-                .position(|r| r.options() == options)
-                .map(|i| idle.swap_remove(i))
-        };
-        match kept {
-            Some(reader) => Ok(reader),
-            None => Indexer::new(options)
-                .map_err(|e| JobFailure::transient(format!("the page reader cannot start: {e}"))),
-        }
-    }
-
-    fn give(&self, reader: Indexer) {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < IDLE_READERS {
-            idle.push(reader);
-        }
-    }
-}
-
-impl std::fmt::Debug for Readers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Readers").finish_non_exhaustive()
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn index_blocking(
     pages: &crate::untrusted::Pages,
@@ -484,7 +446,7 @@ fn index_blocking(
         .map_err(|e| JobFailure::permanent(format!("page {page} cannot be read: {e}")))?;
     let image = match image_edge {
         Some(edge) => Some(
-            super::questions::page_image(&raster, Some(edge), image::ImageFormat::Jpeg).map_err(
+            super::pages::page_image(&raster, Some(edge), image::ImageFormat::Jpeg).map_err(
                 |e| JobFailure::permanent(format!("page {page} cannot be encoded: {e}")),
             )?,
         ),
@@ -646,11 +608,6 @@ fn fingerprint(raster: &image::GrayImage) -> String {
     hasher.update(raster.as_raw());
     crate::auth::hex(&hasher.finalize())
 }
-
-/// The smallest height and width, as fractions of the page, of a region of added ink that counts
-/// as writing: thinner differences are the printed page's own lines and edges, shifted by a pixel
-/// or blurred in scanning.
-pub const WRITING_MIN_EXTENT: f64 = 0.004;
 
 /// Whether a line of added writing, at least [`WRITING_MIN_EXTENT`] high and wide, lies in an
 /// answer space of paper page `page`: `lines` are on the scan, `spaces` on the clean page, and
@@ -875,7 +832,8 @@ mod tests {
     use examkit_scan::NormBox;
     use proptest::prelude::*;
 
-    use super::{WRITING_MIN_EXTENT, writes_in_answer_space};
+    use super::writes_in_answer_space;
+    use crate::marking::pages::WRITING_MIN_EXTENT;
 
     fn b(x: f64, y: f64, width: f64, height: f64) -> NormBox {
         NormBox {

@@ -1,12 +1,16 @@
 //! The kinds of job, what every job can reach, and why an attempt failed. What a worker does with
-//! each kind is in [`super::worker`], so this module depends on none of the jobs it names.
+//! each kind is in `worker`, so this module depends on none of the jobs it names. It also holds
+//! what the workers share: their [`Pulse`] and the page [`Readers`] kept between indexing jobs.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use examkit_scan::{IndexOptions, Indexer};
 
 use super::MarkingConfig;
 use super::failure::FailureCode;
 use super::marker::Marker;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, now_ms};
 
 /// Index one page of one uploaded asset: payload `{"assetId", "page"}`.
 pub const INDEX_PAGE: &str = "index_page";
@@ -17,7 +21,7 @@ pub const PLAN_QUESTIONS: &str = crate::store::automated::PLAN_QUESTIONS_JOB;
 pub const MARK_QUESTION: &str = "mark_question";
 /// Read the name written on a named copy's cover: payload `{"assetId", "page"}` (enqueued with
 /// the cover's index).
-pub const READ_NAME: &str = crate::store::class_set_names::READ_NAME_JOB;
+pub const READ_NAME: &str = crate::store::class_sets::names::READ_NAME_JOB;
 
 /// What every job can reach.
 #[derive(Debug)]
@@ -29,9 +33,9 @@ pub struct JobContext {
     /// The marker questions are marked with.
     pub marker: Arc<dyn Marker>,
     /// Beaten by the workers running on this context.
-    pub pulse: super::worker::Pulse,
+    pub pulse: Pulse,
     /// Page readers kept between indexing jobs.
-    pub readers: super::indexing::Readers,
+    pub readers: Readers,
     /// The seeded reference questions marked between live ones, when configured.
     pub seeds: Option<crate::calibration::seeds::Seeds>,
 }
@@ -54,10 +58,79 @@ impl JobContext {
             store,
             config,
             marker,
-            pulse: super::worker::Pulse::new(),
-            readers: super::indexing::Readers::default(),
+            pulse: Pulse::new(),
+            readers: Readers::default(),
             seeds,
         }
+    }
+}
+
+/// When this process's workers last showed they are alive: each pass of a worker's loop and each
+/// heartbeat of a job it runs beats it. The readiness probe reads it.
+#[derive(Debug, Clone)]
+pub struct Pulse(Arc<AtomicI64>);
+
+impl Pulse {
+    /// A pulse that beat now.
+    pub fn new() -> Pulse {
+        Pulse(Arc::new(AtomicI64::new(now_ms())))
+    }
+
+    /// Records a beat at `now` (Unix milliseconds).
+    pub fn beat(&self) {
+        self.0.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// The last beat, Unix milliseconds.
+    pub fn last(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for Pulse {
+    fn default() -> Self {
+        Pulse::new()
+    }
+}
+
+/// Page readers kept between jobs. Each holds a Tesseract engine, whose language data takes a
+/// tenth of a second or more to load: a job takes one, reads its page, and gives it back.
+#[derive(Default)]
+pub struct Readers {
+    idle: std::sync::Mutex<Vec<Indexer>>,
+}
+
+/// Readers kept idle at most (a worker holds one at a time).
+const IDLE_READERS: usize = 8;
+
+impl Readers {
+    /// A reader with `options`: a kept one, else a new one.
+    pub(super) fn take(&self, options: &IndexOptions) -> Result<Indexer, JobFailure> {
+        let kept = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.iter()
+                .position(|r| r.options() == options)
+                .map(|i| idle.swap_remove(i))
+        };
+        match kept {
+            Some(reader) => Ok(reader),
+            None => Indexer::new(options)
+                .map_err(|e| JobFailure::transient(format!("the page reader cannot start: {e}"))),
+        }
+    }
+
+    /// Keeps `reader` for a later job.
+    pub(super) fn give(&self, reader: Indexer) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < IDLE_READERS {
+            idle.push(reader);
+        }
+    }
+}
+
+impl std::fmt::Debug for Readers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readers").finish_non_exhaustive()
     }
 }
 

@@ -22,6 +22,7 @@ pub mod marker;
 pub mod model_answer;
 pub mod names;
 pub mod openai;
+pub mod pages;
 pub mod paper_scheme;
 pub mod placement;
 pub mod qualification;

@@ -96,7 +96,7 @@ async fn render(
         let image = pages
             .render_page(&bytes, format, page, dpi)
             .map_err(|e| e.to_string())?;
-        super::questions::page_image(&image, edge, encoding)
+        super::pages::page_image(&image, edge, encoding)
     })
     .await
     .map_err(JobFailure::from)?

@@ -24,9 +24,10 @@ use super::jobs::{JobContext, JobFailure, MARK_QUESTION};
 use super::marker::{
     AnswerRegion, Fit, MarkRequest, PageWord, Problem, Rect, Scheme, SchemePage, WorkPage,
 };
+use super::pages::{page_image, turned};
 use crate::marked::engine::{EngineError, run_engine, status_str};
 use crate::store::automated::PageRecord;
-use crate::store::automated_questions::{NewQuestion, QueueOutcome, Unmarked, error_json};
+use crate::store::automated::questions::{NewQuestion, QueueOutcome, Unmarked, error_json};
 use crate::store::jobs::Job;
 use crate::store::marking::{AssetRow, QuestionData, SessionRow};
 use crate::store::{Store, StoreError, now_ms};
@@ -330,32 +331,6 @@ async fn layout_of(store: &Store, session: &SessionRow) -> Result<Option<Layout>
         .and_then(|json| serde_json::from_str(&json).ok()))
 }
 
-/// A box of the upright page as it is displayed when the page's content is turned `degrees`
-/// clockwise (a page scanned sideways or upside down).
-pub fn turned(r: Rect, degrees: u32) -> Rect {
-    match degrees {
-        90 => Rect {
-            x: 1.0 - r.y - r.height,
-            y: r.x,
-            width: r.height,
-            height: r.width,
-        },
-        180 => Rect {
-            x: 1.0 - r.x - r.width,
-            y: 1.0 - r.y - r.height,
-            width: r.width,
-            height: r.height,
-        },
-        270 => Rect {
-            x: r.y,
-            y: 1.0 - r.x - r.width,
-            width: r.height,
-            height: r.width,
-        },
-        _ => r,
-    }
-}
-
 /// Where the layout puts the answer spaces of question `label` on paper page `page`, on the
 /// scan of it: carried through the transform that lined the scan up with its clean page when
 /// there is one (skew, scale, shift, a photo's perspective and the quarter turn are all in it),
@@ -492,7 +467,7 @@ fn comparison_of(record: &PageRecord) -> Result<Compared, JobFailure> {
                 .map_err(|e| corrupt(record, "comparison", &e))?,
         ),
     };
-    let extent = super::indexing::WRITING_MIN_EXTENT;
+    let extent = super::pages::WRITING_MIN_EXTENT;
     Ok(Compared {
         ink: Some(
             added
@@ -686,7 +661,7 @@ pub async fn mark(
 /// What marking one question starts from: its row, session, stored request, the session's assets
 /// and paper layout, and which assets are students' scripts.
 struct Loaded {
-    work: crate::store::automated_questions::QuestionWork,
+    work: crate::store::automated::questions::QuestionWork,
     session: SessionRow,
     request: QuestionRequest,
     assets: Vec<AssetRow>,
@@ -998,43 +973,6 @@ pub(crate) fn document_for(label: &str, question: &Value, source: Value) -> Valu
     })
 }
 
-/// Renders each selected page to PNG for markers that read images, in displayed orientation,
-/// scaled down to `long_edge` pixels when the marker asks for it. Each file is read from the
-/// store once.
-/// A displayed page as a marker is shown it: no longer than `long_edge` on its long side, encoded
-/// as `encoding` (JPEG at quality 85, or PNG).
-pub fn page_image(
-    image: &image::GrayImage,
-    long_edge: Option<u32>,
-    encoding: image::ImageFormat,
-) -> Result<Vec<u8>, String> {
-    let (w, h) = image.dimensions();
-    let resized;
-    let image = match long_edge {
-        Some(edge) if w.max(h) > edge => {
-            let scale = f64::from(edge) / f64::from(w.max(h));
-            let (nw, nh) = (
-                ((f64::from(w) * scale).round() as u32).max(1),
-                ((f64::from(h) * scale).round() as u32).max(1),
-            );
-            resized = image::imageops::resize(image, nw, nh, image::imageops::FilterType::Triangle);
-            &resized
-        }
-        _ => image,
-    };
-    let mut out = std::io::Cursor::new(Vec::new());
-    if encoding == image::ImageFormat::Jpeg {
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
-            .encode_image(image)
-            .map_err(|e| e.to_string())?;
-    } else {
-        image
-            .write_to(&mut out, encoding)
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(out.into_inner())
-}
-
 /// The stored page image when indexing kept one that fits (JPEG, no longer than `long_edge`).
 fn fitting(stored: Option<Vec<u8>>, long_edge: Option<u32>) -> Option<Vec<u8>> {
     let image = stored?;
@@ -1047,6 +985,9 @@ fn fitting(stored: Option<Vec<u8>>, long_edge: Option<u32>) -> Option<Vec<u8>> {
         .then_some(image)
 }
 
+/// Renders each selected page to PNG for markers that read images, in displayed orientation,
+/// scaled down to `long_edge` pixels when the marker asks for it. Each file is read from the
+/// store once.
 async fn attach_images(
     store: &Store,
     reader: &crate::untrusted::Pages,
@@ -1261,61 +1202,6 @@ pub fn asset_kinds(assets: &[AssetRow]) -> HashMap<String, String> {
         .iter()
         .map(|a| (a.id.clone(), a.kind.clone()))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn close(a: Rect, b: Rect) -> bool {
-        (a.x - b.x).abs() < 1e-12
-            && (a.y - b.y).abs() < 1e-12
-            && (a.width - b.width).abs() < 1e-12
-            && (a.height - b.height).abs() < 1e-12
-    }
-
-    #[test]
-    fn boxes_turn_with_the_page() {
-        // A box in the top-left corner of the upright page.
-        let r = Rect {
-            x: 0.1,
-            y: 0.2,
-            width: 0.3,
-            height: 0.1,
-        };
-        assert!(close(turned(r, 0), r));
-        // Turned clockwise, the top-left corner goes to the top right.
-        assert!(close(
-            turned(r, 90),
-            Rect {
-                x: 0.7,
-                y: 0.1,
-                width: 0.1,
-                height: 0.3
-            }
-        ));
-        assert!(close(
-            turned(r, 180),
-            Rect {
-                x: 0.6,
-                y: 0.7,
-                width: 0.3,
-                height: 0.1
-            }
-        ));
-        assert!(close(
-            turned(r, 270),
-            Rect {
-                x: 0.2,
-                y: 0.6,
-                width: 0.1,
-                height: 0.3
-            }
-        ));
-        // Four quarter turns are none.
-        assert!(close(turned(turned(turned(turned(r, 90), 90), 90), 90), r));
-        assert!(close(turned(turned(r, 90), 270), r));
-    }
 }
 
 #[cfg(test)]

@@ -8,48 +8,20 @@
 
 use super::failure::FailureCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::MarkingConfig;
-use super::jobs::{self, JobContext, JobFailure};
+use super::jobs::{self, JobContext, JobFailure, Pulse};
 use super::{indexing, questions};
 use crate::store::jobs::{Job, Retry};
 use crate::store::{Store, StoreError, now_ms};
 
 /// The least time a running job is given to finish at shutdown (the lease, if longer).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
-
-/// When this process's workers last showed they are alive: each pass of a worker's loop and each
-/// heartbeat of a job it runs beats it. The readiness probe reads it.
-#[derive(Debug, Clone)]
-pub struct Pulse(Arc<AtomicI64>);
-
-impl Pulse {
-    /// A pulse that beat now.
-    pub fn new() -> Pulse {
-        Pulse(Arc::new(AtomicI64::new(now_ms())))
-    }
-
-    /// Records a beat at `now` (Unix milliseconds).
-    pub fn beat(&self) {
-        self.0.store(now_ms(), Ordering::Relaxed);
-    }
-
-    /// The last beat, Unix milliseconds.
-    pub fn last(&self) -> i64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-impl Default for Pulse {
-    fn default() -> Self {
-        Pulse::new()
-    }
-}
 
 /// Running workers and the switch that stops them.
 #[derive(Debug)]

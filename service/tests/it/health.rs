@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Db, Server, generous, start, start_with};
-use examkit::marking::worker::Pulse;
+use examkit::marking::jobs::Pulse;
 use examkit::store::Durability;
 use examkit::store::rate::Limits;
 use serde_json::Value;

@@ -15,7 +15,7 @@ use examkit_pdf::{Renderer, SourceDocument, typst_string as lit};
 use super::{ReturnedError, ReturnedScript, ScannedPage, ScriptPage};
 use crate::marked::{EvidenceBox, MarkedQuestion, NOT_SCANNED, Outcome};
 use crate::marking::marker::Rect;
-use crate::marking::questions::turned;
+use crate::marking::pages::turned;
 
 /// The page's width, millimetres (A4).
 pub(super) const PAGE_WIDTH_MM: f64 = 210.0;

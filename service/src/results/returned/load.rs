@@ -340,7 +340,7 @@ async fn displayed_image(
     let (drawn, lasting) = tokio::task::spawn_blocking(move || {
         match pages.render_page(&bytes, format, page, DPI) {
             Ok(raster) => {
-                let image = crate::marking::questions::page_image(
+                let image = crate::marking::pages::page_image(
                     &raster,
                     Some(LONG_EDGE),
                     image::ImageFormat::Jpeg,
