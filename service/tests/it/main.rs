@@ -36,6 +36,7 @@ mod readme;
 mod retention;
 mod scans;
 mod serve_smoke;
+mod shape;
 mod sign_in_limits;
 mod users_cli;
 mod vision_marker;
