@@ -10,13 +10,15 @@
 //! - affine: the normal equations of each output coordinate, 3 × 3;
 //! - homography: the normalised direct linear transform (Hartley and Zisserman, *Multiple View
 //!   Geometry*, algorithm 4.2): both point sets are moved to centroid 0 and mean distance √2,
-//!   the matrix is the eigenvector of the smallest eigenvalue of `AᵀA` (9 × 9, cyclic Jacobi),
-//!   and the normalisations are undone. Exactly four pairs (RANSAC's samples) determine it: the
-//!   8 × 8 system is solved directly instead.
+//!   the matrix is the eigenvector of the smallest eigenvalue of `AᵀA` (9 × 9, nalgebra's
+//!   symmetric eigendecomposition), and the normalisations are undone. Exactly four pairs
+//!   (RANSAC's samples) determine it: the 8 × 8 system is solved directly instead (LU).
 //!
 //! [`ransac`] finds the largest set of pairs that one transform explains within a threshold from
 //! minimal samples drawn by a seeded generator (so results are reproducible), rejecting
 //! implausible candidates with a caller's test, and refits on the inliers.
+
+use nalgebra::{Matrix3, SMatrix, SVector, SymmetricEigen, Vector3};
 
 /// A projective map of the plane, row-major.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -244,27 +246,16 @@ fn fit_affine(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> {
     Some(td.inverse()?.after(&normalised).after(&ts))
 }
 
-/// Solves a 3 × 3 system by Cramer's rule; `None` when it is (nearly) singular.
+/// Solves a 3 × 3 system (LU with partial pivoting); `None` when it is (nearly) singular: its
+/// determinant within 10⁻¹⁰ of the cube of its largest entry.
 fn solve3(m: [[f64; 3]; 3], r: [f64; 3]) -> Option<[f64; 3]> {
-    let det3 = |a: [[f64; 3]; 3]| {
-        a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
-            - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
-            + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
-    };
-    let det = det3(m);
-    let size = m.iter().flatten().map(|v| v.abs()).fold(0.0, f64::max);
-    if det.is_nan() || det.abs() <= 1e-10 * size.powi(3) {
+    let a = Matrix3::from_fn(|i, j| m[i][j]);
+    let det = a.determinant();
+    if det.is_nan() || det.abs() <= 1e-10 * a.amax().powi(3) {
         return None;
     }
-    let mut out = [0.0; 3];
-    for (k, slot) in out.iter_mut().enumerate() {
-        let mut a = m;
-        for i in 0..3 {
-            a[i][k] = r[i];
-        }
-        *slot = det3(a) / det;
-    }
-    Some(out)
+    let x = a.lu().solve(&Vector3::from(r))?;
+    Some([x[0], x[1], x[2]])
 }
 
 fn fit_homography(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> {
@@ -297,7 +288,14 @@ fn fit_homography(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> 
             }
         }
     }
-    let (values, vectors) = jacobi_eigen(ata);
+    // A symmetric 9 × 9 matrix: its eigenvectors are real and orthogonal. The iteration is
+    // bounded so that a matrix of NaNs ends rather than spins.
+    let eigen = SymmetricEigen::try_new(
+        SMatrix::<f64, 9, 9>::from_fn(|i, j| ata[i][j]),
+        f64::EPSILON,
+        1_000,
+    )?;
+    let values: [f64; 9] = std::array::from_fn(|i| eigen.eigenvalues[i]);
     let smallest = (0..9).min_by(|&a, &b| values[a].total_cmp(&values[b]))?;
     // With at least 4 pairs in general position, only one eigenvalue is (near) zero.
     let mut sorted = values;
@@ -305,7 +303,7 @@ fn fit_homography(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> 
     if sorted[1].is_nan() || sorted[1] <= 1e-10 * sorted[8].max(1e-300) {
         return None;
     }
-    let h: [f64; 9] = std::array::from_fn(|i| vectors[i][smallest]);
+    let h: [f64; 9] = std::array::from_fn(|i| eigen.eigenvectors[(i, smallest)]);
     let normalised = Homography(h);
     let out = td.inverse()?.after(&normalised).after(&ts);
     // The points must stay in front of the map's horizon.
@@ -320,79 +318,38 @@ fn fit_homography(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> 
         })
 }
 
-/// The homography (last entry 1) taking four points to four others, by Gaussian elimination
-/// with partial pivoting on the 8 × 8 system; `None` when three of the points are collinear.
+/// The homography (last entry 1) taking four points to four others, from the 8 × 8 system by LU
+/// decomposition with partial pivoting; `None` when three of the points are collinear (a pivot
+/// under 10⁻⁹: the points are normalised, so the scale is known).
 fn solve_four(src: &[(f64, f64)], dst: &[(f64, f64)]) -> Option<Homography> {
-    let mut a = [[0.0f64; 9]; 8];
+    let mut a = SMatrix::<f64, 8, 8>::zeros();
+    let mut b = SVector::<f64, 8>::zeros();
     for (i, ((x, y), (u, v))) in src.iter().zip(dst).enumerate().take(4) {
-        a[2 * i] = [*x, *y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y, *u];
-        a[2 * i + 1] = [0.0, 0.0, 0.0, *x, *y, 1.0, -v * x, -v * y, *v];
-    }
-    for col in 0..8 {
-        let pivot = (col..8).max_by(|&r, &q| a[r][col].abs().total_cmp(&a[q][col].abs()))?;
-        if a[pivot][col].abs() < 1e-9 {
-            return None;
-        }
-        a.swap(col, pivot);
-        let p = a[col];
-        for (r, row) in a.iter_mut().enumerate() {
-            if r != col && row[col] != 0.0 {
-                let f = row[col] / p[col];
-                for (v, q) in row.iter_mut().zip(p).skip(col) {
-                    *v -= f * q;
-                }
+        let rows = [
+            [*x, *y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y],
+            [0.0, 0.0, 0.0, *x, *y, 1.0, -v * x, -v * y],
+        ];
+        for (k, row) in rows.iter().enumerate() {
+            for (j, value) in row.iter().enumerate() {
+                a[(2 * i + k, j)] = *value;
             }
         }
+        b[2 * i] = *u;
+        b[2 * i + 1] = *v;
     }
-    let mut h = [1.0; 9];
-    for (i, slot) in h.iter_mut().take(8).enumerate() {
-        *slot = a[i][8] / a[i][i];
+    let lu = a.lu();
+    if lu
+        .u()
+        .diagonal()
+        .iter()
+        .any(|pivot| pivot.is_nan() || pivot.abs() < 1e-9)
+    {
+        return None;
     }
-    Some(Homography(h))
-}
-
-/// Eigenvalues and eigenvectors (columns) of a symmetric matrix by cyclic Jacobi rotations.
-fn jacobi_eigen(mut a: [[f64; 9]; 9]) -> ([f64; 9], [[f64; 9]; 9]) {
-    let mut v = [[0.0f64; 9]; 9];
-    for (i, row) in v.iter_mut().enumerate() {
-        row[i] = 1.0;
-    }
-    for _ in 0..60 {
-        let off: f64 = (0..9)
-            .flat_map(|i| (0..9).filter(move |&j| j != i).map(move |j| (i, j)))
-            .map(|(i, j)| a[i][j] * a[i][j])
-            .sum();
-        let total: f64 = a.iter().flatten().map(|x| x * x).sum();
-        if off <= 1e-30 * total.max(1e-300) {
-            break;
-        }
-        for p in 0..8 {
-            for q in p + 1..9 {
-                if a[p][q].abs() < 1e-300 {
-                    continue;
-                }
-                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for row in a.iter_mut() {
-                    let (akp, akq) = (row[p], row[q]);
-                    row[p] = c * akp - s * akq;
-                    row[q] = s * akp + c * akq;
-                }
-                let (rp, rq) = (a[p], a[q]);
-                a[p] = std::array::from_fn(|k| c * rp[k] - s * rq[k]);
-                a[q] = std::array::from_fn(|k| s * rp[k] + c * rq[k]);
-                for row in v.iter_mut() {
-                    let (vp, vq) = (row[p], row[q]);
-                    row[p] = c * vp - s * vq;
-                    row[q] = s * vp + c * vq;
-                }
-            }
-        }
-    }
-    (std::array::from_fn(|i| a[i][i]), v)
+    let x = lu.solve(&b)?;
+    Some(Homography(std::array::from_fn(|i| {
+        if i < 8 { x[i] } else { 1.0 }
+    })))
 }
 
 /// Distance from where `h` puts `p` to `q` (infinite where `h` cannot map `p`).

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use super::scans::Stack;
 use super::students::Writer;
-use crate::store::class_set_names::NameRow;
+use crate::store::class_sets::names::NameRow;
 
 /// The least similarity (0 to 1) at which a written name matches a roster name.
 pub const MATCH_AT: f64 = 0.7;
@@ -221,24 +221,13 @@ fn key(name: &str) -> String {
     words.join(" ")
 }
 
-/// One minus the edit distance over the longer length: 1 for the same, 0 for nothing shared.
+/// One minus the edit distance over the longer length (in characters): 1 for the same, 0 for
+/// nothing shared, and 0 for two empty names (nothing written matches no one).
 fn similar(a: &str, b: &str) -> f64 {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let longest = a.len().max(b.len());
-    if longest == 0 {
+    if a.is_empty() && b.is_empty() {
         return 0.0;
     }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitute.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    1.0 - previous[b.len()] as f64 / longest as f64
+    strsim::normalized_levenshtein(a, b)
 }
 
 /// The pairs (row, column) of a `rows` × `columns` matrix, each row and column at most once,
