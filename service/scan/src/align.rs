@@ -261,61 +261,137 @@ fn match_fiducials(
     fids: &[Fiducial],
     search: Search,
 ) -> Vec<Pair> {
-    let Search {
-        half,
-        radius,
-        min_score,
-    } = search;
     let map = at_level(guess, level);
     let s = f64::from(1u32 << level);
-    let size = 2 * half + 1;
-    let n = (size * size) as f64;
-    let win = 2 * (half + radius) + 1;
-    let shifts = 2 * radius + 1;
-    let cw = clean.width() as usize;
-    let cpx = clean.as_raw();
+    let mut scratch = Scratch::new(search);
     let mut out = Vec::new();
-    // Gray levels as integers, so the window's sums and sums of squares are exact.
-    let mut window = vec![0i32; win * win];
-    let mut valid = vec![true; win * win];
-    let mut patch = vec![0i32; size * size];
-    // The correlation sums in floating point: exact enough, and they vectorise on any x86-64.
-    let mut patch_f = vec![0f32; size * size];
-    let mut window_f = vec![0f32; win * win];
-    let mut cross = vec![0f32; shifts];
-    let mut ncc = vec![f32::NEG_INFINITY; shifts * shifts];
     for f in fids {
-        if f.x < half || f.y < half || f.x + half >= cw || f.y + half >= clean.height() as usize {
+        let Some(patch) = scratch.take_patch(clean, f) else {
+            continue;
+        };
+        // The work page sampled into the clean frame around the patch.
+        let (cx, cy) = (f.x as f64 + 0.5, f.y as f64 + 0.5);
+        if !scratch.sample_window(work, &map, (cx, cy)) {
             continue;
         }
+        let Some((ox, oy)) = scratch.correlate(patch) else {
+            continue;
+        };
+        let Some((u, v)) = map.apply(cx + ox, cy + oy) else {
+            continue;
+        };
+        out.push(Pair {
+            clean: (cx * s, cy * s),
+            work: (u * s, v * s),
+        });
+    }
+    out
+}
+
+/// The sums of a fiducial's patch that its correlations need.
+#[derive(Debug, Clone, Copy)]
+struct PatchSums {
+    sum: i64,
+    variance: f64,
+}
+
+/// The buffers of one search, allocated once for all its fiducials.
+struct Scratch {
+    search: Search,
+    /// Side of a patch, `2 half + 1`.
+    size: usize,
+    /// Side of the searched window, `2 (half + radius) + 1`.
+    win: usize,
+    /// Shifts tried on each axis, `2 radius + 1`.
+    shifts: usize,
+    /// Gray levels as integers, so the window's sums and sums of squares are exact.
+    window: Vec<i32>,
+    valid: Vec<bool>,
+    patch: Vec<i32>,
+    /// The correlation sums in floating point: exact enough, and they vectorise on any x86-64.
+    patch_f: Vec<f32>,
+    window_f: Vec<f32>,
+    cross: Vec<f32>,
+    /// The correlation at each shift, row by row.
+    ncc: Vec<f32>,
+}
+
+impl Scratch {
+    fn new(search: Search) -> Scratch {
+        let size = 2 * search.half + 1;
+        let win = 2 * (search.half + search.radius) + 1;
+        let shifts = 2 * search.radius + 1;
+        Scratch {
+            search,
+            size,
+            win,
+            shifts,
+            window: vec![0; win * win],
+            valid: vec![true; win * win],
+            patch: vec![0; size * size],
+            patch_f: vec![0.0; size * size],
+            window_f: vec![0.0; win * win],
+            cross: vec![0.0; shifts],
+            ncc: vec![f32::NEG_INFINITY; shifts * shifts],
+        }
+    }
+
+    /// Pixels in a patch.
+    fn n(&self) -> f64 {
+        (self.size * self.size) as f64
+    }
+
+    /// Copies the clean page's patch round `f`; `None` at the page's edge or where the patch is
+    /// flat (nothing to match).
+    fn take_patch(&mut self, clean: &GrayImage, f: &Fiducial) -> Option<PatchSums> {
+        let (half, size) = (self.search.half, self.size);
+        let cw = clean.width() as usize;
+        if f.x < half || f.y < half || f.x + half >= cw || f.y + half >= clean.height() as usize {
+            return None;
+        }
+        let cpx = clean.as_raw();
         for j in 0..size {
             let row = (f.y + j - half) * cw + f.x - half;
-            for (p, &v) in patch[j * size..(j + 1) * size]
+            for (p, &v) in self.patch[j * size..(j + 1) * size]
                 .iter_mut()
                 .zip(&cpx[row..row + size])
             {
                 *p = i32::from(v);
             }
         }
-        let psum: i64 = patch.iter().map(|&v| i64::from(v)).sum();
-        let psq: i64 = patch.iter().map(|&v| i64::from(v) * i64::from(v)).sum();
-        let pvar = psq as f64 - (psum as f64).powi(2) / n;
-        if pvar < 1.0 {
-            continue;
+        let sum: i64 = self.patch.iter().map(|&v| i64::from(v)).sum();
+        let squares: i64 = self
+            .patch
+            .iter()
+            .map(|&v| i64::from(v) * i64::from(v))
+            .sum();
+        let variance = squares as f64 - (sum as f64).powi(2) / self.n();
+        if variance < 1.0 {
+            return None;
         }
-        // The work page sampled into the clean frame around the patch.
-        let (cx, cy) = (f.x as f64 + 0.5, f.y as f64 + 0.5);
-        let reach = (half + radius) as f64;
+        self.patch_f
+            .iter_mut()
+            .zip(&self.patch)
+            .for_each(|(f, &p)| *f = p as f32);
+        Some(PatchSums { sum, variance })
+    }
+
+    /// Samples the work page through `map` into the window round `centre` (clean pixels); a
+    /// pixel the work page lacks takes the mean of the rest. `false` when more than a quarter is
+    /// missing.
+    fn sample_window(&mut self, work: &GrayImage, map: &Homography, centre: (f64, f64)) -> bool {
+        let win = self.win;
+        let reach = (self.search.half + self.search.radius) as f64;
         let (mut missing, mut sum, mut count) = (0usize, 0i64, 0i64);
         for j in 0..win {
             for i in 0..win {
-                let (x, y) = (cx - reach + i as f64, cy - reach + j as f64);
+                let (x, y) = (centre.0 - reach + i as f64, centre.1 - reach + j as f64);
                 let v = map.apply(x, y).and_then(|(u, v)| sample(work, u, v));
                 let k = j * win + i;
-                valid[k] = v.is_some();
-                window[k] = v.map_or(0, |v| v.round() as i32);
+                self.valid[k] = v.is_some();
+                self.window[k] = v.map_or(0, |v| v.round() as i32);
                 if v.is_some() {
-                    sum += i64::from(window[k]);
+                    sum += i64::from(self.window[k]);
                     count += 1;
                 } else {
                     missing += 1;
@@ -323,38 +399,42 @@ fn match_fiducials(
             }
         }
         if missing * 4 > win * win {
-            continue;
+            return false;
         }
         if missing > 0 {
             let fill = (sum / count.max(1)) as i32;
-            for (v, ok) in window.iter_mut().zip(&valid) {
+            for (v, ok) in self.window.iter_mut().zip(&self.valid) {
                 if !ok {
                     *v = fill;
                 }
             }
         }
-        patch_f
+        self.window_f
             .iter_mut()
-            .zip(&patch)
-            .for_each(|(f, &p)| *f = p as f32);
-        window_f
-            .iter_mut()
-            .zip(&window)
+            .zip(&self.window)
             .for_each(|(f, &v)| *f = v as f32);
-        // Integral images of the window and its square.
-        let iw = win + 1;
-        let mut sum1 = vec![0i64; iw * iw];
-        let mut sum2 = vec![0i64; iw * iw];
-        for j in 0..win {
-            let (mut r1, mut r2) = (0i64, 0i64);
-            for i in 0..win {
-                let v = i64::from(window[j * win + i]);
-                r1 += v;
-                r2 += v * v;
-                sum1[(j + 1) * iw + i + 1] = sum1[j * iw + i + 1] + r1;
-                sum2[(j + 1) * iw + i + 1] = sum2[j * iw + i + 1] + r2;
-            }
+        true
+    }
+
+    /// The normalised correlation of the patch with the window at every shift; the shift of a
+    /// clear peak (at least `min_score`, and no other shift more than two away within 0.03 of it),
+    /// refined below the pixel, in clean pixels from the patch's centre.
+    fn correlate(&mut self, patch: PatchSums) -> Option<(f64, f64)> {
+        let best = self.correlation_map(patch);
+        let (peak, bx, by) = best;
+        if peak < self.search.min_score || !self.peak_is_clear(best) {
+            return None;
         }
+        let (dx, dy) = self.sub_pixel(best);
+        let radius = self.search.radius as f64;
+        Some((bx as f64 - radius + dx, by as f64 - radius + dy))
+    }
+
+    /// Fills `ncc` with the correlation at every shift; the best (score, x shift, y shift).
+    fn correlation_map(&mut self, patch: PatchSums) -> (f32, usize, usize) {
+        let (size, win, shifts, n) = (self.size, self.win, self.shifts, self.n());
+        let (sum1, sum2) = self.integral_images();
+        let iw = win + 1;
         let rect = |t: &[i64], x0: usize, y0: usize| {
             t[(y0 + size) * iw + x0 + size] - t[y0 * iw + x0 + size] - t[(y0 + size) * iw + x0]
                 + t[y0 * iw + x0]
@@ -363,11 +443,11 @@ fn match_fiducials(
         for sy in 0..shifts {
             // The cross products of every shift along this row at once: each patch value
             // multiplies a run of the window (vectorises).
-            cross.iter_mut().for_each(|c| *c = 0.0);
+            self.cross.iter_mut().for_each(|c| *c = 0.0);
             for j in 0..size {
-                let wrow = &window_f[(sy + j) * win..(sy + j + 1) * win];
-                for (i, &p) in patch_f[j * size..(j + 1) * size].iter().enumerate() {
-                    for (c, &v) in cross.iter_mut().zip(&wrow[i..i + shifts]) {
+                let wrow = &self.window_f[(sy + j) * win..(sy + j + 1) * win];
+                for (i, &p) in self.patch_f[j * size..(j + 1) * size].iter().enumerate() {
+                    for (c, &v) in self.cross.iter_mut().zip(&wrow[i..i + shifts]) {
                         *c += p * v;
                     }
                 }
@@ -376,35 +456,58 @@ fn match_fiducials(
                 let s1 = rect(&sum1, sx, sy) as f64;
                 let s2 = rect(&sum2, sx, sy) as f64;
                 let var = s2 - s1 * s1 / n;
-                let centred = f64::from(cross[sx]) - psum as f64 * s1 / n;
+                let centred = f64::from(self.cross[sx]) - patch.sum as f64 * s1 / n;
                 let score = if var > 1.0 {
-                    (centred / (pvar * var).sqrt()) as f32
+                    (centred / (patch.variance * var).sqrt()) as f32
                 } else {
                     0.0
                 };
-                ncc[sy * shifts + sx] = score;
+                self.ncc[sy * shifts + sx] = score;
                 if score > best.0 {
                     best = (score, sx, sy);
                 }
             }
         }
-        let (peak, bx, by) = best;
-        if peak < min_score {
-            continue;
+        best
+    }
+
+    /// Integral images of the window and of its square, `(win + 1)²` each.
+    fn integral_images(&self) -> (Vec<i64>, Vec<i64>) {
+        let win = self.win;
+        let iw = win + 1;
+        let mut sum1 = vec![0i64; iw * iw];
+        let mut sum2 = vec![0i64; iw * iw];
+        for j in 0..win {
+            let (mut r1, mut r2) = (0i64, 0i64);
+            for i in 0..win {
+                let v = i64::from(self.window[j * win + i]);
+                r1 += v;
+                r2 += v * v;
+                sum1[(j + 1) * iw + i + 1] = sum1[j * iw + i + 1] + r1;
+                sum2[(j + 1) * iw + i + 1] = sum2[j * iw + i + 1] + r2;
+            }
         }
-        // The best score away from the peak: repeated structure makes it close to the peak.
+        (sum1, sum2)
+    }
+
+    /// Whether the best score away from the peak is well below it: repeated structure (ruled
+    /// lines, a grid) makes it close.
+    fn peak_is_clear(&self, (peak, bx, by): (f32, usize, usize)) -> bool {
+        let shifts = self.shifts;
         let mut second = f32::NEG_INFINITY;
         for sy in 0..shifts {
             for sx in 0..shifts {
                 if sx.abs_diff(bx) > 2 || sy.abs_diff(by) > 2 {
-                    second = second.max(ncc[sy * shifts + sx]);
+                    second = second.max(self.ncc[sy * shifts + sx]);
                 }
             }
         }
-        if second > peak - 0.03 {
-            continue;
-        }
-        // Sub-pixel peak: a parabola through the peak and its neighbours on each axis.
+        second <= peak - 0.03
+    }
+
+    /// The peak below the pixel: a parabola through it and its neighbours on each axis.
+    fn sub_pixel(&self, (peak, bx, by): (f32, usize, usize)) -> (f64, f64) {
+        let shifts = self.shifts;
         let refine = |a: Option<f32>, b: f32, c: Option<f32>| -> f64 {
             match (a, c) {
                 (Some(a), Some(c)) => {
@@ -418,7 +521,7 @@ fn match_fiducials(
                 _ => 0.0,
             }
         };
-        let at = |x: usize, y: usize| ncc[y * shifts + x];
+        let at = |x: usize, y: usize| self.ncc[y * shifts + x];
         let dx = refine(
             bx.checked_sub(1).map(|x| at(x, by)),
             peak,
@@ -429,19 +532,8 @@ fn match_fiducials(
             peak,
             (by + 1 < shifts).then(|| at(bx, by + 1)),
         );
-        let (ox, oy) = (
-            bx as f64 - radius as f64 + dx,
-            by as f64 - radius as f64 + dy,
-        );
-        let Some((u, v)) = map.apply(cx + ox, cy + oy) else {
-            continue;
-        };
-        out.push(Pair {
-            clean: (cx * s, cy * s),
-            work: (u * s, v * s),
-        });
+        (dx, dy)
     }
-    out
 }
 
 /// Where the page lies on the work image, as first guesses of the map (level 0 pixels).
