@@ -13,38 +13,13 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use uuid::Uuid;
 
-use crate::digest::sha256_hex;
 use crate::error::{BankError, push_token, sort_errors};
+use crate::loaded::AssetReader;
+pub use crate::loaded::{AssetData, LoadedFile};
 use crate::model::{BankFile, Facets, Question};
 
 /// The bank schema, `schemas/question-bank.schema.json`, embedded.
 pub const SCHEMA: &str = include_str!("../../../schemas/question-bank.schema.json");
-
-/// One file of a bank, read and valid against the schema.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadedFile {
-    /// The file's name (errors and the summary use it).
-    pub name: String,
-    /// Its content.
-    pub file: BankFile,
-}
-
-/// An asset file's bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AssetData {
-    /// The asset's media type (`image/svg+xml`).
-    pub media_type: String,
-    /// SHA-256 of the bytes, lowercase hexadecimal.
-    pub sha256: String,
-    /// The file's bytes.
-    pub bytes: Vec<u8>,
-}
-
-impl AsRef<[u8]> for AssetData {
-    fn as_ref(&self) -> &[u8] {
-        &self.bytes
-    }
-}
 
 /// A whole bank that passed every check.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,12 +78,6 @@ pub struct MemoryBank {
     pub files: Vec<(String, Vec<u8>)>,
     /// Asset files by relative path.
     pub assets: BTreeMap<String, Vec<u8>>,
-}
-
-/// Where asset files are read from.
-pub(crate) trait AssetReader {
-    /// The bytes of `file` (relative to the bank folder), or why they cannot be read.
-    fn read(&self, file: &str) -> Result<Vec<u8>, String>;
 }
 
 struct FolderAssets {
@@ -289,14 +258,6 @@ pub fn parse_file(name: &str, bytes: &[u8]) -> Result<BankFile, Vec<BankError>> 
             format!("does not match the bank model: {e}"),
         )]
     })
-}
-
-pub(crate) fn asset_data(media_type: &str, bytes: Vec<u8>) -> AssetData {
-    AssetData {
-        media_type: media_type.to_owned(),
-        sha256: sha256_hex(&bytes),
-        bytes,
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
 
 use crate::error::BankError;
-use crate::load::{AssetData, AssetReader, LoadedFile, asset_data};
+use crate::loaded::{AssetData, AssetReader, LoadedFile, asset_data};
 use crate::model::{
     Block, CourseOption, FacetOption, Facets, Level, Revision, Status, Subject, SubtopicOption,
 };
