@@ -9,6 +9,7 @@
 
 pub mod local;
 pub mod metrics;
+pub mod naming;
 pub mod reference;
 pub mod report;
 pub mod seeds;
@@ -28,6 +29,8 @@ use crate::store::qualifications::NewQualification;
 use local::Local;
 use metrics::{Marked, Pair, QuestionMarks, Report};
 use reference::{LoadedScript, Reference};
+
+pub use naming::{described, marker_name};
 
 /// `examkit marker …`.
 #[derive(Debug, Subcommand)]
@@ -87,15 +90,6 @@ pub fn share(text: &str) -> Result<f64, String> {
 pub async fn run(command: MarkerCommand) -> ExitCode {
     match command {
         MarkerCommand::Calibrate(args) => calibrate(args).await,
-    }
-}
-
-/// The marker a configuration names, for the report: `(marker, model)`.
-pub fn marker_name(choice: &MarkerChoice) -> (&'static str, Option<String>) {
-    match choice {
-        MarkerChoice::BuiltIn => ("builtin", None),
-        MarkerChoice::External { .. } => ("external", None),
-        MarkerChoice::OpenAi(config) => ("openai", Some(config.marker_model())),
     }
 }
 
@@ -234,14 +228,6 @@ async fn calibrate(args: CalibrateArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
-}
-
-/// `the openai marker (model m)`, `the builtin marker`.
-pub fn described(marker: &str, model: Option<&str>) -> String {
-    match model {
-        Some(model) => format!("{marker} marker (model {model})"),
-        None => format!("{marker} marker"),
     }
 }
 

@@ -15,6 +15,7 @@
 //! the marker never marks live unwatched.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,7 +26,7 @@ use super::local::Local;
 use super::metrics::{Figures, Marked, Pair};
 use super::reference::Reference;
 use crate::marking::evidence;
-use crate::marking::jobs::{JobContext, JobFailure};
+use crate::marking::jobs::{JobContext, JobFailure, LiveSeeds};
 use crate::marking::marker::{AnswerCheck, MarkFuture, MarkRequest, Marker, MarkerError};
 use crate::marking::qualification::{SEED_WINDOW, SeedsConfig, Standing, Tally, drift};
 use crate::marking::questions;
@@ -174,6 +175,17 @@ impl Seeds {
         let seeds = Arc::new(seeds);
         *prepared = Some(seeds.clone());
         Ok(seeds)
+    }
+}
+
+impl LiveSeeds for Seeds {
+    fn before_live<'a>(
+        &'a self,
+        context: &'a Arc<JobContext>,
+        standing: &'a Standing,
+        lost: &'a Arc<AtomicBool>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<bool, JobFailure>> + Send + 'a>> {
+        Box::pin(Seeds::before_live(self, context, standing, lost))
     }
 }
 

@@ -2,14 +2,17 @@
 //! each kind is in `worker`, so this module depends on none of the jobs it names. It also holds
 //! what the workers share: their [`Pulse`] and the page [`Readers`] kept between indexing jobs.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use examkit_scan::{IndexOptions, Indexer};
 
 use super::MarkingConfig;
 use super::failure::FailureCode;
 use super::marker::Marker;
+use super::qualification::Standing;
 use crate::store::{Store, StoreError, now_ms};
 
 /// Index one page of one uploaded asset: payload `{"assetId", "page"}`.
@@ -37,23 +40,31 @@ pub struct JobContext {
     /// Page readers kept between indexing jobs.
     pub readers: Readers,
     /// The seeded reference questions marked between live ones, when configured.
-    pub seeds: Option<crate::calibration::seeds::Seeds>,
+    pub seeds: Option<Box<dyn LiveSeeds>>,
+}
+
+/// The seeded reference questions marked between live ones (`crate::calibration::seeds`), as the
+/// question jobs call them: named here by what they do, so that the jobs stay below them.
+pub trait LiveSeeds: std::fmt::Debug + Send + Sync {
+    /// Called as a live question is about to be marked by a marker in good `standing`: counts it
+    /// and, when a seed falls due, marks, compares and saves it. `true` when a seed was counted
+    /// (the standing may have changed: the caller reads it again).
+    fn before_live<'a>(
+        &'a self,
+        context: &'a Arc<JobContext>,
+        standing: &'a Standing,
+        lost: &'a Arc<AtomicBool>,
+    ) -> Pin<Box<dyn Future<Output = Result<bool, JobFailure>> + Send + 'a>>;
 }
 
 impl JobContext {
-    /// A context over `store`, with the configured marker (an error for an external marker whose
-    /// settings are unusable).
-    pub fn new(store: Store, config: MarkingConfig) -> Result<JobContext, String> {
-        let marker = config.marker.build()?;
-        Ok(JobContext::with_marker(store, config, marker))
-    }
-
-    /// A context over `store` marking with `marker`.
-    pub fn with_marker(store: Store, config: MarkingConfig, marker: Arc<dyn Marker>) -> JobContext {
-        let seeds = config
-            .seeds
-            .clone()
-            .map(crate::calibration::seeds::Seeds::new);
+    /// A context over `store` marking with `marker`, with `seeds` between live questions.
+    pub fn new(
+        store: Store,
+        config: MarkingConfig,
+        marker: Arc<dyn Marker>,
+        seeds: Option<Box<dyn LiveSeeds>>,
+    ) -> JobContext {
         JobContext {
             store,
             config,

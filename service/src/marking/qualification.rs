@@ -22,13 +22,11 @@
 //! records the marker's standing (`qualification`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
 use super::MarkingConfig;
 use super::flags::{MarkerFlag, MarkerFlagCode};
-use super::jobs::{JobContext, JobFailure};
 use crate::store::qualifications::{Qualification, Seed};
 use crate::store::{Store, StoreError};
 
@@ -150,7 +148,7 @@ impl Standing {
     pub fn described(&self) -> String {
         format!(
             "the {}",
-            crate::calibration::described(self.marker, self.model.as_deref())
+            crate::calibration::naming::described(self.marker, self.model.as_deref())
         )
     }
 
@@ -275,7 +273,7 @@ fn calibration(q: &Qualification) -> Value {
 
 /// The configured marker's standing in `store`.
 pub async fn standing(store: &Store, config: &MarkingConfig) -> Result<Standing, StoreError> {
-    let (marker, model) = crate::calibration::marker_name(&config.marker);
+    let (marker, model) = crate::calibration::naming::marker_name(&config.marker);
     let latest = store.latest_qualification(marker, model.as_deref()).await?;
     let (drifted, window) = match &latest {
         Some(q) => (
@@ -305,7 +303,7 @@ pub fn unmarked_result(label: &str, max: i64, flag: &MarkerFlag) -> Value {
 
 /// The marks of question `label` in a session's structured scheme (one a criterion); 0 when the
 /// session has none or it does not list the label.
-fn max_marks(scheme_json: Option<&str>, label: &str) -> i64 {
+pub fn max_marks(scheme_json: Option<&str>, label: &str) -> i64 {
     let scheme: Option<Value> = scheme_json.and_then(|s| serde_json::from_str(s).ok());
     scheme
         .as_ref()
@@ -313,41 +311,6 @@ fn max_marks(scheme_json: Option<&str>, label: &str) -> i64 {
         .and_then(|qs| qs.iter().find(|q| q["label"].as_str() == Some(label)))
         .and_then(|q| q["criteria"].as_array())
         .map_or(0, |c| i64::try_from(c.len()).unwrap_or(i64::MAX))
-}
-
-/// A question the marker may not mark, as the job is about to: saved `needs_review` and unmarked
-/// with `flag`, its `markerRun` naming the marker and its standing; `false` when the lease was
-/// lost or the question was cancelled meanwhile.
-#[allow(clippy::too_many_arguments)]
-pub async fn save_unmarked(
-    context: &Arc<JobContext>,
-    job: &crate::store::jobs::Job,
-    question_id: &str,
-    session_id: &str,
-    label: &str,
-    flag: &MarkerFlag,
-    standing: &Standing,
-    started: std::time::Instant,
-    lost: &Arc<AtomicBool>,
-) -> Result<bool, JobFailure> {
-    let store = &context.store;
-    let scheme = store.session_scheme(session_id).await?;
-    let max = max_marks(scheme.as_deref(), label);
-    let result = unmarked_result(label, max, flag);
-    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let run = json!({
-        "marker": standing.marker,
-        "model": standing.model,
-        "qualification": standing.record(),
-        "durationMs": ms,
-    });
-    tracing::info!(question = %question_id, code = %flag.code, "a question was saved unmarked: the marker may not mark live");
-    if lost.load(Ordering::SeqCst) {
-        return Ok(false);
-    }
-    Ok(store
-        .save_unmarked_question(job, question_id, &result.to_string(), max, &run.to_string())
-        .await?)
 }
 
 #[cfg(test)]

@@ -15,8 +15,9 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::MarkingConfig;
-use super::jobs::{self, JobContext, JobFailure, Pulse};
+use super::jobs::{self, JobContext, JobFailure, LiveSeeds, Pulse};
 use super::{indexing, questions};
+use crate::calibration::seeds::Seeds;
 use crate::store::jobs::{Job, Retry};
 use crate::store::{Store, StoreError, now_ms};
 
@@ -70,8 +71,8 @@ fn worker_name(n: usize) -> String {
 /// Starts `config.workers` workers on `store`; an error when the configured marker cannot be
 /// built.
 pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
-    let context = JobContext::new(store, config)?;
-    Ok(start(context))
+    let marker = config.marker.build()?;
+    Ok(spawn_with(store, config, marker))
 }
 
 /// Starts `config.workers` workers on `store` marking with `marker` rather than the configured
@@ -81,7 +82,11 @@ pub fn spawn_with(
     config: MarkingConfig,
     marker: Arc<dyn super::marker::Marker>,
 ) -> Workers {
-    start(JobContext::with_marker(store, config, marker))
+    let seeds = config
+        .seeds
+        .clone()
+        .map(|seeds| Box::new(Seeds::new(seeds)) as Box<dyn LiveSeeds>);
+    start(JobContext::new(store, config, marker, seeds))
 }
 
 fn start(context: JobContext) -> Workers {
