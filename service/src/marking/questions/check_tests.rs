@@ -4,7 +4,19 @@
 //! refusals left to the engine behind it in [`answer_check`]; and reading what indexing stored,
 //! where a corrupt record fails the question rather than reading as empty.
 
-use super::*;
+use super::check::{answer_check, check_answer};
+use super::records::{answer_regions, comparison_of, labels_of, structured_scheme, words_of};
+use crate::marking::failure::FailureCode;
+use crate::marking::jobs::JobFailure;
+use crate::marking::marker::MarkRequest;
+use crate::marking::marker::Rect;
+use crate::marking::marker::Scheme;
+use crate::marking::marker::SchemePage;
+use crate::marking::marker::WorkPage;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
 use crate::marking::marker::structured_rubric;
 
 const WORK: &str = "5b0f6a2e-8c1d-4e7a-9b3f-2d4c6e8f0a11";
@@ -552,14 +564,14 @@ fn stored_page() -> crate::store::automated::PageRecord {
 fn ink_and_reason(
     page: &crate::store::automated::PageRecord,
 ) -> Result<(Option<Vec<Rect>>, Option<String>), JobFailure> {
-    super::comparison_of(page).map(|c| (c.ink, c.unaligned))
+    comparison_of(page).map(|c| (c.ink, c.unaligned))
 }
 
 #[test]
 fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_empty() {
     let page = stored_page();
-    assert_eq!(super::labels_of(&page).expect("labels"), ["1"]);
-    assert_eq!(super::words_of(&page).expect("words").len(), 1);
+    assert_eq!(labels_of(&page).expect("labels"), ["1"]);
+    assert_eq!(words_of(&page).expect("words").len(), 1);
     let (ink, unaligned) = ink_and_reason(&page).expect("ink");
     assert_eq!((ink.map(|r| r.len()), unaligned), (Some(1), None));
     let no_comparison = crate::store::automated::PageRecord {
@@ -575,8 +587,8 @@ fn a_stored_index_that_cannot_be_read_fails_the_question_instead_of_reading_as_e
         ..stored_page()
     };
     for failure in [
-        super::labels_of(&broken).expect_err("labels"),
-        super::words_of(&broken).expect_err("words"),
+        labels_of(&broken).expect_err("labels"),
+        words_of(&broken).expect_err("words"),
         ink_and_reason(&broken).expect_err("comparison"),
     ] {
         assert_eq!(failure.code, FailureCode::PageNotIndexed);
@@ -688,19 +700,19 @@ fn a_stored_scheme_that_cannot_be_read_is_never_taken_for_a_scheme_of_pages() {
         json!({ "questions": [{ "label": "1", "parts": parts(), "criteria": criteria() }] })
             .to_string();
     assert!(matches!(
-        super::structured_scheme(Some(&stored), "1", &pages),
+        structured_scheme(Some(&stored), "1", &pages),
         Ok(Scheme::Structured { .. })
     ));
     assert!(matches!(
-        super::structured_scheme(None, "1", &pages),
+        structured_scheme(None, "1", &pages),
         Ok(Scheme::Pages)
     ));
     assert!(matches!(
-        super::structured_scheme(Some(&stored), "7", &pages),
+        structured_scheme(Some(&stored), "7", &pages),
         Ok(Scheme::Pages)
     ));
-    let failure = super::structured_scheme(Some("{\"questions\": ["), "1", &pages)
-        .expect_err("a corrupt scheme");
+    let failure =
+        structured_scheme(Some("{\"questions\": ["), "1", &pages).expect_err("a corrupt scheme");
     assert_eq!(failure.code, FailureCode::SchemeUnreadable);
     assert!(failure.permanent);
 }
@@ -714,10 +726,7 @@ fn answer_spaces_are_carried_through_the_fit_that_lined_the_scan_up() {
         "addedRegions": [{ "x": 0.1, "y": 0.4, "width": 0.5, "height": 0.2 }],
         "transform": [[0.95, 0.0, 0.03], [0.0, 0.95, 0.02], [0.0, 0.0, 1.0]],
     }));
-    let fit = super::comparison_of(&stored)
-        .expect("read")
-        .fit
-        .expect("a fit");
+    let fit = comparison_of(&stored).expect("read").fit.expect("a fit");
     let layout: examkit_pdf::Layout = serde_json::from_value(json!({
         "paperId": "00000000-0000-4000-8000-000000000001", "revision": 1,
         "writingSpace": "smart",
@@ -730,7 +739,7 @@ fn answer_spaces_are_carried_through_the_fit_that_lined_the_scan_up() {
         }],
     }))
     .expect("layout");
-    let mapped = super::answer_regions(&layout, "1", 1, 0, Some(&fit));
+    let mapped = answer_regions(&layout, "1", 1, 0, Some(&fit));
     let r = mapped[0].rect;
     for (got, want) in [
         (r.x, 0.03 + 0.95 * 0.1),
@@ -740,7 +749,7 @@ fn answer_spaces_are_carried_through_the_fit_that_lined_the_scan_up() {
     ] {
         assert!((got - want).abs() < 1e-9, "{r:?}");
     }
-    let turned = super::answer_regions(&layout, "1", 1, 180, None);
+    let turned = answer_regions(&layout, "1", 1, 180, None);
     assert!((turned[0].rect.x - 0.1).abs() < 1e-9 && (turned[0].rect.y - 0.7).abs() < 1e-9);
     // A transform that is not a 3 x 3 matrix is a corrupt index, never "no transform".
     let broken = compared(json!({
@@ -748,7 +757,7 @@ fn answer_spaces_are_carried_through_the_fit_that_lined_the_scan_up() {
         "transform": [[1.0, 0.0], [0.0, 1.0]],
     }));
     assert_eq!(
-        super::comparison_of(&broken).expect_err("corrupt").code,
+        comparison_of(&broken).expect_err("corrupt").code,
         FailureCode::PageNotIndexed
     );
 }
