@@ -19,9 +19,9 @@ use crate::marking::indexing::{PlacedAs, reread_payload};
 use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::placement::{Found, FoundLabel};
 use crate::store::automated::PaperBinding;
-use crate::store::class_set_names::NameReader;
-use crate::store::class_set_scripts::{NewScript, SchemeFile, ScriptPageRef, StartScripts};
-use crate::store::class_set_stacks::{DecisionRow, Reread};
+use crate::store::class_sets::names::NameReader;
+use crate::store::class_sets::scripts::{NewScript, SchemeFile, ScriptPageRef, StartScripts};
+use crate::store::class_sets::stacks::{DecisionRow, Reread};
 use crate::store::class_sets::{CopyRow, SetRow};
 use crate::store::papers::{BankRevision, ExportKind, StoredPaper};
 use crate::store::{Store, StoreError, now_ms};
@@ -300,7 +300,7 @@ pub async fn start<E>(
 async fn held_back_copies(
     store: &Store,
     config: &MarkingConfig,
-    made: &[crate::store::class_set_scripts::ScriptRow],
+    made: &[crate::store::class_sets::scripts::ScriptRow],
 ) -> Result<Vec<i64>, StoreError> {
     let standing = crate::marking::qualification::standing(store, config).await?;
     if standing.blocks().is_some() {

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use super::request::{Problem, integer, pointer_token, problem, text};
 use super::scans::Stack;
 use super::stack::{Decision, Placement, StackPage};
-use crate::store::class_set_stacks::NewDecision;
+use crate::store::class_sets::stacks::NewDecision;
 
 /// The longest question label an extra sheet can be assigned to.
 pub const MAX_QUESTION_CHARS: usize = 40;

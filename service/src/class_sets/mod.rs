@@ -7,8 +7,9 @@
 //! how a scanned stack is split into scripts and accounted for ([`stack`]), the stack as it
 //! stands with people's decisions ([`scans`]), what those decisions may say ([`decision`]), the
 //! names written on covers checked against the roster ([`names`]), what people do to a set
-//! whoever asks ([`actions`]), a set as it stands for whoever shows it ([`overview`]), and the
-//! limits where the specification is silent. Its routes are in `http::class_sets` and its pages
+//! whoever asks ([`actions`]), what a stack file may add and which scripts a start makes, decided
+//! inside the store's transactions ([`rules`]), a set as it stands for whoever shows it
+//! ([`overview`]), and the limits where the specification is silent. Its routes are in `http::class_sets` and its pages
 //! in `app::class_sets`, its rows in `store::class_sets`; typesetting is
 //! `examkit_pdf::Renderer::class_set`.
 
@@ -19,6 +20,7 @@ pub mod overview;
 pub mod printing;
 pub mod request;
 pub mod roster;
+pub mod rules;
 pub mod scans;
 pub mod scripts;
 pub mod stack;

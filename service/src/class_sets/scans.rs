@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
 use super::stack::{self, Decision, Placement, Report, Run, ScannedPage, StackPage};
-use crate::store::class_set_stacks::{DecisionRow, PageRead, StackPageRow};
+use crate::store::class_sets::stacks::{DecisionRow, PageRead, StackPageRow};
 use crate::store::class_sets::{CopyRow, SetRow};
 
 /// The stack of a set as it stands.

@@ -7,7 +7,7 @@ use crate::auth::sha256_hex;
 use crate::http::upload::ReceivedFile;
 use crate::http::{ApiError, AppState};
 use crate::marking::jobs::INDEX_PAGE;
-use crate::store::class_set_stacks::{AddStackFileError, NewStackFile};
+use crate::store::class_sets::stacks::{AddStackFileError, NewStackFile};
 
 /// Adds `file` to the stack of the account's set `set_id`: the stored file.
 pub async fn add(

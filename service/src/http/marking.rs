@@ -22,7 +22,7 @@ use crate::auth::Scope;
 use crate::marked::{MarkedError, MarkedQuestion};
 use crate::review::{ReviewError, ReviewProblem};
 use crate::store::automated::PageRecord;
-use crate::store::class_set_stacks::STACK_ORIGIN;
+use crate::store::class_sets::stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
 use crate::store::{Store, rfc3339};
 

@@ -20,7 +20,7 @@ use crate::auth::Scope;
 use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::questions::QuestionRequest;
 use crate::store::automated::{ORIGIN, PageToIndex, PaperBinding, StartOutcome};
-use crate::store::automated_questions::{CancelOutcome, NewQuestion, QueueOutcome};
+use crate::store::automated::questions::{CancelOutcome, NewQuestion, QueueOutcome};
 use crate::store::marking::SessionRow;
 
 const SUBMIT: &[Scope] = &[Scope::MarkingSubmit];
@@ -430,7 +430,7 @@ fn read_mark_question(
             String::new()
         }
     };
-    if live_labels.len() >= crate::store::automated_questions::MAX_QUESTIONS_PER_SESSION as usize {
+    if live_labels.len() >= crate::store::automated::questions::MAX_QUESTIONS_PER_SESSION as usize {
         errors.push(FieldError::new(
             "",
             "too_many_questions",

@@ -11,9 +11,9 @@ use crate::class_sets::scans::Stack;
 use crate::class_sets::scripts::NotReady;
 use crate::class_sets::stack::{CopyState, Placement};
 use crate::class_sets::students::Writer;
-use crate::store::class_set_scripts::ScriptProgress;
-use crate::store::class_set_stacks::DecisionRow;
 use crate::store::class_sets::CopyRow;
+use crate::store::class_sets::scripts::ScriptProgress;
+use crate::store::class_sets::stacks::DecisionRow;
 use crate::store::marking::AssetRow;
 use crate::store::rfc3339;
 

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::{ReturnedError, ReturnedScript, ScannedPage, ScriptPage};
 use crate::marked::MarkedQuestion;
 use crate::store::Store;
-use crate::store::class_set_scripts::ScriptRow;
+use crate::store::class_sets::scripts::ScriptRow;
 use crate::store::marking::{AssetRow, SessionRow};
 
 /// Rendering resolution of pages without a kept image (the review page's).

@@ -1,13 +1,25 @@
 //! Sessions for automated marking: creation (optionally bound to a frozen paper revision), start
-//! (the allowance and the indexing jobs in one transaction), the page index, and the recorded
-//! answer-space layout of paper exports.
+//! (the allowance and the indexing jobs in one transaction), and the recorded answer-space layout
+//! of paper exports.
+//!
+//! - this file holds the sessions: made, started, and the layout their paper's exports recorded;
+//! - [`allowance`] holds each account's daily allowance of pages and questions, reserved inside
+//!   the transaction that queues the work;
+//! - [`pages`] holds the page index: each page as indexing found it, saved with its job;
+//! - [`questions`] holds the questions of a session: queued, marked, failed or cancelled.
+
+pub mod allowance;
+pub mod pages;
+pub mod questions;
+
+pub use allowance::{Allowance, seconds_to_next_utc_day};
+pub use pages::PageRecord;
 
 use sqlx::Row;
-use sqlx::any::AnyRow;
 
-use super::jobs::{Job, NewJob};
-use super::marking::SessionRow;
-use super::{Durability, Store, StoreError, now_ms, utc_date};
+use crate::store::jobs::NewJob;
+use crate::store::marking::SessionRow;
+use crate::store::{Durability, Store, StoreError, now_ms};
 
 /// The kind of the job that places a paper session's questions once its pages are indexed
 /// (`crate::marking::jobs::PLAN_QUESTIONS`).
@@ -15,24 +27,6 @@ pub const PLAN_QUESTIONS_JOB: &str = "plan_questions";
 
 /// The session origin of automated marking.
 pub const ORIGIN: &str = "automated";
-
-/// A daily automated-marking allowance per account.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Allowance {
-    /// Pages indexed per UTC day.
-    pub pages_per_day: i64,
-    /// Questions marked per UTC day.
-    pub questions_per_day: i64,
-}
-
-impl Default for Allowance {
-    fn default() -> Self {
-        Allowance {
-            pages_per_day: 500,
-            questions_per_day: 200,
-        }
-    }
-}
 
 /// The frozen paper revision a session is made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,75 +66,6 @@ pub enum StartOutcome {
         /// Seconds until the allowance renews.
         retry_after: i64,
     },
-}
-
-/// What indexing found on one page, as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PageRecord {
-    /// The asset.
-    pub asset_id: String,
-    /// The page, from 1.
-    pub page: i64,
-    /// `ok` or `failed`.
-    pub state: String,
-    /// Why a page failed.
-    pub error: Option<String>,
-    /// Degrees clockwise the content is turned on the displayed page: 0, 90, 180 or 270.
-    pub orientation: i64,
-    /// `textLayer`, `ocr` or `none`.
-    pub text_source: String,
-    /// Raster width in pixels, as displayed.
-    pub width_px: i64,
-    /// Raster height in pixels, as displayed.
-    pub height_px: i64,
-    /// `work`, `clean_paper`, `scheme_as_work` or `scheme`.
-    pub role: String,
-    /// Why the page has its role.
-    pub role_reason: String,
-    /// The decoded page code, JSON.
-    pub code_json: Option<String>,
-    /// The question labels found and how, JSON array.
-    pub labels_json: String,
-    /// The words with their boxes, JSON array (not loaded by session reads).
-    pub words_json: String,
-    /// The comparison with the clean question-paper page, JSON.
-    pub compare_json: Option<String>,
-    /// When it was indexed.
-    pub indexed_at: i64,
-}
-
-const PAGE_COLUMNS: &str = "asset_id, page, state, error, orientation, text_source, width_px, \
-     height_px, role, role_reason, code_json, labels_json, compare_json, indexed_at";
-
-fn page_from_row(row: &AnyRow, words: bool) -> Result<PageRecord, sqlx::Error> {
-    Ok(PageRecord {
-        asset_id: row.try_get("asset_id")?,
-        page: row.try_get("page")?,
-        state: row.try_get("state")?,
-        error: row.try_get("error")?,
-        orientation: row.try_get("orientation")?,
-        text_source: row.try_get("text_source")?,
-        width_px: row.try_get("width_px")?,
-        height_px: row.try_get("height_px")?,
-        role: row.try_get("role")?,
-        role_reason: row.try_get("role_reason")?,
-        code_json: row.try_get("code_json")?,
-        labels_json: row.try_get("labels_json")?,
-        words_json: if words {
-            row.try_get("words_json")?
-        } else {
-            String::from("[]")
-        },
-        compare_json: row.try_get("compare_json")?,
-        indexed_at: row.try_get("indexed_at")?,
-    })
-}
-
-/// Seconds from `now` (Unix milliseconds) to the next UTC midnight, at least 1.
-pub fn seconds_to_next_utc_day(now: i64) -> i64 {
-    const DAY_MS: i64 = 86_400_000;
-    let next = (now.div_euclid(DAY_MS) + 1) * DAY_MS;
-    ((next - now) + 999) / 1000
 }
 
 impl Store {
@@ -234,316 +159,6 @@ impl Store {
         Ok(StartOutcome::Started)
     }
 
-    /// Reserves `needed` pages of today's allowance inside a write transaction; when they would
-    /// exceed it, nothing is reserved and the answer is the pages used today and the seconds until
-    /// the allowance renews.
-    pub(crate) async fn reserve_pages(
-        tx: &mut super::WriteTx,
-        user_id: &str,
-        needed: i64,
-        allowance: &Allowance,
-        now: i64,
-    ) -> Result<Option<(i64, i64)>, StoreError> {
-        let day = utc_date(now);
-        sqlx::query(
-            "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
-             ON CONFLICT (user_id, day) DO NOTHING",
-        )
-        .bind(user_id)
-        .bind(&day)
-        .execute(&mut **tx)
-        .await?;
-        let reserved = sqlx::query(
-            "UPDATE marking_allowance SET pages = pages + $1 \
-             WHERE user_id = $2 AND day = $3 AND pages + $1 <= $4",
-        )
-        .bind(needed)
-        .bind(user_id)
-        .bind(&day)
-        .bind(allowance.pages_per_day)
-        .execute(&mut **tx)
-        .await?;
-        if reserved.rows_affected() > 0 {
-            return Ok(None);
-        }
-        let used: i64 = sqlx::query_scalar(
-            "SELECT pages FROM marking_allowance WHERE user_id = $1 AND day = $2",
-        )
-        .bind(user_id)
-        .bind(&day)
-        .fetch_one(&mut **tx)
-        .await?;
-        Ok(Some((used, seconds_to_next_utc_day(now))))
-    }
-
-    /// Pages of automated marking an account has used on the UTC day of `now`.
-    pub async fn allowance_used(&self, user_id: &str, now: i64) -> Result<(i64, i64), StoreError> {
-        let row = sqlx::query(
-            "SELECT pages, questions FROM marking_allowance WHERE user_id = $1 AND day = $2",
-        )
-        .bind(user_id)
-        .bind(utc_date(now))
-        .fetch_optional(self.pool())
-        .await?;
-        Ok(match row {
-            Some(row) => (row.try_get("pages")?, row.try_get("questions")?),
-            None => (0, 0),
-        })
-    }
-
-    /// Saves one page's index and finishes its job, in one transaction: `false` (nothing saved)
-    /// when the job's lease was lost. The session's progress counts the page, and indexing ends
-    /// `completed` with the last page (`failed` when any page failed).
-    pub async fn save_page_index(
-        &self,
-        job: &Job,
-        session_id: &str,
-        record: &PageRecord,
-        failed: Option<&str>,
-        image: Option<&[u8]>,
-    ) -> Result<bool, StoreError> {
-        self.save_page_index_with(job, session_id, record, failed, image, None)
-            .await
-    }
-
-    /// [`Store::save_page_index`], with what was read on a page of a class set's stack saved in
-    /// the same transaction.
-    pub async fn save_page_index_with(
-        &self,
-        job: &Job,
-        session_id: &str,
-        record: &PageRecord,
-        failed: Option<&str>,
-        image: Option<&[u8]>,
-        stack: Option<&super::class_set_stacks::StackRead>,
-    ) -> Result<bool, StoreError> {
-        let image = match image {
-            Some(image) => Some(self.keep(image.to_vec()).await?),
-            None => None,
-        };
-        let now = now_ms();
-        let mut tx = self.begin_write().await?;
-        let finished = match failed {
-            None => Store::finish_job(&mut tx, job, now).await?,
-            Some(error) => Store::fail_job_in(&mut tx, job, error, now).await?,
-        };
-        if !finished {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        if let Some(kept) = &image {
-            Store::hold_object(&mut tx, kept).await?;
-        }
-        let saved = sqlx::query(
-            "INSERT INTO asset_pages (asset_id, page, session_id, state, error, orientation, \
-             text_source, width_px, height_px, role, role_reason, code_json, labels_json, \
-             words_json, compare_json, indexed_at, image, image_object) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
-             ON CONFLICT (asset_id, page) DO UPDATE SET session_id = excluded.session_id, \
-             state = excluded.state, error = excluded.error, orientation = excluded.orientation, \
-             text_source = excluded.text_source, width_px = excluded.width_px, \
-             height_px = excluded.height_px, role = excluded.role, \
-             role_reason = excluded.role_reason, code_json = excluded.code_json, \
-             labels_json = excluded.labels_json, words_json = excluded.words_json, \
-             compare_json = excluded.compare_json, indexed_at = excluded.indexed_at, \
-             image = excluded.image, image_object = excluded.image_object \
-             WHERE asset_pages.state = 'reading'",
-        )
-        .bind(&record.asset_id)
-        .bind(record.page)
-        .bind(session_id)
-        .bind(&record.state)
-        .bind(&record.error)
-        .bind(record.orientation)
-        .bind(&record.text_source)
-        .bind(record.width_px)
-        .bind(record.height_px)
-        .bind(&record.role)
-        .bind(&record.role_reason)
-        .bind(&record.code_json)
-        .bind(&record.labels_json)
-        .bind(&record.words_json)
-        .bind(&record.compare_json)
-        .bind(record.indexed_at)
-        .bind(image.as_ref().and_then(|kept| kept.inline()))
-        .bind(image.as_ref().and_then(|kept| kept.object()))
-        .execute(&mut *tx)
-        .await?;
-        // A page is read once, and again only when a person's placement asked for it.
-        if saved.rows_affected() != 1 {
-            tx.rollback().await?;
-            return Err(StoreError::Corrupt(format!(
-                "page {} of asset {} is indexed already",
-                record.page, record.asset_id
-            )));
-        }
-        if let Some(read) = stack {
-            Store::save_stack_read(&mut tx, &record.asset_id, record.page, read).await?;
-            if read.read_name {
-                Store::queue_name_read(
-                    &mut tx,
-                    job,
-                    &read.class_set_id,
-                    &record.asset_id,
-                    record.page,
-                    now,
-                )
-                .await?;
-            }
-        }
-        sqlx::query(
-            "UPDATE marking_sessions SET pages_done = pages_done + 1, updated_at = $1, \
-             indexing_state = CASE WHEN pages_done + 1 < pages_total THEN 'running' \
-                 WHEN NOT EXISTS (SELECT 1 FROM asset_pages p WHERE p.session_id = $2 AND p.state = 'ok') \
-                     THEN 'failed' ELSE 'completed' END, \
-             indexed_at = CASE WHEN pages_done + 1 < pages_total THEN NULL ELSE $1 END \
-             WHERE id = $2",
-        )
-        .bind(now)
-        .bind(session_id)
-        .execute(&mut *tx)
-        .await?;
-        // The last page of a session made from a paper: place its questions next.
-        let row = sqlx::query(
-            "SELECT user_id, paper_id, pages_done, pages_total FROM marking_sessions WHERE id = $1",
-        )
-        .bind(session_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let finished =
-            row.try_get::<i64, _>("pages_done")? >= row.try_get::<i64, _>("pages_total")?;
-        if finished && row.try_get::<Option<String>, _>("paper_id")?.is_some() {
-            let user_id: String = row.try_get("user_id")?;
-            let plan = NewJob {
-                kind: PLAN_QUESTIONS_JOB.to_owned(),
-                payload: "{}".to_owned(),
-            };
-            Store::enqueue_jobs(
-                &mut tx,
-                session_id,
-                &user_id,
-                &[plan],
-                job.max_attempts,
-                now,
-            )
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(true)
-    }
-
-    /// Marks a session's indexing `running` once a worker has begun on it.
-    pub async fn mark_indexing_running(&self, session_id: &str) -> Result<(), StoreError> {
-        let statement = sqlx::query(
-            "UPDATE marking_sessions SET indexing_state = 'running' \
-             WHERE id = $1 AND indexing_state = 'queued'",
-        )
-        .bind(session_id);
-        self.execute_write(Durability::Bookkeeping, statement)
-            .await?;
-        Ok(())
-    }
-
-    /// A session's indexed pages, without their words, in upload and page order.
-    pub async fn session_pages(&self, session_id: &str) -> Result<Vec<PageRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT p.asset_id AS asset_id, p.page AS page, p.state AS state, p.error AS error, \
-             p.orientation AS orientation, p.text_source AS text_source, p.width_px AS width_px, \
-             p.height_px AS height_px, p.role AS role, p.role_reason AS role_reason, \
-             p.code_json AS code_json, p.labels_json AS labels_json, p.compare_json AS compare_json, \
-             p.indexed_at AS indexed_at \
-             FROM asset_pages p JOIN assets a ON a.id = p.asset_id \
-             WHERE p.session_id = $1 ORDER BY a.created_at, a.id, p.page",
-        )
-        .bind(session_id)
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .iter()
-            .map(|r| page_from_row(r, false))
-            .collect::<Result<_, _>>()?)
-    }
-
-    /// One indexed page of an asset of this account, with its words.
-    pub async fn page_record(
-        &self,
-        user_id: &str,
-        asset_id: &str,
-        page: i64,
-    ) -> Result<Option<PageRecord>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {PAGE_COLUMNS}, words_json FROM asset_pages \
-             WHERE asset_id = $1 AND page = $2 AND EXISTS \
-             (SELECT 1 FROM assets a WHERE a.id = $1 AND a.user_id = $3)"
-        )))
-        .bind(asset_id)
-        .bind(page)
-        .bind(user_id)
-        .fetch_optional(self.pool())
-        .await?;
-        Ok(row.as_ref().map(|r| page_from_row(r, true)).transpose()?)
-    }
-
-    /// Page `page` of another mark scheme file of the account with the same bytes (`sha256`),
-    /// already read, with the image indexing kept of it: reading the page again would make the
-    /// same record. Each script of a class set holds the set's mark scheme, so it is read once.
-    pub async fn read_scheme_twin(
-        &self,
-        user_id: &str,
-        sha256: &str,
-        page: i64,
-        except_asset: &str,
-    ) -> Result<Option<(PageRecord, Option<Vec<u8>>)>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {PAGE_COLUMNS}, words_json FROM asset_pages \
-             WHERE page = $1 AND state = 'ok' AND asset_id IN \
-             (SELECT id FROM assets WHERE user_id = $2 AND sha256 = $3 AND kind = 'scheme' \
-             AND id <> $4) ORDER BY indexed_at LIMIT 1"
-        )))
-        .bind(page)
-        .bind(user_id)
-        .bind(sha256)
-        .bind(except_asset)
-        .fetch_optional(self.pool())
-        .await?;
-        let Some(record) = row.as_ref().map(|r| page_from_row(r, true)).transpose()? else {
-            return Ok(None);
-        };
-        let page = u32::try_from(record.page)
-            .map_err(|_| StoreError::Corrupt(format!("page {} out of range", record.page)))?;
-        let image = self.page_image(&record.asset_id, page).await?;
-        Ok(Some((record, image)))
-    }
-
-    /// The page image indexing kept for a vision-model marker (see `asset_pages.image`), if any.
-    pub async fn page_image(
-        &self,
-        asset_id: &str,
-        page: u32,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = sqlx::query(
-            "SELECT image, image_object FROM asset_pages WHERE asset_id = $1 AND page = $2",
-        )
-        .bind(asset_id)
-        .bind(i64::from(page))
-        .fetch_optional(self.pool())
-        .await?;
-        self.read_kept(row.as_ref(), "image", "image_object").await
-    }
-
-    /// The bytes of an asset by id alone, for workers (who act for the asset's account). A view
-    /// of another asset (a class-set script's page of a stack file) has its source's bytes.
-    pub async fn asset_blob(&self, asset_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = sqlx::query(
-            "SELECT b.bytes AS bytes, b.object AS object FROM assets a \
-             JOIN asset_blobs b ON b.asset_id = COALESCE(a.source_asset_id, a.id) WHERE a.id = $1",
-        )
-        .bind(asset_id)
-        .fetch_optional(self.pool())
-        .await?;
-        self.read_kept(row.as_ref(), "bytes", "object").await
-    }
-
     /// The recorded answer-space layout of a revision's exports: `None` when the revision has
     /// no exports, `Some(None)` when they were prepared without a recorded layout.
     pub async fn export_layout(
@@ -585,18 +200,5 @@ impl Store {
         .bind(revision);
         self.execute_write(Durability::Saved, statement).await?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_allowance_renews_at_utc_midnight() {
-        // 2024-06-14T23:59:59.500Z → half a second, rounded up.
-        assert_eq!(seconds_to_next_utc_day(1_718_409_599_500), 1);
-        // 2024-06-14T00:00:00.000Z → a whole day.
-        assert_eq!(seconds_to_next_utc_day(1_718_323_200_000), 86_400);
     }
 }

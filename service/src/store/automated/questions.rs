@@ -5,10 +5,10 @@
 
 use sqlx::Row;
 
-use super::automated::seconds_to_next_utc_day;
-use super::jobs::{Job, NewJob};
-use super::marking::QuestionData;
-use super::{Store, StoreError, WriteTx, now_ms, utc_date};
+use super::allowance::seconds_to_next_utc_day;
+use crate::store::jobs::{Job, NewJob};
+use crate::store::marking::QuestionData;
+use crate::store::{Store, StoreError, WriteTx, now_ms, utc_date};
 
 /// The most questions one session may hold (not counting failed or cancelled ones).
 pub const MAX_QUESTIONS_PER_SESSION: i64 = 24;
@@ -240,7 +240,7 @@ impl Store {
         )
         .bind(now_ms())
         .bind(id);
-        self.execute_write(super::Durability::Saved, statement)
+        self.execute_write(crate::store::Durability::Saved, statement)
             .await?;
         Ok(())
     }

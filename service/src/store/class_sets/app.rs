@@ -4,8 +4,8 @@
 
 use sqlx::Row;
 
-use super::class_sets::{SET_COLUMNS, SetRow, set_row};
-use super::{Store, StoreError};
+use super::{SET_COLUMNS, SetRow, set_row};
+use crate::store::{Store, StoreError};
 
 /// A set with its paper's title and its stack's progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct ScriptCountRow {
 }
 
 impl Store {
-    /// The account's class sets, newest first (at most [`super::class_sets::LIST_LIMIT`]), each
+    /// The account's class sets, newest first (at most [`super::LIST_LIMIT`]), each
     /// with its paper's title and its stack's progress.
     pub async fn class_set_summaries(
         &self,
@@ -62,7 +62,7 @@ impl Store {
              ORDER BY s.created_at DESC, s.id LIMIT $2"
         )))
         .bind(user_id)
-        .bind(super::class_sets::LIST_LIMIT)
+        .bind(super::LIST_LIMIT)
         .fetch_all(self.pool())
         .await?;
         rows.iter()

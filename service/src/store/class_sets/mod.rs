@@ -1,10 +1,24 @@
 //! Class sets and their copies (see `crate::class_sets`). A set's PDF is kept like a revision's
 //! exports: in the database, or in the object store with the row naming it.
+//!
+//! - this file holds the sets and their copies;
+//! - [`app`] reads what the app's list of class sets shows of every set at once;
+//! - [`stacks`] holds a set's scanned stack: its files, what indexing read on each page, and what
+//!   people decided about it;
+//! - [`names`] holds the names students wrote on their covers, as the vision-model marker read
+//!   them;
+//! - [`scripts`] holds the scripts: one automated-marking session per copy with pages, made from
+//!   the stack.
+
+pub mod app;
+pub mod names;
+pub mod scripts;
+pub mod stacks;
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// A class set to save.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@
 
 use sqlx::Row;
 
-use super::jobs::{Job, NewJob};
-use super::{Store, StoreError, WriteTx, now_ms};
+use crate::store::jobs::{Job, NewJob};
+use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// The job that reads the name on a cover: payload `{"assetId", "page"}`.
 pub const READ_NAME_JOB: &str = "read_name";

@@ -12,10 +12,13 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::automated::{Allowance, PaperBinding};
-use super::automated_questions::error_json;
-use super::jobs::NewJob;
-use super::{Store, StoreError, WriteTx, now_ms};
+use crate::class_sets::rules;
+use crate::store::automated::PaperBinding;
+use crate::store::automated::allowance::Allowance;
+use crate::store::automated::questions::error_json;
+use crate::store::jobs::NewJob;
+use crate::store::objects::Kept;
+use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// A script as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +108,22 @@ pub enum StartScripts {
     },
 }
 
+/// What every script of one start is made with.
+#[derive(Clone, Copy)]
+struct Made<'a> {
+    user_id: &'a str,
+    set_id: &'a str,
+    paper: &'a PaperBinding,
+    scheme: &'a SchemeFile<'a>,
+    kept: &'a Kept,
+    /// The scheme's SHA-256, hex, and its size in bytes.
+    sha256: &'a str,
+    size: i64,
+    job_kind: &'a str,
+    max_attempts: i64,
+    now: i64,
+}
+
 const SCRIPT_COLUMNS: &str =
     "copy, session_id, pages_json, missing_json, created_at, superseded_at";
 
@@ -122,11 +141,12 @@ fn script_row(row: &AnyRow) -> Result<ScriptRow, sqlx::Error> {
 impl Store {
     /// Makes those of `scripts` of the set `set_id` that are not its current scripts already
     /// (same copy, same pages), and supersedes the scripts they replace and those of the copies
-    /// in `gone`, in one transaction that holds the set's row, so concurrent starts make each
-    /// script once. A new script is a started session of origin `automated` made from `paper`,
-    /// with views of its stack files, the index of its pages, and the mark scheme, whose pages
-    /// are queued for indexing within today's allowance. A superseded script's session has its
-    /// unfinished jobs and questions cancelled. A refused start changes nothing.
+    /// in `gone` (as [`rules::start`] decides), in one transaction that holds the set's row, so
+    /// concurrent starts make each script once. A new script is a started session of origin
+    /// `automated` made from `paper`, with views of its stack files, the index of its pages, and
+    /// the mark scheme, whose pages are queued for indexing within today's allowance. A
+    /// superseded script's session has its unfinished jobs and questions cancelled. A refused
+    /// start changes nothing.
     #[allow(clippy::too_many_arguments)]
     pub async fn start_scripts(
         &self,
@@ -142,11 +162,9 @@ impl Store {
     ) -> Result<StartScripts, StoreError> {
         // The scheme is stored only when a script may name it.
         let kept = match scripts.is_empty() {
-            true => super::objects::Kept::Inline(Vec::new()),
+            true => Kept::Inline(Vec::new()),
             false => self.keep(scheme.bytes.to_vec()).await?,
         };
-        let sha = crate::auth::sha256_hex(scheme.bytes);
-        let size = i64::try_from(scheme.bytes.len()).unwrap_or(i64::MAX);
         let now = now_ms();
         let mut tx = self.begin_write().await?;
         // Holds the set's row (PostgreSQL) until commit: a concurrent start waits, then sees
@@ -163,22 +181,25 @@ impl Store {
         .fetch_all(&mut *tx)
         .await?;
         let current = rows.iter().map(script_row).collect::<Result<Vec<_>, _>>()?;
-        let scripts: Vec<&NewScript> = scripts
+        let asked: Vec<rules::Asked<'_>> = scripts
             .iter()
-            .filter(|s| {
-                s.again
-                    || !current
-                        .iter()
-                        .any(|c| c.copy == s.copy && c.pages_json == s.pages_json)
+            .map(|s| rules::Asked {
+                script: rules::ScriptKey {
+                    copy: s.copy,
+                    pages_json: &s.pages_json,
+                },
+                again: s.again,
             })
             .collect();
-        let replaced: Vec<&ScriptRow> = current
+        let keys: Vec<rules::ScriptKey<'_>> = current
             .iter()
-            .filter(|c| gone.contains(&c.copy) || scripts.iter().any(|s| s.copy == c.copy))
+            .map(|c| rules::ScriptKey {
+                copy: c.copy,
+                pages_json: &c.pages_json,
+            })
             .collect();
-        let needed = scheme
-            .page_count
-            .saturating_mul(i64::try_from(scripts.len()).unwrap_or(i64::MAX));
+        let start = rules::start(&keys, &asked, gone, scheme.page_count);
+        let needed = start.pages_needed;
         if let Some((used, retry_after)) =
             Store::reserve_pages(&mut tx, user_id, needed, allowance, now).await?
         {
@@ -189,135 +210,182 @@ impl Store {
                 retry_after,
             });
         }
-        for old in replaced {
-            Store::supersede(&mut tx, &old.session_id, now).await?;
+        for &old in &start.supersede {
+            Store::supersede(&mut tx, &current[old].session_id, now).await?;
         }
+        let made = Made {
+            user_id,
+            set_id,
+            paper,
+            scheme,
+            kept: &kept,
+            sha256: &crate::auth::sha256_hex(scheme.bytes),
+            size: i64::try_from(scheme.bytes.len()).unwrap_or(i64::MAX),
+            job_kind,
+            max_attempts,
+            now,
+        };
         let mut scheme_source: Option<String> = None;
-        for script in scripts {
-            let session_id = uuid::Uuid::new_v4().to_string();
-            sqlx::query(
-                "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, \
-                 updated_at, indexing_state, pages_total, pages_done, started_at, paper_id, \
-                 paper_revision, scheme_json) \
-                 VALUES ($1, $2, $3, $4, 'started', $5, $5, 'queued', $6, 0, $5, $7, $8, $9)",
-            )
-            .bind(&session_id)
-            .bind(user_id)
-            .bind(&script.title)
-            .bind(super::automated::ORIGIN)
-            .bind(now)
-            .bind(scheme.page_count)
-            .bind(&paper.paper_id)
-            .bind(paper.revision)
-            .bind(&paper.scheme_json)
-            .execute(&mut *tx)
-            .await?;
-            // The mark scheme: stored with the first script, viewed by the others.
-            let scheme_id = uuid::Uuid::new_v4().to_string();
-            sqlx::query(
-                "INSERT INTO assets (id, session_id, user_id, kind, name, content_type, \
-                 size_bytes, page_count, sha256, created_at, source_asset_id) \
-                 VALUES ($1, $2, $3, 'scheme', $4, 'application/pdf', $5, $6, $7, $8, $9)",
-            )
-            .bind(&scheme_id)
-            .bind(&session_id)
-            .bind(user_id)
-            .bind(scheme.name)
-            .bind(size)
-            .bind(scheme.page_count)
-            .bind(&sha)
-            .bind(now)
-            .bind(&scheme_source)
-            .execute(&mut *tx)
-            .await?;
-            if scheme_source.is_none() {
-                Store::hold_object(&mut tx, &kept).await?;
-                sqlx::query(
-                    "INSERT INTO asset_blobs (asset_id, bytes, object) VALUES ($1, $2, $3)",
-                )
-                .bind(&scheme_id)
-                .bind(kept.inline())
-                .bind(kept.object())
-                .execute(&mut *tx)
-                .await?;
-                scheme_source = Some(scheme_id.clone());
-            }
-            // A view of each stack file the script draws on, in the order of its pages.
-            let mut views: Vec<(String, String)> = Vec::new();
-            for page in &script.pages {
-                let view = match views.iter().find(|(source, _)| source == &page.asset_id) {
-                    Some((_, view)) => view.clone(),
-                    None => {
-                        let view = uuid::Uuid::new_v4().to_string();
-                        let made = sqlx::query(
-                            "INSERT INTO assets (id, session_id, user_id, kind, name, \
-                             content_type, size_bytes, page_count, sha256, created_at, \
-                             source_asset_id) \
-                             SELECT $1, $2, user_id, 'work', name, content_type, size_bytes, \
-                             page_count, sha256, $3, id FROM assets WHERE id = $4 AND user_id = $5",
-                        )
-                        .bind(&view)
-                        .bind(&session_id)
-                        .bind(now)
-                        .bind(&page.asset_id)
-                        .bind(user_id)
-                        .execute(&mut *tx)
-                        .await?;
-                        if made.rows_affected() != 1 {
-                            return Err(StoreError::Corrupt(format!(
-                                "stack file {} is not stored",
-                                page.asset_id
-                            )));
-                        }
-                        views.push((page.asset_id.clone(), view.clone()));
-                        view
-                    }
-                };
-                let copied = sqlx::query(
-                    "INSERT INTO asset_pages (asset_id, page, session_id, state, error, \
-                     orientation, text_source, width_px, height_px, role, role_reason, code_json, \
-                     labels_json, words_json, compare_json, indexed_at, image, image_object) \
-                     SELECT $1, page, $2, state, error, orientation, text_source, width_px, \
-                     height_px, role, role_reason, code_json, COALESCE($3, labels_json), \
-                     words_json, compare_json, indexed_at, image, image_object \
-                     FROM asset_pages WHERE asset_id = $4 AND page = $5",
-                )
-                .bind(&view)
-                .bind(&session_id)
-                .bind(&page.labels_json)
-                .bind(&page.asset_id)
-                .bind(page.page)
-                .execute(&mut *tx)
-                .await?;
-                if copied.rows_affected() != 1 {
-                    return Err(StoreError::Corrupt(format!(
-                        "page {} of stack file {} is not indexed",
-                        page.page, page.asset_id
-                    )));
-                }
-            }
-            let jobs: Vec<NewJob> = (1..=scheme.page_count)
-                .map(|page| NewJob {
-                    kind: job_kind.to_owned(),
-                    payload: serde_json::json!({ "assetId": scheme_id, "page": page }).to_string(),
-                })
-                .collect();
-            Store::enqueue_jobs(&mut tx, &session_id, user_id, &jobs, max_attempts, now).await?;
-            sqlx::query(
-                "INSERT INTO class_set_scripts (class_set_id, copy, session_id, pages_json, \
-                 missing_json, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(set_id)
-            .bind(script.copy)
-            .bind(&session_id)
-            .bind(&script.pages_json)
-            .bind(&script.missing_json)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
+        for &i in &start.make {
+            Store::make_script(&mut tx, &made, &scripts[i], &mut scheme_source).await?;
         }
         tx.commit().await?;
         Ok(StartScripts::Started)
+    }
+
+    /// Makes one script of a start: its session, its mark scheme (stored with the first script
+    /// of the start, `scheme_source`, and viewed by the others), its stack pages, the indexing
+    /// of its scheme's pages, and its row.
+    async fn make_script(
+        tx: &mut WriteTx,
+        made: &Made<'_>,
+        script: &NewScript,
+        scheme_source: &mut Option<String>,
+    ) -> Result<(), StoreError> {
+        let Made {
+            user_id,
+            set_id,
+            paper,
+            scheme,
+            kept,
+            sha256,
+            size,
+            job_kind,
+            max_attempts,
+            now,
+        } = *made;
+        let session_id = uuid::Uuid::new_v4().to_string();
+        sqlx::query(
+            "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, \
+             updated_at, indexing_state, pages_total, pages_done, started_at, paper_id, \
+             paper_revision, scheme_json) \
+             VALUES ($1, $2, $3, $4, 'started', $5, $5, 'queued', $6, 0, $5, $7, $8, $9)",
+        )
+        .bind(&session_id)
+        .bind(user_id)
+        .bind(&script.title)
+        .bind(crate::store::automated::ORIGIN)
+        .bind(now)
+        .bind(scheme.page_count)
+        .bind(&paper.paper_id)
+        .bind(paper.revision)
+        .bind(&paper.scheme_json)
+        .execute(&mut **tx)
+        .await?;
+        // The mark scheme: stored with the first script, viewed by the others.
+        let scheme_id = uuid::Uuid::new_v4().to_string();
+        sqlx::query(
+            "INSERT INTO assets (id, session_id, user_id, kind, name, content_type, \
+             size_bytes, page_count, sha256, created_at, source_asset_id) \
+             VALUES ($1, $2, $3, 'scheme', $4, 'application/pdf', $5, $6, $7, $8, $9)",
+        )
+        .bind(&scheme_id)
+        .bind(&session_id)
+        .bind(user_id)
+        .bind(scheme.name)
+        .bind(size)
+        .bind(scheme.page_count)
+        .bind(sha256)
+        .bind(now)
+        .bind(&*scheme_source)
+        .execute(&mut **tx)
+        .await?;
+        if scheme_source.is_none() {
+            Store::hold_object(tx, kept).await?;
+            sqlx::query("INSERT INTO asset_blobs (asset_id, bytes, object) VALUES ($1, $2, $3)")
+                .bind(&scheme_id)
+                .bind(kept.inline())
+                .bind(kept.object())
+                .execute(&mut **tx)
+                .await?;
+            *scheme_source = Some(scheme_id.clone());
+        }
+        Store::copy_script_pages(tx, user_id, &session_id, &script.pages, now).await?;
+        let jobs: Vec<NewJob> = (1..=scheme.page_count)
+            .map(|page| NewJob {
+                kind: job_kind.to_owned(),
+                payload: serde_json::json!({ "assetId": scheme_id, "page": page }).to_string(),
+            })
+            .collect();
+        Store::enqueue_jobs(tx, &session_id, user_id, &jobs, max_attempts, now).await?;
+        sqlx::query(
+            "INSERT INTO class_set_scripts (class_set_id, copy, session_id, pages_json, \
+             missing_json, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(set_id)
+        .bind(script.copy)
+        .bind(&session_id)
+        .bind(&script.pages_json)
+        .bind(&script.missing_json)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Gives a script's session `session_id` a view of each stack file its `pages` draw on, in
+    /// the order of its pages, holding a copy of the index of those pages only.
+    async fn copy_script_pages(
+        tx: &mut WriteTx,
+        user_id: &str,
+        session_id: &str,
+        pages: &[ScriptPageRef],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let mut views: Vec<(String, String)> = Vec::new();
+        for page in pages {
+            let view = match views.iter().find(|(source, _)| source == &page.asset_id) {
+                Some((_, view)) => view.clone(),
+                None => {
+                    let view = uuid::Uuid::new_v4().to_string();
+                    let made = sqlx::query(
+                        "INSERT INTO assets (id, session_id, user_id, kind, name, \
+                         content_type, size_bytes, page_count, sha256, created_at, \
+                         source_asset_id) \
+                         SELECT $1, $2, user_id, 'work', name, content_type, size_bytes, \
+                         page_count, sha256, $3, id FROM assets WHERE id = $4 AND user_id = $5",
+                    )
+                    .bind(&view)
+                    .bind(session_id)
+                    .bind(now)
+                    .bind(&page.asset_id)
+                    .bind(user_id)
+                    .execute(&mut **tx)
+                    .await?;
+                    if made.rows_affected() != 1 {
+                        return Err(StoreError::Corrupt(format!(
+                            "stack file {} is not stored",
+                            page.asset_id
+                        )));
+                    }
+                    views.push((page.asset_id.clone(), view.clone()));
+                    view
+                }
+            };
+            let copied = sqlx::query(
+                "INSERT INTO asset_pages (asset_id, page, session_id, state, error, \
+                 orientation, text_source, width_px, height_px, role, role_reason, code_json, \
+                 labels_json, words_json, compare_json, indexed_at, image, image_object) \
+                 SELECT $1, page, $2, state, error, orientation, text_source, width_px, \
+                 height_px, role, role_reason, code_json, COALESCE($3, labels_json), \
+                 words_json, compare_json, indexed_at, image, image_object \
+                 FROM asset_pages WHERE asset_id = $4 AND page = $5",
+            )
+            .bind(&view)
+            .bind(session_id)
+            .bind(&page.labels_json)
+            .bind(&page.asset_id)
+            .bind(page.page)
+            .execute(&mut **tx)
+            .await?;
+            if copied.rows_affected() != 1 {
+                return Err(StoreError::Corrupt(format!(
+                    "page {} of stack file {} is not indexed",
+                    page.page, page.asset_id
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Supersedes the script marked by `session_id`: its session's queued and running jobs and

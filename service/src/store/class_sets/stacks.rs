@@ -9,14 +9,14 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::automated::Allowance;
-use super::class_set_names::NameReader;
-use super::class_sets::{SET_COLUMNS, SetRow, set_row};
-use super::jobs::NewJob;
-use super::marking::{
-    ASSET_COLUMNS, AssetRow, MAX_FILES_PER_SESSION, MAX_SESSION_BYTES, asset_from_row,
-};
-use super::{Store, StoreError, WriteTx, now_ms};
+use super::names::NameReader;
+use super::{SET_COLUMNS, SetRow, set_row};
+use crate::class_sets::rules::{StackFull, stack_file_fits};
+use crate::store::automated::allowance::Allowance;
+use crate::store::jobs::NewJob;
+use crate::store::marking::{ASSET_COLUMNS, AssetRow, asset_from_row};
+use crate::store::objects::Kept;
+use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// The origin of a class set's stack session.
 pub const STACK_ORIGIN: &str = "class_set";
@@ -203,8 +203,8 @@ fn decision_row(row: &AnyRow) -> Result<DecisionRow, sqlx::Error> {
 
 impl Store {
     /// Adds a scanned file to a class set's stack and queues its pages for indexing, in one
-    /// transaction: the stack session is made with the first file, the files and bytes are
-    /// limited as a session's are, and the pages are reserved from today's allowance.
+    /// transaction: the stack session is made with the first file, the file must fit the stack
+    /// ([`stack_file_fits`]), and the pages are reserved from today's allowance.
     pub async fn add_stack_file(
         &self,
         user_id: &str,
@@ -230,46 +230,13 @@ impl Store {
         let Some(set) = row.as_ref().map(set_row).transpose()? else {
             return Err(AddStackFileError::NotFound);
         };
-        let session_id = match &set.stack_session_id {
-            Some(id) => id.clone(),
-            None => {
-                let id = uuid::Uuid::new_v4().to_string();
-                sqlx::query(
-                    "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, \
-                     updated_at, indexing_state, pages_total, pages_done, started_at) \
-                     VALUES ($1, $2, $3, $4, 'started', $5, $5, 'queued', 0, 0, $5)",
-                )
-                .bind(&id)
-                .bind(user_id)
-                .bind(&set.title)
-                .bind(STACK_ORIGIN)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query("UPDATE class_sets SET stack_session_id = $1 WHERE id = $2")
-                    .bind(&id)
-                    .bind(set_id)
-                    .execute(&mut *tx)
-                    .await?;
-                id
-            }
-        };
-        let row = sqlx::query(
-            "SELECT COUNT(*) AS files, CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT) AS total \
-             FROM assets WHERE session_id = $1",
-        )
-        .bind(&session_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let files: i64 = row.try_get("files")?;
-        let total: i64 = row.try_get("total")?;
+        let session_id = Store::stack_session(&mut tx, user_id, &set, now).await?;
+        let (files, total) = Store::stack_size(&mut tx, &session_id).await?;
         let size = i64::try_from(file.bytes.len()).unwrap_or(i64::MAX);
-        if files >= MAX_FILES_PER_SESSION {
-            return Err(AddStackFileError::TooManyFiles);
-        }
-        if total.saturating_add(size) > MAX_SESSION_BYTES {
-            return Err(AddStackFileError::TooLarge);
-        }
+        stack_file_fits(files, total, size).map_err(|full| match full {
+            StackFull::TooManyFiles => AddStackFileError::TooManyFiles,
+            StackFull::TooLarge => AddStackFileError::TooLarge,
+        })?;
         if let Some((used, retry_after)) =
             Store::reserve_pages(&mut tx, user_id, file.page_count, allowance, now).await?
         {
@@ -290,36 +257,106 @@ impl Store {
             sha256: file.sha256.to_owned(),
             created_at: now,
         };
+        Store::insert_stack_asset(&mut tx, user_id, &asset, &kept).await?;
+        Store::queue_stack_pages(&mut tx, user_id, &asset, job_kind, max_attempts, now).await?;
+        tx.commit().await?;
+        Ok(asset)
+    }
+
+    /// The session holding `set`'s stack, made (started, of origin [`STACK_ORIGIN`]) with its
+    /// first file.
+    async fn stack_session(
+        tx: &mut WriteTx,
+        user_id: &str,
+        set: &SetRow,
+        now: i64,
+    ) -> Result<String, StoreError> {
+        if let Some(id) = &set.stack_session_id {
+            return Ok(id.clone());
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        sqlx::query(
+            "INSERT INTO marking_sessions (id, user_id, title, origin, status, created_at, \
+             updated_at, indexing_state, pages_total, pages_done, started_at) \
+             VALUES ($1, $2, $3, $4, 'started', $5, $5, 'queued', 0, 0, $5)",
+        )
+        .bind(&id)
+        .bind(user_id)
+        .bind(&set.title)
+        .bind(STACK_ORIGIN)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query("UPDATE class_sets SET stack_session_id = $1 WHERE id = $2")
+            .bind(&id)
+            .bind(&set.id)
+            .execute(&mut **tx)
+            .await?;
+        Ok(id)
+    }
+
+    /// The files of a stack session and their total size in bytes.
+    async fn stack_size(tx: &mut WriteTx, session_id: &str) -> Result<(i64, i64), StoreError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS files, CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT) AS total \
+             FROM assets WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok((row.try_get("files")?, row.try_get("total")?))
+    }
+
+    /// Saves a stack file's row and its bytes (`kept`).
+    async fn insert_stack_asset(
+        tx: &mut WriteTx,
+        user_id: &str,
+        asset: &AssetRow,
+        kept: &Kept,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO assets (id, session_id, user_id, kind, name, content_type, size_bytes, \
              page_count, sha256, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(&asset.id)
-        .bind(&session_id)
+        .bind(&asset.session_id)
         .bind(user_id)
         .bind(&asset.kind)
         .bind(&asset.name)
         .bind(&asset.content_type)
-        .bind(size)
+        .bind(asset.size_bytes)
         .bind(asset.page_count)
         .bind(&asset.sha256)
-        .bind(now)
-        .execute(&mut *tx)
+        .bind(asset.created_at)
+        .execute(&mut **tx)
         .await?;
-        Store::hold_object(&mut tx, &kept).await?;
+        Store::hold_object(tx, kept).await?;
         sqlx::query("INSERT INTO asset_blobs (asset_id, bytes, object) VALUES ($1, $2, $3)")
             .bind(&asset.id)
             .bind(kept.inline())
             .bind(kept.object())
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
+        Ok(())
+    }
+
+    /// Queues one indexing job per page of a stack file, and counts its pages in the stack
+    /// session's progress (indexing is `queued` again when the stack had been read).
+    async fn queue_stack_pages(
+        tx: &mut WriteTx,
+        user_id: &str,
+        asset: &AssetRow,
+        job_kind: &str,
+        max_attempts: i64,
+        now: i64,
+    ) -> Result<(), StoreError> {
         let jobs: Vec<NewJob> = (1..=asset.page_count)
             .map(|page| NewJob {
                 kind: job_kind.to_owned(),
                 payload: serde_json::json!({ "assetId": asset.id, "page": page }).to_string(),
             })
             .collect();
-        Store::enqueue_jobs(&mut tx, &session_id, user_id, &jobs, max_attempts, now).await?;
+        Store::enqueue_jobs(tx, &asset.session_id, user_id, &jobs, max_attempts, now).await?;
         sqlx::query(
             "UPDATE marking_sessions SET pages_total = pages_total + $1, updated_at = $2, \
              indexing_state = CASE WHEN pages_done = pages_total THEN 'queued' ELSE indexing_state END, \
@@ -327,11 +364,10 @@ impl Store {
         )
         .bind(asset.page_count)
         .bind(now)
-        .bind(&session_id)
-        .execute(&mut *tx)
+        .bind(&asset.session_id)
+        .execute(&mut **tx)
         .await?;
-        tx.commit().await?;
-        Ok(asset)
+        Ok(())
     }
 
     /// The class set whose stack a session holds, with the set's account; `None` for any other
