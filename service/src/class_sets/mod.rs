@@ -9,9 +9,9 @@
 //! names written on covers checked against the roster ([`names`]), what people do to a set
 //! whoever asks ([`actions`]), what a stack file may add and which scripts a start makes, decided
 //! inside the store's transactions ([`rules`]), a set as it stands for whoever shows it
-//! ([`overview`]), and the limits where the specification is silent. Its routes are in `http::class_sets` and its pages
-//! in `app::class_sets`, its rows in `store::class_sets`; typesetting is
-//! `examkit_pdf::Renderer::class_set`.
+//! ([`overview`]), and the limits where the specification is silent. Its routes are in
+//! `http::class_sets` and its pages in `app::class_sets`, its rows in `store::class_sets`;
+//! typesetting is `examkit_pdf::Renderer::class_set`.
 
 pub mod actions;
 pub mod decision;

@@ -449,6 +449,44 @@ struct StoredFacet {
     topic: Option<String>,
 }
 
+/// What the store holds of the bank, read inside the import's transaction.
+#[derive(Default)]
+struct Stored {
+    /// Facet options by (kind, id).
+    facets: HashMap<(String, String), StoredFacet>,
+    /// Question ids with their latest published revision.
+    questions: HashMap<String, Option<i64>>,
+    /// Each question's revisions by number.
+    revisions: HashMap<String, BTreeMap<i64, StoredRevision>>,
+    /// Asset ids with their question and SHA-256.
+    assets: HashMap<String, (String, String)>,
+}
+
+/// What an import writes, once every check has passed.
+#[derive(Default)]
+struct Writes<'a> {
+    /// Facet options to insert: kind, id, label, position, topic, level, subject.
+    facet_inserts: Vec<Vec<Arg>>,
+    /// Facet options to relabel: kind, id, label.
+    relabels: Vec<(&'static str, String, String)>,
+    /// Questions to insert: id and latest published revision.
+    question_inserts: Vec<Vec<Arg>>,
+    /// Revisions to insert (see [`revision_row`]).
+    revision_inserts: Vec<Vec<Arg>>,
+    /// The assets of inserted revisions: question id, revision, asset id.
+    link_inserts: Vec<Vec<Arg>>,
+    /// Assets to insert: id, question id, media type, SHA-256, bytes.
+    asset_inserts: Vec<Vec<Arg>>,
+    /// Stored drafts rewritten or whose status moved: question id, revision, content, digests.
+    revision_updates: Vec<(String, i64, &'a Revision, &'a Digests)>,
+    /// Stored questions whose latest published revision moved.
+    latest_updates: Vec<(String, Option<i64>)>,
+    /// Questions added or changed, for the search index.
+    touched: Vec<Uuid>,
+}
+
+/// Imports `bank` inside `tx`: reads what is stored, checks the bank against it (every error
+/// found, or none), then writes what changed.
 async fn import_in(
     tx: &mut WriteTx,
     backend: Backend,
@@ -462,8 +500,62 @@ async fn import_in(
         revisions: bank.questions().map(|(_, _, q)| q.revisions.len()).sum(),
         ..ImportSummary::default()
     };
+    let stored = read_stored(tx).await?;
+    let mut writes = Writes::default();
+    plan_facets(bank, &stored.facets, &mut writes, &mut errors);
+    summary.facets_added = writes.facet_inserts.len();
+    summary.facets_relabelled = writes.relabels.len();
+    plan_questions(
+        bank,
+        digests,
+        &stored,
+        now,
+        &mut writes,
+        &mut summary,
+        &mut errors,
+    )?;
+    summary.assets_added = writes.asset_inserts.len();
 
-    // Facets: labels may change; ids are never removed; a subtopic keeps its topic.
+    if !errors.is_empty() {
+        let rank = |name: &str| {
+            bank.files
+                .iter()
+                .position(|f| f.name == name)
+                .unwrap_or(usize::MAX)
+        };
+        examkit_bank::error::sort_errors(&mut errors, rank);
+        return Err(ImportError::Invalid(errors));
+    }
+
+    // Everything checked: write.
+    let Writes {
+        facet_inserts,
+        relabels,
+        question_inserts,
+        revision_inserts,
+        link_inserts,
+        asset_inserts,
+        revision_updates,
+        latest_updates,
+        touched,
+    } = writes;
+    write_facets(tx, facet_inserts, relabels).await?;
+    write_inserts(
+        tx,
+        question_inserts,
+        asset_inserts,
+        revision_inserts,
+        link_inserts,
+    )
+    .await?;
+    write_revision_updates(tx, revision_updates, now).await?;
+    write_latest(tx, latest_updates).await?;
+    super::search::index_questions(tx, backend, &touched).await?;
+    Ok(summary)
+}
+
+/// Reads the stored facets, questions, revisions and assets.
+async fn read_stored(tx: &mut WriteTx) -> Result<Stored, StoreError> {
     let mut stored_facets: HashMap<(String, String), StoredFacet> = HashMap::new();
     for row in sqlx::query("SELECT kind, id, label, position, topic FROM bank_facets")
         .fetch_all(&mut **tx)
@@ -478,14 +570,62 @@ async fn import_in(
             },
         );
     }
+    let mut stored_questions: HashMap<String, Option<i64>> = HashMap::new();
+    for row in sqlx::query("SELECT id, latest_published FROM bank_questions")
+        .fetch_all(&mut **tx)
+        .await?
+    {
+        stored_questions.insert(row.try_get("id")?, row.try_get("latest_published")?);
+    }
+    let mut stored_revisions: HashMap<String, BTreeMap<i64, StoredRevision>> = HashMap::new();
+    for row in sqlx::query("SELECT question_id, revision, status, digest FROM bank_revisions")
+        .fetch_all(&mut **tx)
+        .await?
+    {
+        let status = status_of(&row.try_get::<String, _>("status")?)?;
+        stored_revisions
+            .entry(row.try_get("question_id")?)
+            .or_default()
+            .insert(
+                row.try_get("revision")?,
+                StoredRevision {
+                    status,
+                    digest: row.try_get("digest")?,
+                },
+            );
+    }
+    let mut stored_assets: HashMap<String, (String, String)> = HashMap::new();
+    for row in sqlx::query("SELECT id, question_id, sha256 FROM bank_assets")
+        .fetch_all(&mut **tx)
+        .await?
+    {
+        stored_assets.insert(
+            row.try_get("id")?,
+            (row.try_get("question_id")?, row.try_get("sha256")?),
+        );
+    }
+
+    Ok(Stored {
+        facets: stored_facets,
+        questions: stored_questions,
+        revisions: stored_revisions,
+        assets: stored_assets,
+    })
+}
+
+/// Checks the bank's facet options against the stored ones: labels may change; ids are never
+/// removed; a subtopic keeps its topic. New options go at the end of their kind.
+fn plan_facets(
+    bank: &Bank,
+    stored_facets: &HashMap<(String, String), StoredFacet>,
+    writes: &mut Writes<'_>,
+    errors: &mut Vec<BankError>,
+) {
     let mut next_position: HashMap<&str, i64> = HashMap::new();
-    for ((kind, _), f) in &stored_facets {
+    for ((kind, _), f) in stored_facets {
         let next = next_position.entry(kind_static(kind)).or_insert(0);
         *next = (*next).max(f.position + 1);
     }
-    // (kind, id, label, topic, level, subject) of options to insert; (kind, id, label) to relabel.
-    let mut facet_inserts: Vec<Vec<Arg>> = Vec::new();
-    let mut relabels: Vec<(&'static str, String, String)> = Vec::new();
     let merged = bank.facets();
     let mut options: Vec<FacetRow<'_>> = Vec::new();
     options.extend(merged.course.iter().map(|o| {
@@ -538,14 +678,16 @@ async fn import_in(
                         ),
                     ));
                 } else if stored.label != label {
-                    relabels.push((kind, id.to_owned(), label.to_owned()));
+                    writes
+                        .relabels
+                        .push((kind, id.to_owned(), label.to_owned()));
                 }
             }
             None => {
                 let next = next_position.entry(kind).or_insert(0);
                 let position = *next;
                 *next += 1;
-                facet_inserts.push(vec![
+                writes.facet_inserts.push(vec![
                     Arg::Text(kind.to_owned()),
                     Arg::Text(id.to_owned()),
                     Arg::Text(label.to_owned()),
@@ -557,61 +699,28 @@ async fn import_in(
             }
         }
     }
-    summary.facets_added = facet_inserts.len();
-    summary.facets_relabelled = relabels.len();
+}
 
-    // Stored questions, revisions and assets.
-    let mut stored_questions: HashMap<String, Option<i64>> = HashMap::new();
-    for row in sqlx::query("SELECT id, latest_published FROM bank_questions")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        stored_questions.insert(row.try_get("id")?, row.try_get("latest_published")?);
-    }
-    let mut stored_revisions: HashMap<String, BTreeMap<i64, StoredRevision>> = HashMap::new();
-    for row in sqlx::query("SELECT question_id, revision, status, digest FROM bank_revisions")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        let status = status_of(&row.try_get::<String, _>("status")?)?;
-        stored_revisions
-            .entry(row.try_get("question_id")?)
-            .or_default()
-            .insert(
-                row.try_get("revision")?,
-                StoredRevision {
-                    status,
-                    digest: row.try_get("digest")?,
-                },
-            );
-    }
-    let mut stored_assets: HashMap<String, (String, String)> = HashMap::new();
-    for row in sqlx::query("SELECT id, question_id, sha256 FROM bank_assets")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        stored_assets.insert(
-            row.try_get("id")?,
-            (row.try_get("question_id")?, row.try_get("sha256")?),
-        );
-    }
-
-    let mut question_inserts: Vec<Vec<Arg>> = Vec::new();
-    let mut revision_inserts: Vec<Vec<Arg>> = Vec::new();
-    let mut link_inserts: Vec<Vec<Arg>> = Vec::new();
-    let mut asset_inserts: Vec<Vec<Arg>> = Vec::new();
-    // (question id, revision, status, digests, title, marks, body) of drafts rewritten or moved.
-    let mut revision_updates: Vec<(String, i64, &Revision, &Digests)> = Vec::new();
-    let mut latest_updates: Vec<(String, Option<i64>)> = Vec::new();
-    let mut touched: Vec<Uuid> = Vec::new();
+/// Checks the bank's questions against the stored ones and plans their writes: a stored
+/// revision is listed, keeps its content unless a draft, and never goes back to draft; an asset
+/// id keeps its question and its bytes.
+#[allow(clippy::too_many_arguments)]
+fn plan_questions<'a>(
+    bank: &'a Bank,
+    digests: &'a HashMap<(Uuid, u32), Digests>,
+    held: &Stored,
+    now: i64,
+    writes: &mut Writes<'a>,
+    summary: &mut ImportSummary,
+    errors: &mut Vec<BankError>,
+) -> Result<(), StoreError> {
     let mut asset_seen: HashMap<Uuid, ()> = HashMap::new();
-
     for (file, qi, question) in bank.questions() {
         let qid = question.id.hyphenated().to_string();
         let qptr = format!("/questions/{qi}");
-        let stored = stored_revisions.get(&qid);
+        let stored = held.revisions.get(&qid);
         let mut changed = false;
-        let is_new = !stored_questions.contains_key(&qid);
+        let is_new = !held.questions.contains_key(&qid);
         if let Some(stored) = stored
             && let Some((&highest, _)) = stored.iter().next_back()
             && usize::try_from(highest).unwrap_or(usize::MAX) > question.revisions.len()
@@ -626,83 +735,35 @@ async fn import_in(
         }
         for (ri, revision) in question.revisions.iter().enumerate() {
             let rptr = format!("{qptr}/revisions/{ri}");
-            let number = i64::from(revision.revision);
             let Some(d) = digests.get(&(question.id, revision.revision)) else {
                 continue;
             };
-            // Assets: one id, one question, one file.
-            for (ai, asset) in revision.assets.iter().enumerate() {
-                let aid = asset.id.hyphenated().to_string();
-                let Some(data) = bank.assets.get(&asset.id) else {
-                    continue;
-                };
-                match stored_assets.get(&aid) {
-                    Some((owner, _)) if *owner != qid => errors.push(BankError::new(
-                        &file.name,
-                        format!("{rptr}/assets/{ai}/id"),
-                        "asset id is stored for another question",
-                    )),
-                    Some((_, sha)) if *sha != data.sha256 => errors.push(BankError::new(
-                        &file.name,
-                        format!("{rptr}/assets/{ai}/file"),
-                        "asset id is stored with other file bytes; a changed diagram needs a new asset id",
-                    )),
-                    Some(_) => {}
-                    None => {
-                        if asset_seen.insert(asset.id, ()).is_none() {
-                            asset_inserts.push(vec![
-                                Arg::Text(aid.clone()),
-                                Arg::Text(qid.clone()),
-                                Arg::Text(data.media_type.clone()),
-                                Arg::Text(data.sha256.clone()),
-                                Arg::Bytes(data.bytes.clone()),
-                            ]);
-                        }
-                    }
-                }
-            }
-            match stored.and_then(|s| s.get(&number)) {
-                None => {
-                    revision_inserts.push(revision_row(&qid, revision, d, now)?);
-                    for asset in &revision.assets {
-                        link_inserts.push(vec![
-                            Arg::Text(qid.clone()),
-                            Arg::Int(number),
-                            Arg::Text(asset.id.hyphenated().to_string()),
-                        ]);
-                    }
-                    summary.revisions_added += 1;
-                    changed = true;
-                }
-                Some(old) => {
-                    if old.status != Status::Draft && revision.status == Status::Draft {
-                        errors.push(BankError::new(
-                            &file.name,
-                            format!("{rptr}/status"),
-                            format!(
-                                "revision {number} is {} in the store and cannot go back to draft",
-                                old.status.as_str()
-                            ),
-                        ));
-                    }
-                    let content_changed = old.digest != d.revision_digest;
-                    if content_changed && old.status != Status::Draft {
-                        errors.push(BankError::new(
-                            &file.name,
-                            &rptr,
-                            format!(
-                                "revision {number} is {} in the store and its content cannot change; add the new content as revision {}",
-                                old.status.as_str(),
-                                question.revisions.len().max(stored.map_or(0, BTreeMap::len)) + 1
-                            ),
-                        ));
-                    } else if content_changed || old.status != revision.status {
-                        revision_updates.push((qid.clone(), number, revision, d));
-                        summary.revisions_changed += 1;
-                        changed = true;
-                    }
-                }
-            }
+            plan_assets(
+                bank,
+                held,
+                &file.name,
+                &rptr,
+                &qid,
+                revision,
+                &mut asset_seen,
+                writes,
+                errors,
+            );
+            changed |= plan_revision(
+                RevisionAt {
+                    file: &file.name,
+                    rptr: &rptr,
+                    qid: &qid,
+                    question,
+                    revision,
+                    digests: d,
+                },
+                stored,
+                now,
+                writes,
+                summary,
+                errors,
+            )?;
         }
         let latest = question
             .revisions
@@ -711,37 +772,163 @@ async fn import_in(
             .map(|r| i64::from(r.revision))
             .max();
         if is_new {
-            question_inserts.push(vec![
+            writes.question_inserts.push(vec![
                 Arg::Text(qid.clone()),
                 latest.map_or(Arg::NullText, Arg::Int),
             ]);
             summary.questions_added += 1;
-            touched.push(question.id);
+            writes.touched.push(question.id);
         } else {
-            if stored_questions.get(&qid) != Some(&latest) {
-                latest_updates.push((qid.clone(), latest));
+            if held.questions.get(&qid) != Some(&latest) {
+                writes.latest_updates.push((qid.clone(), latest));
                 changed = true;
             }
             if changed {
                 summary.questions_changed += 1;
-                touched.push(question.id);
+                writes.touched.push(question.id);
             }
         }
     }
-    summary.assets_added = asset_inserts.len();
+    Ok(())
+}
 
-    if !errors.is_empty() {
-        let rank = |name: &str| {
-            bank.files
-                .iter()
-                .position(|f| f.name == name)
-                .unwrap_or(usize::MAX)
-        };
-        examkit_bank::error::sort_errors(&mut errors, rank);
-        return Err(ImportError::Invalid(errors));
+/// Where a revision of the bank is, and what it is.
+struct RevisionAt<'p, 'a> {
+    /// The bank file declaring it.
+    file: &'p str,
+    /// Its JSON pointer in that file.
+    rptr: &'p str,
+    /// Its question's id.
+    qid: &'p str,
+    /// Its question.
+    question: &'a Question,
+    /// The revision.
+    revision: &'a Revision,
+    /// Its digests.
+    digests: &'a Digests,
+}
+
+/// Checks one revision against its stored one, if any (a stored revision never goes back to
+/// draft, and keeps its content unless a draft), and plans its insert or update; `true` when it
+/// changes its question.
+fn plan_revision<'a>(
+    at: RevisionAt<'_, 'a>,
+    stored: Option<&BTreeMap<i64, StoredRevision>>,
+    now: i64,
+    writes: &mut Writes<'a>,
+    summary: &mut ImportSummary,
+    errors: &mut Vec<BankError>,
+) -> Result<bool, StoreError> {
+    let RevisionAt {
+        file,
+        rptr,
+        qid,
+        question,
+        revision,
+        digests: d,
+    } = at;
+    let number = i64::from(revision.revision);
+    match stored.and_then(|s| s.get(&number)) {
+        None => {
+            writes
+                .revision_inserts
+                .push(revision_row(qid, revision, d, now)?);
+            for asset in &revision.assets {
+                writes.link_inserts.push(vec![
+                    Arg::Text(qid.to_owned()),
+                    Arg::Int(number),
+                    Arg::Text(asset.id.hyphenated().to_string()),
+                ]);
+            }
+            summary.revisions_added += 1;
+            return Ok(true);
+        }
+        Some(old) => {
+            if old.status != Status::Draft && revision.status == Status::Draft {
+                errors.push(BankError::new(
+                    file,
+                    format!("{rptr}/status"),
+                    format!(
+                        "revision {number} is {} in the store and cannot go back to draft",
+                        old.status.as_str()
+                    ),
+                ));
+            }
+            let content_changed = old.digest != d.revision_digest;
+            if content_changed && old.status != Status::Draft {
+                errors.push(BankError::new(
+                    file,
+                    rptr,
+                    format!(
+                        "revision {number} is {} in the store and its content cannot change; add the new content as revision {}",
+                        old.status.as_str(),
+                        question.revisions.len().max(stored.map_or(0, BTreeMap::len)) + 1
+                    ),
+                ));
+            } else if content_changed || old.status != revision.status {
+                writes
+                    .revision_updates
+                    .push((qid.to_owned(), number, revision, d));
+                summary.revisions_changed += 1;
+                return Ok(true);
+            }
+        }
     }
+    Ok(false)
+}
 
-    // Everything checked: write.
+/// Checks a revision's assets against the stored ones (one id, one question, one file) and plans
+/// the insert of each new one, once.
+#[allow(clippy::too_many_arguments)]
+fn plan_assets(
+    bank: &Bank,
+    stored: &Stored,
+    file_name: &str,
+    rptr: &str,
+    qid: &str,
+    revision: &Revision,
+    asset_seen: &mut HashMap<Uuid, ()>,
+    writes: &mut Writes<'_>,
+    errors: &mut Vec<BankError>,
+) {
+    for (ai, asset) in revision.assets.iter().enumerate() {
+        let aid = asset.id.hyphenated().to_string();
+        let Some(data) = bank.assets.get(&asset.id) else {
+            continue;
+        };
+        match stored.assets.get(&aid) {
+            Some((owner, _)) if owner != qid => errors.push(BankError::new(
+                file_name,
+                format!("{rptr}/assets/{ai}/id"),
+                "asset id is stored for another question",
+            )),
+            Some((_, sha)) if *sha != data.sha256 => errors.push(BankError::new(
+                file_name,
+                format!("{rptr}/assets/{ai}/file"),
+                "asset id is stored with other file bytes; a changed diagram needs a new asset id",
+            )),
+            Some(_) => {}
+            None => {
+                if asset_seen.insert(asset.id, ()).is_none() {
+                    writes.asset_inserts.push(vec![
+                        Arg::Text(aid.clone()),
+                        Arg::Text(qid.to_owned()),
+                        Arg::Text(data.media_type.clone()),
+                        Arg::Text(data.sha256.clone()),
+                        Arg::Bytes(data.bytes.clone()),
+                    ]);
+                }
+            }
+        }
+    }
+}
+
+/// Inserts new facet options and relabels changed ones.
+async fn write_facets(
+    tx: &mut WriteTx,
+    facet_inserts: Vec<Vec<Arg>>,
+    relabels: Vec<(&'static str, String, String)>,
+) -> Result<(), StoreError> {
     insert_rows(
         tx,
         "bank_facets",
@@ -759,6 +946,17 @@ async fn import_in(
             .execute(&mut **tx)
             .await?;
     }
+    Ok(())
+}
+
+/// Inserts new questions, assets, revisions and the revisions' assets.
+async fn write_inserts(
+    tx: &mut WriteTx,
+    question_inserts: Vec<Vec<Arg>>,
+    asset_inserts: Vec<Vec<Arg>>,
+    revision_inserts: Vec<Vec<Arg>>,
+    link_inserts: Vec<Vec<Arg>>,
+) -> Result<(), StoreError> {
     // NULL latest_published binds as text; PostgreSQL needs the column's own type.
     let question_inserts: Vec<Vec<Arg>> = question_inserts;
     let (with_latest, without_latest): (Vec<_>, Vec<_>) = question_inserts
@@ -811,6 +1009,15 @@ async fn import_in(
         link_inserts,
     )
     .await?;
+    Ok(())
+}
+
+/// Rewrites stored drafts and moved statuses, with their revisions' assets.
+async fn write_revision_updates(
+    tx: &mut WriteTx,
+    revision_updates: Vec<(String, i64, &Revision, &Digests)>,
+    now: i64,
+) -> Result<(), StoreError> {
     for (qid, number, revision, d) in revision_updates {
         let body = serde_json::to_string(revision)
             .map_err(|e| StoreError::Corrupt(format!("cannot serialise a revision: {e}")))?;
@@ -855,6 +1062,14 @@ async fn import_in(
         )
         .await?;
     }
+    Ok(())
+}
+
+/// Moves the stored questions' latest published revisions.
+async fn write_latest(
+    tx: &mut WriteTx,
+    latest_updates: Vec<(String, Option<i64>)>,
+) -> Result<(), StoreError> {
     for (qid, latest) in latest_updates {
         match latest {
             Some(n) => {
@@ -872,8 +1087,7 @@ async fn import_in(
             }
         };
     }
-    super::search::index_questions(tx, backend, &touched).await?;
-    Ok(summary)
+    Ok(())
 }
 
 fn kind_static(kind: &str) -> &'static str {
