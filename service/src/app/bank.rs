@@ -1,6 +1,6 @@
 //! The question bank's page: search by the facets `GET /v1/questions` offers (level, subject,
 //! paper, board, topic, difficulty, year, marks) and by text, paged
-//! as the API pages (the same query rules, [`crate::http::questions::parse_search`], and the same
+//! as the API pages (the same query rules, [`crate::questions::parse_search`], and the same
 //! cursors, [`crate::questions::search`]). Each result shows its content with its diagrams and
 //! maths, its marks, and its mark scheme on request; a result adds to the paper being built
 //! (`?paper=`) or starts a new paper.
@@ -10,8 +10,9 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::layout::{Section, csrf, page};
+use super::papers::pins::{diagram_href, pin_fields};
 use super::{AppError, Signed, content, html};
-use crate::http::questions::parse_search;
+use crate::questions::parse_search;
 use crate::store::search::FacetsView;
 
 /// The search form's fields, in the order of the query string `GET /v1/questions` reads.
@@ -278,49 +279,6 @@ pub async fn search(signed: Signed) -> Result<Response, AppError> {
     ))
 }
 
-/// The hidden field carrying a pin in a form.
-pub fn pin_fields(pin: &crate::store::papers::Pin) -> Markup {
-    html! {
-        input type="hidden" name="pin" value=(pin_value(pin));
-    }
-}
-
-/// A pin as one form value: `questionId:revision:contentVersion:schemeVersion`.
-pub fn pin_value(pin: &crate::store::papers::Pin) -> String {
-    format!(
-        "{}:{}:{}:{}",
-        pin.question_id, pin.revision, pin.content_version, pin.scheme_version
-    )
-}
-
-/// A pin read back from its form value; `None` for one that is not.
-pub fn read_pin(value: &str) -> Option<crate::store::papers::Pin> {
-    let mut fields = value.split(':');
-    let (Some(question_id), Some(revision), Some(content_version), Some(scheme_version), None) = (
-        fields.next(),
-        fields.next(),
-        fields.next(),
-        fields.next(),
-        fields.next(),
-    ) else {
-        return None;
-    };
-    Some(crate::store::papers::Pin {
-        question_id: question_id.to_owned(),
-        revision: revision.parse().ok()?,
-        content_version: content_version.to_owned(),
-        scheme_version: scheme_version.to_owned(),
-    })
-}
-
-/// The address of a diagram of a bank revision.
-pub fn diagram_href(pin: &crate::store::papers::Pin, asset: &uuid::Uuid) -> String {
-    format!(
-        "/app/bank/{}/{}/diagrams/{}",
-        pin.question_id, pin.revision, asset
-    )
-}
-
 /// `GET /app/bank/{question}/{revision}/diagrams/{asset}`: a diagram's file, as an image of the
 /// media type the bank gives it (SVG or PNG; anything else as bytes not to be shown).
 pub async fn diagram(
@@ -373,20 +331,6 @@ pub async fn diagram(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pins_survive_a_form() {
-        let pin = crate::store::papers::Pin {
-            question_id: "6f1c2b0e-1d2a-4c3b-9e8f-0a1b2c3d4e5f".into(),
-            revision: 3,
-            content_version: "ab".repeat(32),
-            scheme_version: "cd".repeat(32),
-        };
-        assert_eq!(read_pin(&pin_value(&pin)), Some(pin));
-        for bad in ["", "a:b", "x:1:c:d:e", "x:one:c:d"] {
-            assert_eq!(read_pin(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn empty_fields_are_not_sent_to_the_search() {

@@ -1,12 +1,21 @@
 //! The question bank as a teacher searches it, whoever asks: a page of results for checked
 //! filters, with the cursor of the next page saved for the account. `GET /v1/questions` and the
 //! app's bank page both come here, so paging works alike on both.
+//!
+//! Its rooms: [`params`] (the search query read and checked, the same rules for both callers);
+//! this file holds the page of results and its cursor. The routes are in `http::questions`.
 
 use crate::http::ApiError;
 use crate::http::fields::{FieldError, invalid_parameters};
-use crate::http::questions::SearchParams;
 use crate::store::Store;
 use crate::store::search::{CursorProblem, PageRequest};
+
+pub mod params;
+
+pub use params::{
+    DEFAULT_LIMIT, MAX_EXCLUDE_IDS, MAX_ID_CHARS, MAX_LIMIT, MAX_Q_CHARS, SearchParams,
+    parse_search,
+};
 
 /// One page of search results.
 #[derive(Debug, Clone, PartialEq, Eq)]
