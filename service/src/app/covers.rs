@@ -6,6 +6,7 @@
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use super::class_sets;
 use super::{AppError, Signed};
 use crate::results::returned::{ReturnedError, displayed_page_image};
 
@@ -17,23 +18,6 @@ pub fn widened(space: &examkit_pdf::Region) -> (f64, f64, f64, f64) {
     let x1 = (space.x + space.width + 0.03).min(1.0);
     let y1 = (space.y + space.height * 1.6).min(1.0);
     (x0, y0, (x1 - x0).max(0.0), (y1 - y0).max(0.0))
-}
-
-/// Where the paper's layout puts the name on the cover, when it is recorded.
-pub async fn name_space(
-    signed: &Signed,
-    paper_id: &str,
-    revision: i64,
-) -> Result<Option<examkit_pdf::Region>, AppError> {
-    Ok(signed
-        .visit
-        .state
-        .store
-        .export_layout(&signed.user.id, paper_id, revision)
-        .await?
-        .flatten()
-        .and_then(|json| serde_json::from_str::<examkit_pdf::Layout>(&json).ok())
-        .and_then(|layout| layout.name_space))
 }
 
 /// Cuts `area` (fractions of the upright page) from a page image turned `quarter_turns`
@@ -63,7 +47,7 @@ fn cut(image: &[u8], quarter_turns: u8, area: (f64, f64, f64, f64)) -> Result<Ve
 pub async fn cover(signed: Signed, id: &str, copy: &str) -> Result<Response, AppError> {
     let not_found = || AppError::NotFound("cover");
     let copy: u32 = copy.parse().map_err(|_| not_found())?;
-    let set = super::class_sets::load_overview(&signed, id).await?;
+    let set = class_sets::load_overview(&signed, id).await?;
     let cover = set
         .now
         .stack
@@ -73,7 +57,7 @@ pub async fn cover(signed: Signed, id: &str, copy: &str) -> Result<Response, App
         .and_then(|(_, pages)| pages.get(&1))
         .cloned()
         .ok_or_else(not_found)?;
-    let space = name_space(&signed, &set.set.paper_id, set.set.revision)
+    let space = class_sets::name_space(&signed, &set.set.paper_id, set.set.revision)
         .await?
         .ok_or_else(not_found)?;
     let state = &signed.visit.state;

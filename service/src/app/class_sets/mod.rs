@@ -74,6 +74,23 @@ pub async fn load_overview(signed: &Signed, id: &str) -> Result<Overview, AppErr
     load(signed, id).await
 }
 
+/// Where the paper's layout puts the name on the cover, when it is recorded.
+pub async fn name_space(
+    signed: &Signed,
+    paper_id: &str,
+    revision: i64,
+) -> Result<Option<examkit_pdf::Region>, AppError> {
+    Ok(signed
+        .visit
+        .state
+        .store
+        .export_layout(&signed.user.id, paper_id, revision)
+        .await?
+        .flatten()
+        .and_then(|json| serde_json::from_str::<examkit_pdf::Layout>(&json).ok())
+        .and_then(|layout| layout.name_space))
+}
+
 async fn load(signed: &Signed, id: &str) -> Result<Overview, AppError> {
     let id = crate::http::parse_id(id, "class set").map_err(|_| not_found())?;
     overview::load(&signed.visit.state.store, &signed.user.id, &id)
@@ -241,7 +258,7 @@ async fn render(
     let held = super::marker_held(signed).await;
     // Covers' name areas are shown when the layout records where the name goes.
     let covers = set.named()
-        && super::covers::name_space(signed, &set.set.paper_id, set.set.revision)
+        && name_space(signed, &set.set.paper_id, set.set.revision)
             .await?
             .is_some();
     let body = html! {
