@@ -122,9 +122,59 @@ pub async fn review(
     let assets = store.session_assets(&session.id).await?;
     let kinds = crate::marking::questions::asset_kinds(&assets);
     let mut marked = MarkedQuestion::from_row(&current, &kinds)?;
+    let replacements = replacements(&marked, &reviewed)?;
+    let document = reviewed_document(
+        &mut marked,
+        session.source_json.as_deref(),
+        &replacements.replaced,
+        &current.status,
+    )?;
+    let document_bytes = serde_json::to_vec(&document)
+        .map_err(|e| ReviewError::Unwritable(format!("the reviewed question: {e}")))?;
+    let (_, outcome) = run_engine(document_bytes, engine_assets(&assets)?).await?;
+    let report = match &outcome {
+        Outcome::Valid(report) => report,
+        Outcome::Invalid(_) => {
+            return Err(ReviewError::Invalid(problems(
+                &outcome,
+                &replacements.origin,
+            )));
+        }
+    };
+    let data = question_data(report, &document)?;
+    let saved = store
+        .review_question(
+            user_id,
+            id,
+            revision,
+            &data,
+            reviewer,
+            &replacements.changed,
+        )
+        .await
+        .map_err(|e| match e {
+            crate::store::marking::ReviewError::NotFound => ReviewError::NotFound,
+            crate::store::marking::ReviewError::Stale(current) => ReviewError::Stale(current),
+            crate::store::marking::ReviewError::Store(e) => ReviewError::Store(e),
+        })?;
+    Ok(MarkedQuestion::from_row(&saved, &kinds)?)
+}
 
-    // Which stored decision each reviewed one replaces, remembering where each came from in the
-    // body.
+/// Which stored decision each reviewed one replaces, remembering where each came from in the
+/// body, and the changes as the review log records them.
+struct Replacements<'a> {
+    /// The position of a stored decision → the reviewed decision that replaces it.
+    replaced: HashMap<usize, &'a Value>,
+    /// The position of a stored decision → the index of its replacement in the body.
+    origin: HashMap<usize, usize>,
+    changed: Vec<ChangedDecision>,
+}
+
+/// Reads the reviewed decisions: each names a criterion of the question, once.
+fn replacements<'a>(
+    marked: &MarkedQuestion,
+    reviewed: &'a [Value],
+) -> Result<Replacements<'a>, ReviewError> {
     let mut replaced: HashMap<usize, &Value> = HashMap::new();
     let mut origin: HashMap<usize, usize> = HashMap::new();
     let mut seen = HashSet::new();
@@ -157,13 +207,30 @@ pub async fn review(
         replaced.insert(k, decision);
         origin.insert(k, j);
     }
+    Ok(Replacements {
+        replaced,
+        origin,
+        changed,
+    })
+}
+
+/// The import document the engine scores: the question in the contract's shape with the reviewed
+/// decisions in place, under the source of its decisions (`session_source`, an import's, or else
+/// the question's marker). `status` is the stored question's, for the error of one that cannot
+/// be written back.
+fn reviewed_document(
+    marked: &mut MarkedQuestion,
+    session_source: Option<&str>,
+    replaced: &HashMap<usize, &Value>,
+    status: &str,
+) -> Result<Value, ReviewError> {
     // The original marker's claims described the original decisions; a review replaces them.
     marked.claims = MarkerClaims::default();
     let mut question = marked
         .contract_question()
-        .ok_or_else(|| ReviewError::NotMarked(current.status.clone()))?;
+        .ok_or_else(|| ReviewError::NotMarked(status.to_owned()))?;
     if let Some(decisions) = question["decisions"].as_array_mut() {
-        for (k, decision) in &replaced {
+        for (k, decision) in replaced {
             if let Some(slot) = decisions.get_mut(*k) {
                 *slot = (*decision).clone();
             }
@@ -171,30 +238,30 @@ pub async fn review(
     }
     let total_marks = marked.criteria.len();
     // An import's source is the session's; an automated question's is its marker's.
-    let source = match session.source_json.as_deref() {
+    let source = match session_source {
         Some(text) => MarkerSource::from_json(text)?,
         None => marked.marked_by.clone().ok_or(ReviewError::NoSource)?,
     };
-    let document = json!({
+    Ok(json!({
         "schemaVersion": examkit_engine::SCHEMA_VERSION,
         "coordinateSystem": "normalized-top-left",
         "pageBasis": "displayed-page",
         "source": source,
         "coverage": { "kind": "partial", "questionLabels": [marked.label], "totalMarks": total_marks },
         "questions": [question],
-    });
-    let document_bytes = serde_json::to_vec(&document)
-        .map_err(|e| ReviewError::Unwritable(format!("the reviewed question: {e}")))?;
-    let (_, outcome) = run_engine(document_bytes, engine_assets(&assets)?).await?;
-    let report = match &outcome {
-        Outcome::Valid(report) => report,
-        Outcome::Invalid(_) => return Err(ReviewError::Invalid(problems(&outcome, &origin))),
-    };
+    }))
+}
+
+/// The question's row as the engine scored it again.
+fn question_data(
+    report: &examkit_engine::Report,
+    document: &Value,
+) -> Result<QuestionData, ReviewError> {
     let result = report
         .questions
         .first()
         .ok_or_else(|| ReviewError::Unwritable("the engine's report holds no question".into()))?;
-    let data = QuestionData {
+    Ok(QuestionData {
         label: result.label.clone(),
         status: status_str(result.status).to_owned(),
         awarded: i64::from(result.score.awarded),
@@ -203,16 +270,7 @@ pub async fn review(
         question_json: document["questions"][0].to_string(),
         result_json: serde_json::to_string(result)
             .map_err(|e| ReviewError::Unwritable(format!("the engine's report: {e}")))?,
-    };
-    let saved = store
-        .review_question(user_id, id, revision, &data, reviewer, &changed)
-        .await
-        .map_err(|e| match e {
-            crate::store::marking::ReviewError::NotFound => ReviewError::NotFound,
-            crate::store::marking::ReviewError::Stale(current) => ReviewError::Stale(current),
-            crate::store::marking::ReviewError::Store(e) => ReviewError::Store(e),
-        })?;
-    Ok(MarkedQuestion::from_row(&saved, &kinds)?)
+    })
 }
 
 /// The engine's errors, with paths inside the reviewed decisions pointed at the body.

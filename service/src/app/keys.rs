@@ -13,8 +13,8 @@ use warp::reply::Response;
 use super::layout::{Section, csrf, page, when};
 use super::sign_in::Confirmed;
 use super::{AppError, Form, Signed, html, see_other};
-use crate::admin::Expiry;
 use crate::auth::{self, Scope};
+use crate::config::Expiry;
 use crate::store::accounts::{ApiKey, CreateKeyError, MAX_ACTIVE_KEYS};
 use crate::store::now_ms;
 use crate::store::usage::{SHOWN_DAYS, UsageRow};
@@ -216,76 +216,36 @@ pub async fn list(signed: Signed, refused: Option<Refused<'_>>) -> Result<Respon
 pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
     let name = form.get("name").unwrap_or_default().trim().to_owned();
     let chosen = form.all("scope");
-    let refuse = |message: &str| {
-        let chosen: Vec<&str> = chosen.clone();
-        (message.to_owned(), chosen)
-    };
-    let problem = if name.is_empty() {
-        Some(refuse("Give the key a name."))
-    } else if name.chars().count() > MAX_NAME_CHARS {
-        Some(refuse("A key's name has at most 100 characters."))
-    } else if name.chars().any(char::is_control) {
-        Some(refuse("A key's name cannot hold control characters."))
-    } else if chosen.is_empty() {
-        Some(refuse("Choose at least one scope."))
-    } else if chosen.iter().any(|s| Scope::parse(s).is_none()) {
-        Some(refuse("One of the scopes is not one examkit knows."))
-    } else {
-        None
-    };
     let expiry = EXPIRIES
         .iter()
         .find(|(value, _, _)| Some(*value) == form.get("expires"))
         .map(|(_, _, e)| *e);
-    let problem = problem.or_else(|| {
-        expiry
-            .is_none()
-            .then(|| refuse("Choose when the key expires: 30 days, 90 days or one year."))
-    });
-    if let Some((message, chosen)) = problem {
+    if let Some(message) = form_problem(&name, &chosen, expiry) {
         let refused = Refused {
             status: StatusCode::UNPROCESSABLE_ENTITY,
-            message: &message,
+            message,
             name: &name,
             chosen,
         };
         return list(signed, Some(refused)).await;
     }
-    if reauth_needed(&signed) {
-        let refusal = match form.get("password").filter(|p| !p.is_empty()) {
-            None => Some((
-                StatusCode::UNAUTHORIZED,
-                "Enter your password to make a key.".to_owned(),
-                None,
-            )),
-            Some(password) => match super::sign_in::confirm_password(&signed, password).await? {
-                Confirmed::Yes => None,
-                Confirmed::No(message) => Some((StatusCode::UNAUTHORIZED, message, None)),
-                Confirmed::Paused(message) => Some((StatusCode::TOO_MANY_REQUESTS, message, None)),
-                Confirmed::Busy(wait) => Some((
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Many people are signing in at this moment. Try again in a few seconds."
-                        .to_owned(),
-                    Some(wait),
-                )),
-            },
+    if reauth_needed(&signed)
+        && let Some((status, message, wait)) = password_refusal(&signed, &form).await?
+    {
+        let refused = Refused {
+            status,
+            message: &message,
+            name: &name,
+            chosen,
         };
-        if let Some((status, message, wait)) = refusal {
-            let refused = Refused {
-                status,
-                message: &message,
-                name: &name,
-                chosen,
-            };
-            let mut response = list(signed, Some(refused)).await?;
-            if let Some(wait) = wait {
-                response.headers_mut().insert(
-                    warp::http::header::RETRY_AFTER,
-                    warp::http::HeaderValue::from(wait.as_secs()),
-                );
-            }
-            return Ok(response);
+        let mut response = list(signed, Some(refused)).await?;
+        if let Some(wait) = wait {
+            response.headers_mut().insert(
+                warp::http::header::RETRY_AFTER,
+                warp::http::HeaderValue::from(wait.as_secs()),
+            );
         }
+        return Ok(response);
     }
     let (Some(expiry), Ok(scopes)) = (expiry, auth::parse_scopes(&chosen.join(","))) else {
         return Err(AppError::BadForm("the key form is not right".into()));
@@ -319,6 +279,56 @@ pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
         Err(CreateKeyError::UnknownUser(_)) => return Err(AppError::SignInRequired),
         Err(CreateKeyError::Store(e)) => return Err(e.into()),
     };
+    Ok(new_key_page(&signed, &key, &new.secret))
+}
+
+/// What is wrong with the key form's name, scopes and expiry, the first thing found; `None` when
+/// nothing is.
+fn form_problem(name: &str, chosen: &[&str], expiry: Option<Expiry>) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("Give the key a name.")
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        Some("A key's name has at most 100 characters.")
+    } else if name.chars().any(char::is_control) {
+        Some("A key's name cannot hold control characters.")
+    } else if chosen.is_empty() {
+        Some("Choose at least one scope.")
+    } else if chosen.iter().any(|s| Scope::parse(s).is_none()) {
+        Some("One of the scopes is not one examkit knows.")
+    } else if expiry.is_none() {
+        Some("Choose when the key expires: 30 days, 90 days or one year.")
+    } else {
+        None
+    }
+}
+
+/// Why the password sent again does not let the key be made (the status, what to say, and how
+/// long to wait when the service is busy); `None` when it does.
+async fn password_refusal(
+    signed: &Signed,
+    form: &Form,
+) -> Result<Option<(StatusCode, String, Option<std::time::Duration>)>, AppError> {
+    Ok(match form.get("password").filter(|p| !p.is_empty()) {
+        None => Some((
+            StatusCode::UNAUTHORIZED,
+            "Enter your password to make a key.".to_owned(),
+            None,
+        )),
+        Some(password) => match super::sign_in::confirm_password(signed, password).await? {
+            Confirmed::Yes => None,
+            Confirmed::No(message) => Some((StatusCode::UNAUTHORIZED, message, None)),
+            Confirmed::Paused(message) => Some((StatusCode::TOO_MANY_REQUESTS, message, None)),
+            Confirmed::Busy(wait) => Some((
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Many people are signing in at this moment. Try again in a few seconds.".to_owned(),
+                Some(wait),
+            )),
+        },
+    })
+}
+
+/// The new key's page: its secret, shown this once and never stored by the browser.
+fn new_key_page(signed: &Signed, key: &ApiKey, secret: &str) -> Response {
     let body = html! {
         h1 { "Your new key" }
         div.notice role="status" {
@@ -326,7 +336,7 @@ pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
         }
         p { label for="secret" { "Key “" (key.name) "”" } }
         p.secret {
-            input #secret readonly value=(new.secret) size="48" aria-describedby="secret-hint";
+            input #secret readonly value=(secret) size="48" aria-describedby="secret-hint";
             button type="button" data-copy="secret" { "Copy" }
             span #copy-status role="status" {}
         }
@@ -336,13 +346,13 @@ pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
     };
     let mut response = html(
         StatusCode::CREATED,
-        page("Your new key", Some(&signed), Section::Keys, body),
+        page("Your new key", Some(signed), Section::Keys, body),
     );
     response.headers_mut().insert(
         warp::http::header::CACHE_CONTROL,
         warp::http::HeaderValue::from_static("no-store"),
     );
-    Ok(response)
+    response
 }
 
 /// `GET /app/keys/{id}/revoke`: asks first.
@@ -479,4 +489,36 @@ pub async fn usage(signed: Signed, id: &str) -> Result<Response, AppError> {
         StatusCode::OK,
         page("Key usage", Some(&signed), Section::Keys, body),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_problem_of_the_key_form_is_said() {
+        let days = Some(EXPIRIES[0].2);
+        assert_eq!(form_problem("CI", &["questions:read"], days), None);
+        assert_eq!(form_problem("", &[], None), Some("Give the key a name."));
+        assert_eq!(
+            form_problem(&"k".repeat(MAX_NAME_CHARS + 1), &["questions:read"], days),
+            Some("A key's name has at most 100 characters.")
+        );
+        assert_eq!(
+            form_problem("a\u{7}b", &["questions:read"], days),
+            Some("A key's name cannot hold control characters.")
+        );
+        assert_eq!(
+            form_problem("CI", &[], days),
+            Some("Choose at least one scope.")
+        );
+        assert_eq!(
+            form_problem("CI", &["questions:read", "everything"], days),
+            Some("One of the scopes is not one examkit knows.")
+        );
+        assert_eq!(
+            form_problem("CI", &["questions:read"], None),
+            Some("Choose when the key expires: 30 days, 90 days or one year.")
+        );
+    }
 }

@@ -3,6 +3,7 @@
 //! `GET /v1/marking/assets/{id}/pages/{page}` (scope `marking:read`, an extension of the
 //! specification). Requests are parsed here; the store and `crate::marking` do the work.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -12,15 +13,15 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::fields::parse_json;
+use super::fields::{FieldError, parse_json};
 use super::imports::{checked_title, receive_asset};
 use super::marking::{indexing_view, page_view, question_view, session_view};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
 use crate::auth::Scope;
 use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::questions::QuestionRequest;
-use crate::store::automated::{ORIGIN, PageToIndex, PaperBinding, StartOutcome};
 use crate::store::automated::questions::{CancelOutcome, NewQuestion, QueueOutcome};
+use crate::store::automated::{ORIGIN, PageToIndex, PaperBinding, StartOutcome};
 use crate::store::marking::SessionRow;
 
 const SUBMIT: &[Scope] = &[Scope::MarkingSubmit];
@@ -372,7 +373,7 @@ fn read_mark_question(
     assets: &[crate::store::marking::AssetRow],
     live_labels: &[String],
 ) -> Result<(String, QuestionRequest), ApiError> {
-    use super::fields::{FieldError, invalid_fields};
+    use super::fields::invalid_fields;
     let mut errors: Vec<FieldError> = Vec::new();
     let Some(object) = value.as_object() else {
         return Err(ApiError::InvalidBody(
@@ -391,7 +392,55 @@ fn read_mark_question(
             ));
         }
     }
-    let label = match object.get("label") {
+    let label = question_label(object.get("label"), live_labels, &mut errors);
+    if live_labels.len() >= crate::store::automated::questions::MAX_QUESTIONS_PER_SESSION as usize {
+        errors.push(FieldError::new(
+            "",
+            "too_many_questions",
+            "a session holds at most 24 questions",
+        ));
+    }
+    let work = asset_ids(object, "workAssetIds", "work", assets, &mut errors);
+    let scheme = asset_ids(object, "schemeAssetIds", "scheme", assets, &mut errors);
+    let selections = match object.get("pageSelections") {
+        None => {
+            errors.push(FieldError::new(
+                "/pageSelections",
+                "required",
+                "pageSelections is required",
+            ));
+            BTreeMap::new()
+        }
+        Some(Value::Object(map)) => page_selections(map, assets, &work, &scheme, &mut errors),
+        Some(_) => {
+            errors.push(FieldError::new(
+                "/pageSelections",
+                "type",
+                "pageSelections is an object: asset id → page numbers",
+            ));
+            BTreeMap::new()
+        }
+    };
+    if !errors.is_empty() {
+        return Err(invalid_fields(errors));
+    }
+    Ok((
+        label,
+        QuestionRequest {
+            work_asset_ids: work,
+            scheme_asset_ids: scheme,
+            page_selections: selections,
+        },
+    ))
+}
+
+/// A question's `label`: present, a string, not empty, short, printable, and new to the session.
+fn question_label(
+    label: Option<&Value>,
+    live_labels: &[String],
+    errors: &mut Vec<FieldError>,
+) -> String {
+    match label {
         None => {
             errors.push(FieldError::new("/label", "required", "label is required"));
             String::new()
@@ -429,191 +478,181 @@ fn read_mark_question(
             errors.push(FieldError::new("/label", "type", "label must be a string"));
             String::new()
         }
-    };
-    if live_labels.len() >= crate::store::automated::questions::MAX_QUESTIONS_PER_SESSION as usize {
-        errors.push(FieldError::new(
-            "",
-            "too_many_questions",
-            "a session holds at most 24 questions",
-        ));
     }
-    let ids = |field: &str, kind: &str, errors: &mut Vec<FieldError>| -> Vec<String> {
-        let pointer = format!("/{field}");
-        match object.get(field) {
-            None => {
-                errors.push(FieldError::new(
-                    &pointer,
-                    "required",
-                    format!("{field} is required"),
-                ));
-                Vec::new()
-            }
-            Some(Value::Array(items)) => {
-                if items.is_empty() {
-                    errors.push(FieldError::new(
-                        &pointer,
-                        "min_items",
-                        format!("{field} needs at least one {kind} asset"),
-                    ));
-                }
-                let mut seen = Vec::new();
-                for (i, item) in items.iter().enumerate() {
-                    let at = format!("{pointer}/{i}");
-                    let Some(id) = item.as_str() else {
-                        errors.push(FieldError::new(&at, "type", "an asset id is a string"));
-                        continue;
-                    };
-                    match assets.iter().find(|a| a.id == id) {
-                        None => errors.push(FieldError::new(
-                            &at,
-                            "unknown_asset",
-                            format!("{id} is not an asset of this session"),
-                        )),
-                        Some(a) if a.kind != kind => errors.push(FieldError::new(
-                            &at,
-                            "asset_role_mismatch",
-                            format!("{id} is a {} asset, not {kind}", a.kind),
-                        )),
-                        Some(_) if seen.iter().any(|s: &String| s == id) => errors.push(
-                            FieldError::new(&at, "unique_items", format!("{id} is listed twice")),
-                        ),
-                        Some(_) => seen.push(id.to_owned()),
-                    }
-                }
-                seen
-            }
-            Some(_) => {
-                errors.push(FieldError::new(
-                    &pointer,
-                    "type",
-                    format!("{field} must be an array of asset ids"),
-                ));
-                Vec::new()
-            }
+}
+
+/// The ids listed in `field`: at least one, each an asset of the session of role `kind`, once.
+fn asset_ids(
+    object: &serde_json::Map<String, Value>,
+    field: &str,
+    kind: &str,
+    assets: &[crate::store::marking::AssetRow],
+    errors: &mut Vec<FieldError>,
+) -> Vec<String> {
+    let pointer = format!("/{field}");
+    match object.get(field) {
+        None => {
+            errors.push(FieldError::new(
+                &pointer,
+                "required",
+                format!("{field} is required"),
+            ));
+            Vec::new()
         }
-    };
-    let work = ids("workAssetIds", "work", &mut errors);
-    let scheme = ids("schemeAssetIds", "scheme", &mut errors);
-    let mut selections = std::collections::BTreeMap::new();
-    match object.get("pageSelections") {
-        None => errors.push(FieldError::new(
-            "/pageSelections",
-            "required",
-            "pageSelections is required",
-        )),
-        Some(Value::Object(map)) => {
-            let (mut work_pages, mut scheme_pages) = (0usize, 0usize);
-            for (id, pages) in map {
-                let at = format!("/pageSelections/{}", escape(id));
-                let Some(asset) = assets.iter().find(|a| &a.id == id) else {
-                    errors.push(FieldError::new(
+        Some(Value::Array(items)) => {
+            if items.is_empty() {
+                errors.push(FieldError::new(
+                    &pointer,
+                    "min_items",
+                    format!("{field} needs at least one {kind} asset"),
+                ));
+            }
+            let mut seen = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let at = format!("{pointer}/{i}");
+                let Some(id) = item.as_str() else {
+                    errors.push(FieldError::new(&at, "type", "an asset id is a string"));
+                    continue;
+                };
+                match assets.iter().find(|a| a.id == id) {
+                    None => errors.push(FieldError::new(
                         &at,
                         "unknown_asset",
                         format!("{id} is not an asset of this session"),
-                    ));
-                    continue;
-                };
-                if !work.contains(id) && !scheme.contains(id) {
-                    errors.push(FieldError::new(
+                    )),
+                    Some(a) if a.kind != kind => errors.push(FieldError::new(
                         &at,
-                        "asset_not_listed",
-                        format!("{id} is not in workAssetIds or schemeAssetIds"),
-                    ));
-                    continue;
-                }
-                let Some(pages) = pages.as_array() else {
-                    errors.push(FieldError::new(
-                        &at,
-                        "type",
-                        "a selection is an array of page numbers",
-                    ));
-                    continue;
-                };
-                if pages.is_empty() {
-                    errors.push(FieldError::new(
-                        &at,
-                        "min_items",
-                        "select at least one page",
-                    ));
-                }
-                let mut chosen: Vec<u32> = Vec::new();
-                for (i, page) in pages.iter().enumerate() {
-                    let at = format!("{at}/{i}");
-                    match super::fields::json_integer(page).and_then(|n| u32::try_from(n).ok()) {
-                        Some(n) if n >= 1 && i64::from(n) <= asset.page_count => {
-                            if chosen.contains(&n) {
-                                errors.push(FieldError::new(
-                                    &at,
-                                    "unique_items",
-                                    format!("page {n} is selected twice"),
-                                ));
-                            } else {
-                                chosen.push(n);
-                            }
-                        }
-                        Some(n) => errors.push(FieldError::new(
-                            &at,
-                            "page_out_of_range",
-                            format!(
-                                "page {n} is not a page of the file (1 to {})",
-                                asset.page_count
-                            ),
-                        )),
-                        None => errors.push(FieldError::new(
-                            &at,
-                            "type",
-                            "a page number is an integer of at least 1",
-                        )),
-                    }
-                }
-                if asset.kind == "work" {
-                    work_pages += chosen.len();
-                } else {
-                    scheme_pages += chosen.len();
-                }
-                selections.insert(id.clone(), chosen);
-            }
-            for id in work.iter().chain(scheme.iter()) {
-                if !map.contains_key(id) {
-                    errors.push(FieldError::new(
-                        "/pageSelections",
-                        "missing_selection",
-                        format!("select pages of asset {id}"),
-                    ));
+                        "asset_role_mismatch",
+                        format!("{id} is a {} asset, not {kind}", a.kind),
+                    )),
+                    Some(_) if seen.iter().any(|s: &String| s == id) => errors.push(
+                        FieldError::new(&at, "unique_items", format!("{id} is listed twice")),
+                    ),
+                    Some(_) => seen.push(id.to_owned()),
                 }
             }
-            if work_pages > crate::marking::questions::MAX_WORK_PAGES {
-                errors.push(FieldError::new(
-                    "/pageSelections",
-                    "too_many_work_pages",
-                    format!("{work_pages} work pages are selected; at most 12"),
-                ));
-            }
-            if scheme_pages > crate::marking::questions::MAX_SCHEME_PAGES {
-                errors.push(FieldError::new(
-                    "/pageSelections",
-                    "too_many_scheme_pages",
-                    format!("{scheme_pages} scheme pages are selected; at most 12"),
-                ));
-            }
+            seen
         }
-        Some(_) => errors.push(FieldError::new(
+        Some(_) => {
+            errors.push(FieldError::new(
+                &pointer,
+                "type",
+                format!("{field} must be an array of asset ids"),
+            ));
+            Vec::new()
+        }
+    }
+}
+
+/// `pageSelections`: the pages chosen of every listed asset, and no more pages than a question
+/// may be marked from.
+fn page_selections(
+    map: &serde_json::Map<String, Value>,
+    assets: &[crate::store::marking::AssetRow],
+    work: &[String],
+    scheme: &[String],
+    errors: &mut Vec<FieldError>,
+) -> BTreeMap<String, Vec<u32>> {
+    let mut selections = BTreeMap::new();
+    let (mut work_pages, mut scheme_pages) = (0usize, 0usize);
+    for (id, pages) in map {
+        let at = format!("/pageSelections/{}", escape(id));
+        let Some(asset) = assets.iter().find(|a| &a.id == id) else {
+            errors.push(FieldError::new(
+                &at,
+                "unknown_asset",
+                format!("{id} is not an asset of this session"),
+            ));
+            continue;
+        };
+        if !work.contains(id) && !scheme.contains(id) {
+            errors.push(FieldError::new(
+                &at,
+                "asset_not_listed",
+                format!("{id} is not in workAssetIds or schemeAssetIds"),
+            ));
+            continue;
+        }
+        let Some(pages) = pages.as_array() else {
+            errors.push(FieldError::new(
+                &at,
+                "type",
+                "a selection is an array of page numbers",
+            ));
+            continue;
+        };
+        let chosen = chosen_pages(&at, pages, asset.page_count, errors);
+        if asset.kind == "work" {
+            work_pages += chosen.len();
+        } else {
+            scheme_pages += chosen.len();
+        }
+        selections.insert(id.clone(), chosen);
+    }
+    for id in work.iter().chain(scheme.iter()) {
+        if !map.contains_key(id) {
+            errors.push(FieldError::new(
+                "/pageSelections",
+                "missing_selection",
+                format!("select pages of asset {id}"),
+            ));
+        }
+    }
+    if work_pages > crate::marking::questions::MAX_WORK_PAGES {
+        errors.push(FieldError::new(
             "/pageSelections",
-            "type",
-            "pageSelections is an object: asset id → page numbers",
-        )),
+            "too_many_work_pages",
+            format!("{work_pages} work pages are selected; at most 12"),
+        ));
     }
-    if !errors.is_empty() {
-        return Err(invalid_fields(errors));
+    if scheme_pages > crate::marking::questions::MAX_SCHEME_PAGES {
+        errors.push(FieldError::new(
+            "/pageSelections",
+            "too_many_scheme_pages",
+            format!("{scheme_pages} scheme pages are selected; at most 12"),
+        ));
     }
-    Ok((
-        label,
-        QuestionRequest {
-            work_asset_ids: work,
-            scheme_asset_ids: scheme,
-            page_selections: selections,
-        },
-    ))
+    selections
+}
+
+/// The pages selected of one file (at `at`): at least one, each a page of its `page_count`, once.
+fn chosen_pages(
+    at: &str,
+    pages: &[Value],
+    page_count: i64,
+    errors: &mut Vec<FieldError>,
+) -> Vec<u32> {
+    if pages.is_empty() {
+        errors.push(FieldError::new(at, "min_items", "select at least one page"));
+    }
+    let mut chosen: Vec<u32> = Vec::new();
+    for (i, page) in pages.iter().enumerate() {
+        let at = format!("{at}/{i}");
+        match super::fields::json_integer(page).and_then(|n| u32::try_from(n).ok()) {
+            Some(n) if n >= 1 && i64::from(n) <= page_count => {
+                if chosen.contains(&n) {
+                    errors.push(FieldError::new(
+                        &at,
+                        "unique_items",
+                        format!("page {n} is selected twice"),
+                    ));
+                } else {
+                    chosen.push(n);
+                }
+            }
+            Some(n) => errors.push(FieldError::new(
+                &at,
+                "page_out_of_range",
+                format!("page {n} is not a page of the file (1 to {page_count})"),
+            )),
+            None => errors.push(FieldError::new(
+                &at,
+                "type",
+                "a page number is an integer of at least 1",
+            )),
+        }
+    }
+    chosen
 }
 
 /// A JSON Pointer segment.

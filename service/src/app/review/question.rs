@@ -236,7 +236,54 @@ pub(super) async fn render_question(
     let logged = store.review_log(&marked.id).await?;
     let rows = rows_of(&marked, &logged, &machine);
     let maths = &signed.visit.state.maths;
-    // The requirements, the marker's reasons and the words it quoted may hold maths.
+    prepare_maths(maths, &rows).await;
+    let notice = saved_notice(notice, &rows);
+    let pages = marked.sources.work_pages();
+    let turns = page_turns(store, &s).await?;
+    let nav = class_set_nav(signed, &q, &s, &marked).await?;
+    let lost = nav
+        .as_ref()
+        .and_then(|n| n.lost.as_ref())
+        .map(|f| f.criterion.as_str());
+    let can_review = marked.status.is_marked();
+    let body = html! {
+        p.crumbs {
+            a href="/app/sessions" { "Marked work" } " › "
+            a href={ "/app/sessions/" (s.id) } { (s.title) } " › "
+            "Question " (marked.label)
+        }
+        h1 { "Question " (marked.label) " · " (s.title) }
+        @if let Some(nav) = &nav {
+            (set_nav_line(nav, &marked, lost))
+        }
+        (status_line(&marked, &notice))
+        (marker_flags_section(maths, &marked))
+        @if let Notice::Conflict(conflict) = &notice {
+            (conflict_panel(signed, &marked, &rows, conflict, lost))
+        }
+        @if !can_review {
+            p { "This question has no result to review yet (" (status_text(marked.status.as_str())) ")." }
+        }
+        div.review #review data-question=(marked.id) data-revision=(marked.revision) {
+            (pages_section(&pages, &turns, &rows))
+            (criteria_section(signed, maths, &marked, &rows, lost))
+        }
+        (shortcuts_dialog())
+    };
+    Ok(html(
+        status,
+        page(
+            &format!("Question {}", marked.label),
+            Some(signed),
+            Section::Review,
+            body,
+        ),
+    ))
+}
+
+/// Typesets before the page is drawn the maths the requirements, the marker's reasons and the
+/// words it quoted may hold.
+async fn prepare_maths(maths: &crate::app::math::Maths, rows: &[Row]) {
     let texts: Vec<String> = rows
         .iter()
         .flat_map(|row| {
@@ -246,9 +293,12 @@ pub(super) async fn render_question(
         })
         .collect();
     maths.prepare(texts).await;
-    // The message is the question's, never the address's: a code that is none of its criteria's
-    // shows nothing.
-    let notice = match notice {
+}
+
+/// The notice with a saved code read: the message is the question's, never the address's, so a
+/// code that is none of its criteria's shows nothing.
+fn saved_notice(notice: Notice, rows: &[Row]) -> Notice {
+    match notice {
         Notice::SavedCode(code) => rows
             .iter()
             .find(|r| !r.code.is_empty() && r.code == code)
@@ -256,10 +306,16 @@ pub(super) async fn render_question(
                 Notice::Saved(format!("Saved the decision on {}.", r.code))
             }),
         other => other,
-    };
-    let pages = marked.sources.work_pages();
-    // Pages indexing found turned are shown upright; the teacher can turn them on.
-    let turns: HashMap<(String, i64), i64> = if s.origin == crate::store::automated::ORIGIN {
+    }
+}
+
+/// Quarter turns that stand each page upright: pages indexing found turned are shown upright; the
+/// teacher can turn them on.
+async fn page_turns(
+    store: &crate::store::Store,
+    s: &SessionRow,
+) -> Result<HashMap<(String, i64), i64>, AppError> {
+    Ok(if s.origin == crate::store::automated::ORIGIN {
         store
             .session_pages(&s.id)
             .await?
@@ -273,78 +329,77 @@ pub(super) async fn render_question(
             .collect()
     } else {
         HashMap::new()
+    })
+}
+
+/// The stepping through the class set the question's session belongs to, if any, filtered to
+/// the answers that lost the criterion the address names.
+async fn class_set_nav(
+    signed: &Signed,
+    q: &QuestionRow,
+    s: &SessionRow,
+    marked: &MarkedQuestion,
+) -> Result<Option<SetNav>, AppError> {
+    let Some((paper, revision)) = &s.paper else {
+        return Ok(None);
     };
-    let nav = match &s.paper {
-        Some((paper, revision)) => {
-            let set = store.paper_set(&signed.user.id, paper, *revision).await?;
-            let lost = match signed.visit.query_param("lost") {
-                Some(criterion) => {
-                    if marked.criterion(&criterion).is_none() {
-                        return Err(AppError::NotFound("criterion of this question"));
-                    }
-                    Some(lost_filter(signed, paper, *revision, &set, &q.label, &criterion).await?)
-                }
-                None => None,
-            };
-            Some(set_nav(&set, &q, paper, *revision, lost))
+    let store = &signed.visit.state.store;
+    let set = store.paper_set(&signed.user.id, paper, *revision).await?;
+    let lost = match signed.visit.query_param("lost") {
+        Some(criterion) => {
+            if marked.criterion(&criterion).is_none() {
+                return Err(AppError::NotFound("criterion of this question"));
+            }
+            Some(lost_filter(signed, paper, *revision, &set, &q.label, &criterion).await?)
         }
         None => None,
     };
-    let lost = nav
-        .as_ref()
-        .and_then(|n| n.lost.as_ref())
-        .map(|f| f.criterion.as_str());
-    let can_review = marked.status.is_marked();
-    // The marker's own reasons for a person to look (its flags of the whole question).
-    let marker_flags: Vec<_> = marked
-        .review_flags
-        .iter()
-        .flatten()
-        .filter(|f| MarkerFlagCode::ALL.iter().any(|c| c.as_str() == f.code))
-        .collect();
+    Ok(Some(set_nav(&set, q, paper, *revision, lost)))
+}
+
+/// Where the answer stands in its class set, and the links to the answers around it.
+fn set_nav_line(nav: &SetNav, marked: &MarkedQuestion, lost: Option<&str>) -> Markup {
+    html! {
+        nav.set aria-label="Class set" {
+            @match (&nav.lost, nav.position) {
+                (None, position) => {
+                    "Answer " (position.unwrap_or(0) + 1) " of " (nav.count) " to question " (marked.label) " in the "
+                    a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
+                }
+                (Some(filter), Some(position)) => {
+                    span #lost-filter data-criterion=(filter.criterion) {
+                        "Answer " (position + 1) " of " (nav.count) " to question " (marked.label) " that lost " (filter.code) " in the "
+                        a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
+                    }
+                    a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
+                }
+                (Some(filter), None) => {
+                    span #lost-filter data-criterion=(filter.criterion) {
+                        "This answer no longer loses " (filter.code) "; " (nav.count) " answers to question " (marked.label) " in the "
+                        a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } " do. "
+                    }
+                    a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
+                }
+            }
+            @if let Some(previous) = &nav.previous { a #previous-answer rel="prev" href=(question_href(previous, lost)) { "Previous answer" } " · " }
+            @if let Some(next) = &nav.next { a #next-answer rel="next" href=(question_href(next, lost)) { "Next answer" } " · " }
+            @match &nav.next_review {
+                Some((next, label)) => { a #next-review href={ "/app/questions/" (next) } { "Next needing review (question " (label) ")" } }
+                None => { span #next-review-none { "Nothing else in this set needs review." } }
+            }
+        }
+    }
+}
+
+/// The question's status, score and flags, with the notice of what was saved or refused.
+fn status_line(marked: &MarkedQuestion, notice: &Notice) -> Markup {
     let flags: Vec<String> = marked
         .review_flags
         .iter()
         .flatten()
         .map(|f| f.code.clone())
         .collect();
-    let body = html! {
-        p.crumbs {
-            a href="/app/sessions" { "Marked work" } " › "
-            a href={ "/app/sessions/" (s.id) } { (s.title) } " › "
-            "Question " (marked.label)
-        }
-        h1 { "Question " (marked.label) " · " (s.title) }
-        @if let Some(nav) = &nav {
-            nav.set aria-label="Class set" {
-                @match (&nav.lost, nav.position) {
-                    (None, position) => {
-                        "Answer " (position.unwrap_or(0) + 1) " of " (nav.count) " to question " (marked.label) " in the "
-                        a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
-                    }
-                    (Some(filter), Some(position)) => {
-                        span #lost-filter data-criterion=(filter.criterion) {
-                            "Answer " (position + 1) " of " (nav.count) " to question " (marked.label) " that lost " (filter.code) " in the "
-                            a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } ". "
-                        }
-                        a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
-                    }
-                    (Some(filter), None) => {
-                        span #lost-filter data-criterion=(filter.criterion) {
-                            "This answer no longer loses " (filter.code) "; " (nav.count) " answers to question " (marked.label) " in the "
-                            a href={ "/app/sets/" (nav.paper) "/" (nav.revision) } { "class set" } " do. "
-                        }
-                        a #every-answer href={ "/app/questions/" (marked.id) } { "Every answer" } " · "
-                    }
-                }
-                @if let Some(previous) = &nav.previous { a #previous-answer rel="prev" href=(question_href(previous, lost)) { "Previous answer" } " · " }
-                @if let Some(next) = &nav.next { a #next-answer rel="next" href=(question_href(next, lost)) { "Next answer" } " · " }
-                @match &nav.next_review {
-                    Some((next, label)) => { a #next-review href={ "/app/questions/" (next) } { "Next needing review (question " (label) ")" } }
-                    None => { span #next-review-none { "Nothing else in this set needs review." } }
-                }
-            }
-        }
+    html! {
         div #status-line role="status" aria-live="polite" {
             p.summary {
                 (status_badge(marked.status.as_str())) " Score " strong #score { (score(marked.score.awarded, marked.score.possible, marked.score.max)) }
@@ -361,6 +416,18 @@ pub(super) async fn render_question(
                 _ => {}
             }
         }
+    }
+}
+
+/// The marker's own reasons for a person to look (its flags of the whole question).
+fn marker_flags_section(maths: &crate::app::math::Maths, marked: &MarkedQuestion) -> Markup {
+    let marker_flags: Vec<_> = marked
+        .review_flags
+        .iter()
+        .flatten()
+        .filter(|f| MarkerFlagCode::ALL.iter().any(|c| c.as_str() == f.code))
+        .collect();
+    html! {
         @if !marker_flags.is_empty() {
             section #marker-flags aria-labelledby="marker-flags-title" {
                 h2 #marker-flags-title { "Why the marker's answer needs a person" }
@@ -377,37 +444,39 @@ pub(super) async fn render_question(
                 }
             }
         }
-        @if let Notice::Conflict(conflict) = &notice {
-            (conflict_panel(signed, &marked, &rows, conflict, lost))
-        }
-        @if !can_review {
-            p { "This question has no result to review yet (" (status_text(marked.status.as_str())) ")." }
-        }
-        div.review #review data-question=(marked.id) data-revision=(marked.revision) {
-            section.pages aria-label="Scan pages" {
-                @if pages.is_empty() { p { "No pages of the student's work are selected for this question." } }
-                @for (asset, n) in &pages {
-                    @let page_id = format!("{asset}:p{n}");
-                    figure.page-view data-page=(page_id) data-turns=(turns.get(&(asset.clone(), i64::from(*n))).copied().unwrap_or(0)) {
-                        figcaption {
-                            (page_label(&page_id))
-                            span.tools {
-                                button type="button" data-zoom="out" aria-label={ "Zoom out of " (page_label(&page_id)) } { "Zoom out" }
-                                button type="button" data-zoom="fit" { "Fit width" }
-                                button type="button" data-zoom="in" aria-label={ "Zoom in to " (page_label(&page_id)) } { "Zoom in" }
-                                button type="button" data-rotate="1" aria-label={ "Turn " (page_label(&page_id)) " a quarter turn" } { "⟳ Turn" }
-                            }
+    }
+}
+
+/// The student's work pages, each with its tools and every evidence box on it.
+fn pages_section(
+    pages: &[(String, u32)],
+    turns: &HashMap<(String, i64), i64>,
+    rows: &[Row],
+) -> Markup {
+    html! {
+        section.pages aria-label="Scan pages" {
+            @if pages.is_empty() { p { "No pages of the student's work are selected for this question." } }
+            @for (asset, n) in pages {
+                @let page_id = format!("{asset}:p{n}");
+                figure.page-view data-page=(page_id) data-turns=(turns.get(&(asset.clone(), i64::from(*n))).copied().unwrap_or(0)) {
+                    figcaption {
+                        (page_label(&page_id))
+                        span.tools {
+                            button type="button" data-zoom="out" aria-label={ "Zoom out of " (page_label(&page_id)) } { "Zoom out" }
+                            button type="button" data-zoom="fit" { "Fit width" }
+                            button type="button" data-zoom="in" aria-label={ "Zoom in to " (page_label(&page_id)) } { "Zoom in" }
+                            button type="button" data-rotate="1" aria-label={ "Turn " (page_label(&page_id)) " a quarter turn" } { "⟳ Turn" }
                         }
-                        div.viewport tabindex="0" role="group" aria-label={ "Scan of " (page_label(&page_id)) "; scroll to pan" } {
-                            div.stage {
-                                div.sheet {
-                                    img src={ "/app/pages/" (asset) "/" (n) } alt={ "The student's " (page_label(&page_id)) };
-                                    svg.boxes viewBox="0 0 1 1" preserveAspectRatio="none" aria-hidden="true" {
-                                        @for row in &rows {
-                                            @for e in row.evidence.iter().filter(|e| e.page_id == page_id) {
-                                                rect class={ "box " (row.effective.as_str()) } data-criterion=(row.id)
-                                                    x=(e.box_.0) y=(e.box_.1) width=(e.box_.2) height=(e.box_.3) {}
-                                            }
+                    }
+                    div.viewport tabindex="0" role="group" aria-label={ "Scan of " (page_label(&page_id)) "; scroll to pan" } {
+                        div.stage {
+                            div.sheet {
+                                img src={ "/app/pages/" (asset) "/" (n) } alt={ "The student's " (page_label(&page_id)) };
+                                svg.boxes viewBox="0 0 1 1" preserveAspectRatio="none" aria-hidden="true" {
+                                    @for row in rows {
+                                        @for e in row.evidence.iter().filter(|e| e.page_id == page_id) {
+                                            rect class={ "box " (row.effective.as_str()) } data-criterion=(row.id)
+                                                x=(e.box_.0) y=(e.box_.1) width=(e.box_.2) height=(e.box_.3) {}
                                         }
                                     }
                                 }
@@ -416,73 +485,90 @@ pub(super) async fn render_question(
                     }
                 }
             }
-            section.criteria aria-labelledby="criteria-title" {
-                h2 #criteria-title { "Criteria" }
-                p.hint {
-                    "Uncertain decisions come first. "
-                    button #show-shortcuts type="button" { "Keyboard shortcuts" }
-                    " (or press " kbd { "?" } ")"
+        }
+    }
+}
+
+/// The criteria in order, uncertain ones first.
+fn criteria_section(
+    signed: &Signed,
+    maths: &crate::app::math::Maths,
+    marked: &MarkedQuestion,
+    rows: &[Row],
+    lost: Option<&str>,
+) -> Markup {
+    html! {
+        section.criteria aria-labelledby="criteria-title" {
+            h2 #criteria-title { "Criteria" }
+            p.hint {
+                "Uncertain decisions come first. "
+                button #show-shortcuts type="button" { "Keyboard shortcuts" }
+                " (or press " kbd { "?" } ")"
+            }
+            ol #criteria {
+                @for row in rows {
+                    (criterion(signed, maths, marked, row, lost))
                 }
-                ol #criteria {
-                    @for row in &rows {
-                        @let (icon, word) = outcome_text(row.effective);
-                        li.criterion id={ "c-" (row.id) } data-criterion=(row.id) data-outcome=(row.effective.as_str()) tabindex="-1" {
-                            h3 {
-                                span.code { (row.code) } " "
-                                span class={ "decision " (row.effective.as_str()) } { span aria-hidden="true" { (icon) } " " (word) }
-                            }
-                            p.requirement { (maths.rich(&row.requirement)) }
-                            @if row.submitted != row.effective {
-                                p.effective { "Submitted as " (outcome_text(row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
-                                    @if !row.depends_on.is_empty() { " (it depends on " (row.depends_on.join(", ")) ")" } "." }
-                            }
-                            @if !row.flags.is_empty() {
-                                p.flags { "Flags: " (row.flags.iter().map(|f| flag_text(f)).collect::<Vec<_>>().join("; ")) }
-                            }
-                            @if !row.reason.is_empty() { p.reason { span.label { "Reason: " } (maths.rich(&row.reason)) } }
-                            ul.evidence aria-label="Evidence" {
-                                @for e in &row.evidence {
-                                    li {
-                                        button.show type="button" data-criterion=(row.id) data-page=(e.page_id) { "Show" }
-                                        " " (page_label(&e.page_id)) ": "
-                                        @if e.quote.is_empty() { em { "no words quoted" } } @else { q.quote { (maths.rich(&e.quote)) } }
-                                        @if let Some(p) = &e.placement { span.placement { " — " (p) } }
-                                    }
-                                }
-                            }
-                            p.by { "Decided by " (row.by) }
-                            @if can_review {
-                                form.decide method="post" action=(decide_href(&marked.id, lost)) {
-                                    (csrf(signed))
-                                    input type="hidden" name="revision" value=(marked.revision);
-                                    input type="hidden" name="criterion" value=(row.id);
-                                    label for={ "reason-" (row.id) } { "Reason for a change" }
-                                    input.reason-input id={ "reason-" (row.id) } name="reason" maxlength=(MAX_REASON_CHARS) autocomplete="off";
-                                    span.buttons {
-                                        @if row.effective != Outcome::Uncertain {
-                                            button type="submit" name="action" value="accept" { "Accept" }
-                                        }
-                                        button type="submit" name="action" value="award" { "Award" }
-                                        button type="submit" name="action" value="withhold" { "Withhold" }
-                                    }
-                                }
-                            }
+            }
+        }
+    }
+}
+
+/// One criterion: the decision, requirement, reason and evidence, who decided, and the form that
+/// changes it when the question has a result to review.
+fn criterion(
+    signed: &Signed,
+    maths: &crate::app::math::Maths,
+    marked: &MarkedQuestion,
+    row: &Row,
+    lost: Option<&str>,
+) -> Markup {
+    let can_review = marked.status.is_marked();
+    html! {
+        @let (icon, word) = outcome_text(row.effective);
+        li.criterion id={ "c-" (row.id) } data-criterion=(row.id) data-outcome=(row.effective.as_str()) tabindex="-1" {
+            h3 {
+                span.code { (row.code) } " "
+                span class={ "decision " (row.effective.as_str()) } { span aria-hidden="true" { (icon) } " " (word) }
+            }
+            p.requirement { (maths.rich(&row.requirement)) }
+            @if row.submitted != row.effective {
+                p.effective { "Submitted as " (outcome_text(row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
+                    @if !row.depends_on.is_empty() { " (it depends on " (row.depends_on.join(", ")) ")" } "." }
+            }
+            @if !row.flags.is_empty() {
+                p.flags { "Flags: " (row.flags.iter().map(|f| flag_text(f)).collect::<Vec<_>>().join("; ")) }
+            }
+            @if !row.reason.is_empty() { p.reason { span.label { "Reason: " } (maths.rich(&row.reason)) } }
+            ul.evidence aria-label="Evidence" {
+                @for e in &row.evidence {
+                    li {
+                        button.show type="button" data-criterion=(row.id) data-page=(e.page_id) { "Show" }
+                        " " (page_label(&e.page_id)) ": "
+                        @if e.quote.is_empty() { em { "no words quoted" } } @else { q.quote { (maths.rich(&e.quote)) } }
+                        @if let Some(p) = &e.placement { span.placement { " — " (p) } }
+                    }
+                }
+            }
+            p.by { "Decided by " (row.by) }
+            @if can_review {
+                form.decide method="post" action=(decide_href(&marked.id, lost)) {
+                    (csrf(signed))
+                    input type="hidden" name="revision" value=(marked.revision);
+                    input type="hidden" name="criterion" value=(row.id);
+                    label for={ "reason-" (row.id) } { "Reason for a change" }
+                    input.reason-input id={ "reason-" (row.id) } name="reason" maxlength=(MAX_REASON_CHARS) autocomplete="off";
+                    span.buttons {
+                        @if row.effective != Outcome::Uncertain {
+                            button type="submit" name="action" value="accept" { "Accept" }
                         }
+                        button type="submit" name="action" value="award" { "Award" }
+                        button type="submit" name="action" value="withhold" { "Withhold" }
                     }
                 }
             }
         }
-        (shortcuts_dialog())
-    };
-    Ok(html(
-        status,
-        page(
-            &format!("Question {}", marked.label),
-            Some(signed),
-            Section::Review,
-            body,
-        ),
-    ))
+    }
 }
 
 pub(super) fn shortcuts_dialog() -> Markup {
