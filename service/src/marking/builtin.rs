@@ -174,10 +174,39 @@ const INK_SLACK: f64 = 0.004;
 /// One decision for one criterion.
 fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value {
     let part = criterion["partId"].as_str().unwrap_or("");
-    let accepted = strings(&criterion["answers"]);
-    let notes = strings(&criterion["notes"]);
-    let code = criterion["code"].as_str().unwrap_or("");
-    let checks: Vec<Value> = criterion["conditions"]
+    let checks = condition_checks(criterion);
+    let decision = |(outcome, reason, evidence): (&str, String, Value)| {
+        json!({
+            "criterionId": criterion["id"],
+            "outcome": outcome,
+            "reason": reason,
+            "evidence": [evidence],
+            "conditionChecks": checks,
+        })
+    };
+    let Some(first) = places.first() else {
+        return decision((
+            "uncertain",
+            format!(
+                "the answer space of part {part} was not found on the selected pages; a person must find and mark the answer"
+            ),
+            evidence(
+                fallback,
+                whole_page(),
+                "the answer space of this part was not found on this page",
+            ),
+        ));
+    };
+    let read = read_places(places);
+    if read.written.is_empty() {
+        return decision(nothing_written(part, &read, first));
+    }
+    decision(judged(criterion, part, &read.written))
+}
+
+/// One `uncertain` check per condition of `criterion`: the built-in marker judges none.
+fn condition_checks(criterion: &Value) -> Vec<Value> {
+    criterion["conditions"]
         .as_array()
         .map(|conditions| {
             (0..conditions.len())
@@ -190,45 +219,36 @@ fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value
                 })
                 .collect()
         })
-        .unwrap_or_default();
-    let decision = |outcome: &str, reason: String, evidence: Value| {
-        json!({
-            "criterionId": criterion["id"],
-            "outcome": outcome,
-            "reason": reason,
-            "evidence": [evidence],
-            "conditionChecks": checks,
-        })
+        .unwrap_or_default()
+}
+
+/// What the places of a part hold: the words written in each place that has any, the writing
+/// no words were read on, and the places that cannot be told blank (no comparison, no words).
+struct Read<'p, 'a> {
+    written: Vec<(&'p Place<'a>, Vec<&'a PageWord>)>,
+    unread: Vec<(&'p Place<'a>, Rect)>,
+    unknown: Vec<&'p Place<'a>>,
+}
+
+/// Every place of the part: is anything written, and is an accepted answer there? Where the
+/// page was compared with its clean page, the ink added in the place is the student's writing
+/// and nothing else is: a place with none is blank whatever words lie in it (the part's printed
+/// mark, the question's own words beside a skewed answer space), and only words on the added ink
+/// are read as the answer; ink where no words were read is writing that could not be read. Where
+/// no comparison was made, the words read in the place are all there is.
+fn read_places<'p, 'a>(places: &'p [Place<'a>]) -> Read<'p, 'a> {
+    let mut read = Read {
+        written: Vec::new(),
+        unread: Vec::new(),
+        unknown: Vec::new(),
     };
-    let Some(first) = places.first() else {
-        return decision(
-            "uncertain",
-            format!(
-                "the answer space of part {part} was not found on the selected pages; a person must find and mark the answer"
-            ),
-            evidence(
-                fallback,
-                whole_page(),
-                "the answer space of this part was not found on this page",
-            ),
-        );
-    };
-    // Every place of the part: is anything written, and is an accepted answer there? Where the
-    // page was compared with its clean page, the ink added in the place is the student's writing
-    // and nothing else is: a place with none is blank whatever words lie in it (the part's
-    // printed mark, the question's own words beside a skewed answer space), and only words on
-    // the added ink are read as the answer; ink where no words were read is writing that could
-    // not be read. Where no comparison was made, the words read in the place are all there is.
-    let mut written: Vec<(&Place<'_>, Vec<&PageWord>)> = Vec::new();
-    let mut unread: Vec<(&Place<'_>, Rect)> = Vec::new();
-    let mut unknown: Vec<&Place<'_>> = Vec::new();
     for place in places {
         let words = words_in(place.page, &place.rect);
         let Some(ink) = &place.page.ink else {
             if answers::is_blank(&word_boxes(&words, place.page.orientation)) {
-                unknown.push(place);
+                read.unknown.push(place);
             } else {
-                written.push((place, words));
+                read.written.push((place, words));
             }
             continue;
         };
@@ -249,36 +269,56 @@ fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value
             })
             .collect();
         if answers::is_blank(&word_boxes(&on_ink, place.page.orientation)) {
-            unread.push((place, writing));
+            read.unread.push((place, writing));
         } else {
-            written.push((place, on_ink));
+            read.written.push((place, on_ink));
         }
     }
-    if written.is_empty() {
-        if let Some((place, rect)) = unread.first() {
-            return decision(
-                "uncertain",
-                format!(
-                    "something is written in the answer space of part {part}, but no words could be read there (illegible, or a diagram); a person reads it"
-                ),
-                evidence(place.page, *rect, UNREAD_QUOTE),
-            );
-        }
-        if let Some(place) = unknown.first() {
-            return decision(
-                "uncertain",
-                format!(
-                    "no words were read in the answer space of part {part}, and the page could not be compared with the clean paper to tell whether it is blank; a person checks it"
-                ),
-                evidence(place.page, place.rect, UNREAD_QUOTE),
-            );
-        }
-        return decision(
-            "withheld",
-            format!("the answer space of part {part} is blank"),
-            evidence(first.page, first.rect, BLANK_QUOTE),
+    read
+}
+
+/// The decision on a part where no words are written: writing that could not be read, a place
+/// that cannot be told blank, or else a blank answer (withheld on the `first` place).
+fn nothing_written(
+    part: &str,
+    read: &Read<'_, '_>,
+    first: &Place<'_>,
+) -> (&'static str, String, Value) {
+    if let Some((place, rect)) = read.unread.first() {
+        return (
+            "uncertain",
+            format!(
+                "something is written in the answer space of part {part}, but no words could be read there (illegible, or a diagram); a person reads it"
+            ),
+            evidence(place.page, *rect, UNREAD_QUOTE),
         );
     }
+    if let Some(place) = read.unknown.first() {
+        return (
+            "uncertain",
+            format!(
+                "no words were read in the answer space of part {part}, and the page could not be compared with the clean paper to tell whether it is blank; a person checks it"
+            ),
+            evidence(place.page, place.rect, UNREAD_QUOTE),
+        );
+    }
+    (
+        "withheld",
+        format!("the answer space of part {part} is blank"),
+        evidence(first.page, first.rect, BLANK_QUOTE),
+    )
+}
+
+/// The decision on what is `written` in the part: awarded where an accepted answer of
+/// `criterion` is found on a page that can be evidence, else uncertain (a person reads it).
+fn judged(
+    criterion: &Value,
+    part: &str,
+    written: &[(&Place<'_>, Vec<&PageWord>)],
+) -> (&'static str, String, Value) {
+    let accepted = strings(&criterion["answers"]);
+    let notes = strings(&criterion["notes"]);
+    let code = criterion["code"].as_str().unwrap_or("");
     if !accepted.is_empty() {
         for (place, words) in written.iter().filter(|(place, _)| place.page.evidence) {
             let boxes = word_boxes(words, place.page.orientation);
@@ -296,7 +336,7 @@ fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value
                     MatchKind::Rounded => "to the accuracy the scheme allows (awrt)",
                 };
                 let answer = accepted.get(found.answer).map(String::as_str).unwrap_or("");
-                return decision(
+                return (
                     "awarded",
                     format!(
                         "the accepted answer {answer} is written in the answer space of part {part}, {how}"
@@ -306,7 +346,7 @@ fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value
             }
         }
         let (place, words) = &written[0];
-        return decision(
+        return (
             "uncertain",
             format!(
                 "no accepted answer of part {part} was found in what is written; it may be an equivalent form (oe) or need reading by a person"
@@ -320,7 +360,7 @@ fn decide(criterion: &Value, places: &[Place<'_>], fallback: &WorkPage) -> Value
     } else {
         "a mark without a single final answer"
     };
-    decision(
+    (
         "uncertain",
         format!(
             "{what}: the built-in marker does not judge working; a person checks what is written in part {part}"

@@ -208,40 +208,19 @@ pub async fn run(
         }
         (None, None) => None,
     };
-    let options = IndexOptions {
-        dpi: context.config.dpi,
-        ocr: context.config.ocr,
-        ..IndexOptions::default()
-    };
     let work = asset.kind == "work";
-    // Kept for a marker that is shown pages as JPEG, so marking need not render them again.
-    let image_edge = (context.marker.needs_images()
-        && context.marker.image_format() == image::ImageFormat::Jpeg)
-        .then(|| context.marker.image_long_edge())
-        .flatten();
     let started = std::time::Instant::now();
-    let readers = Arc::clone(context);
-    let bytes = Arc::new(bytes);
-    let found = tokio::task::spawn_blocking(move || {
-        let mut reader = readers.readers.take(&options)?;
-        let found = index_blocking(
-            &readers.config.pages,
-            &mut reader,
-            &bytes,
-            format,
-            page,
-            work,
-            reference.as_ref(),
-            payload.placed_as,
-            image_edge,
-        );
-        readers.readers.give(reader);
-        found.map(|found| (found, reference))
-    })
+    let (found, reference) = read_page(
+        context,
+        bytes,
+        format,
+        page,
+        work,
+        reference,
+        payload.placed_as,
+    )
     .await
-    .map_err(JobFailure::from)?
     .inspect_err(|_| crate::telemetry::page_indexed("failed", "none", started.elapsed()))?;
-    let (found, reference) = found;
     if lost.load(Ordering::SeqCst) {
         return Ok(false);
     }
@@ -278,6 +257,49 @@ pub async fn run(
             stack.as_ref(),
         )
         .await?)
+}
+
+/// Reads page `page` of the file `bytes` on a blocking thread with a kept reader, lined up with
+/// its `reference` when there is one; the reference is given back with what was found.
+async fn read_page(
+    context: &Arc<JobContext>,
+    bytes: Vec<u8>,
+    format: Format,
+    page: u32,
+    work: bool,
+    reference: Option<Reference>,
+    placed_as: Option<PlacedAs>,
+) -> Result<(Found, Option<Reference>), JobFailure> {
+    let options = IndexOptions {
+        dpi: context.config.dpi,
+        ocr: context.config.ocr,
+        ..IndexOptions::default()
+    };
+    // Kept for a marker that is shown pages as JPEG, so marking need not render them again.
+    let image_edge = (context.marker.needs_images()
+        && context.marker.image_format() == image::ImageFormat::Jpeg)
+        .then(|| context.marker.image_long_edge())
+        .flatten();
+    let readers = Arc::clone(context);
+    let bytes = Arc::new(bytes);
+    tokio::task::spawn_blocking(move || {
+        let mut reader = readers.readers.take(&options)?;
+        let found = index_blocking(
+            &readers.config.pages,
+            &mut reader,
+            &bytes,
+            format,
+            page,
+            work,
+            reference.as_ref(),
+            placed_as,
+            image_edge,
+        );
+        readers.readers.give(reader);
+        found.map(|found| (found, reference))
+    })
+    .await
+    .map_err(JobFailure::from)?
 }
 
 /// Saves, as page `page` of mark scheme `asset`, the record of the same page of an identical
@@ -466,52 +488,23 @@ fn index_blocking(
     let by_copy =
         located.is_some() && reference.is_some_and(|r| matches!(r.source, Source::ClassSet { .. }));
     let fingerprint = fingerprint(&raster);
-    let mut comparison = None;
-    let mut lines = Vec::new();
-    let mut compare_note = None;
-    let mut identical = false;
-    // The words the clean page prints, where they lie on this page, when the two line up.
-    let mut printed = None;
-    if work {
-        match (reference, &located) {
-            (None, _) => {
-                compare_note = Some(
-                    "the session was not made from a paper: there is no clean page to compare with"
-                        .to_owned(),
-                );
-            }
-            (Some(_), None) if payloads.is_empty() => {
-                compare_note = Some(
-                    "the page carries no page code: it cannot be matched to a clean page".into(),
-                );
-            }
-            (Some(r), Some((_, printed_page))) => {
-                let (clean, clean_words) =
-                    examkit_scan::printed_page(&r.printed, *printed_page, dpi).map_err(|e| {
-                        JobFailure::transient(format!("the clean page cannot be rendered: {e}"))
-                    })?;
-                // The raster indexing read is the page rendered at the same dpi.
-                let scanned = &raster;
-                // The same pixels are the clean page, whatever alignment makes of them (a page
-                // with too little ink to align, say).
-                identical = scanned.dimensions() == clean.dimensions()
-                    && scanned.as_raw() == clean.as_raw();
-                let (compared, ink) =
-                    examkit_scan::compare_with_ink_except(scanned, &clean, &copy_marks(&clean));
-                if let Some(ink) = &ink {
-                    lines = ink.lines_of(&compared);
-                    printed = Some(on_the_scan(&compared, clean_words));
-                }
-                comparison = Some(compared);
-            }
-            (Some(_), None) => {
-                compare_note = Some(
-                    "the page code names another document: there is no clean page to compare with"
-                        .to_owned(),
-                );
-            }
-        }
-    }
+    let Clean {
+        comparison,
+        lines,
+        note: compare_note,
+        identical,
+        printed,
+    } = if work {
+        clean_comparison(
+            reference,
+            located.as_ref(),
+            payloads.is_empty(),
+            &raster,
+            dpi,
+        )?
+    } else {
+        Clean::default()
+    };
     if words_later {
         index.words = read_words(indexer, &raster, format, &index, printed, &lines)
             .map_err(|e| JobFailure::permanent(format!("page {page} cannot be read: {e}")))?;
@@ -528,6 +521,68 @@ fn index_blocking(
         by_copy,
         image,
     })
+}
+
+/// A work page compared with its clean page: the comparison and the lines of added writing,
+/// or why there is none; whether it is the clean page's very pixels; and the words the clean
+/// page prints, where they lie on the scan.
+#[derive(Default)]
+struct Clean {
+    comparison: Option<Comparison>,
+    lines: Vec<examkit_scan::NormBox>,
+    note: Option<String>,
+    identical: bool,
+    printed: Option<Vec<Word>>,
+}
+
+/// Compares the scan `raster` (rendered at `dpi`) with the clean page its code `located` in the
+/// `reference`; with none, says why (`no_codes`: the page carries no page code).
+fn clean_comparison(
+    reference: Option<&Reference>,
+    located: Option<&(PageCode, u32)>,
+    no_codes: bool,
+    raster: &image::GrayImage,
+    dpi: u32,
+) -> Result<Clean, JobFailure> {
+    let mut out = Clean::default();
+    match (reference, located) {
+        (None, _) => {
+            out.note = Some(
+                "the session was not made from a paper: there is no clean page to compare with"
+                    .to_owned(),
+            );
+        }
+        (Some(_), None) if no_codes => {
+            out.note =
+                Some("the page carries no page code: it cannot be matched to a clean page".into());
+        }
+        (Some(r), Some((_, printed_page))) => {
+            let (clean, clean_words) = examkit_scan::printed_page(&r.printed, *printed_page, dpi)
+                .map_err(|e| {
+                JobFailure::transient(format!("the clean page cannot be rendered: {e}"))
+            })?;
+            // The raster indexing read is the page rendered at the same dpi.
+            let scanned = raster;
+            // The same pixels are the clean page, whatever alignment makes of them (a page
+            // with too little ink to align, say).
+            out.identical =
+                scanned.dimensions() == clean.dimensions() && scanned.as_raw() == clean.as_raw();
+            let (compared, ink) =
+                examkit_scan::compare_with_ink_except(scanned, &clean, &copy_marks(&clean));
+            if let Some(ink) = &ink {
+                out.lines = ink.lines_of(&compared);
+                out.printed = Some(on_the_scan(&compared, clean_words));
+            }
+            out.comparison = Some(compared);
+        }
+        (Some(_), None) => {
+            out.note = Some(
+                "the page code names another document: there is no clean page to compare with"
+                    .to_owned(),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// Where the clean page carries its code and the code's caption: they name the copy and the

@@ -188,30 +188,7 @@ async fn run_one(
         return;
     }
     let lost = Arc::new(AtomicBool::new(false));
-    let heartbeat = {
-        let store = store.clone();
-        let pulse = context.pulse.clone();
-        let lost = lost.clone();
-        let job = job.clone();
-        let lease_ms = config.lease_ms();
-        let every = (config.lease / 3).max(Duration::from_millis(50));
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                match store
-                    .heartbeat_job(&job.id, &job.lease_token, now_ms(), lease_ms)
-                    .await
-                {
-                    Ok(true) => pulse.beat(),
-                    Ok(false) => {
-                        lost.store(true, Ordering::SeqCst);
-                        break;
-                    }
-                    Err(e) => tracing::warn!(job = %job.id, error = %e, "heartbeat failed"),
-                }
-            }
-        })
-    };
+    let heartbeat = heartbeat(context, &job, &lost);
     let started = std::time::Instant::now();
     let run = run(context.clone(), job.clone(), lost.clone());
     tokio::pin!(run);
@@ -233,6 +210,20 @@ async fn run_one(
         }
         return;
     };
+    finish(context, name, &job, result, started).await;
+}
+
+/// Records how an attempt of `job` that ran to its end went: done, lost, failed for good, or
+/// queued again after a delay.
+async fn finish(
+    context: &Arc<JobContext>,
+    name: &str,
+    job: &Job,
+    result: Result<bool, JobFailure>,
+    started: std::time::Instant,
+) {
+    let store = &context.store;
+    let config = &context.config;
     let measured = |outcome| crate::telemetry::job(&job.kind, outcome, started.elapsed());
     match result {
         Ok(true) => {
@@ -245,11 +236,11 @@ async fn run_one(
         }
         Err(failure) if failure.permanent => {
             measured("failed");
-            give_up(context, &job, &failure).await;
+            give_up(context, job, &failure).await;
         }
         Err(failure) => {
             match store
-                .retry_job(&job, &failure.message, now_ms(), config.backoff_ms())
+                .retry_job(job, &failure.message, now_ms(), config.backoff_ms())
                 .await
             {
                 Ok(Retry::Queued) => {
@@ -258,7 +249,7 @@ async fn run_one(
                 }
                 Ok(Retry::Failed) => {
                     measured("failed");
-                    give_up(context, &job, &failure).await;
+                    give_up(context, job, &failure).await;
                 }
                 Ok(Retry::LeaseLost) => {
                     tracing::warn!(job = %job.id, "lease lost before the failure was recorded");
@@ -267,6 +258,34 @@ async fn run_one(
             }
         }
     }
+}
+
+/// Renews `job`'s lease every third of it while the job runs, beating the pulse; a renewal
+/// refused means the lease is lost, which `lost` then says.
+fn heartbeat(context: &Arc<JobContext>, job: &Job, lost: &Arc<AtomicBool>) -> JoinHandle<()> {
+    let config = &context.config;
+    let store = context.store.clone();
+    let pulse = context.pulse.clone();
+    let lost = lost.clone();
+    let job = job.clone();
+    let lease_ms = config.lease_ms();
+    let every = (config.lease / 3).max(Duration::from_millis(50));
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            match store
+                .heartbeat_job(&job.id, &job.lease_token, now_ms(), lease_ms)
+                .await
+            {
+                Ok(true) => pulse.beat(),
+                Ok(false) => {
+                    lost.store(true, Ordering::SeqCst);
+                    break;
+                }
+                Err(e) => tracing::warn!(job = %job.id, error = %e, "heartbeat failed"),
+            }
+        }
+    })
 }
 
 async fn give_up(context: &Arc<JobContext>, job: &Job, failure: &JobFailure) {

@@ -80,7 +80,7 @@ const MAX_DEPTH: usize = 32;
 
 /// Groups brackets (any closing bracket closes the innermost group, so intervals like `[1, 4)`
 /// parse) and turns a known function name followed at once by `(…)` into a call.
-pub(super) fn parse(toks: Vec<Tok>) -> Vec<Node> {
+fn parse(toks: Vec<Tok>) -> Vec<Node> {
     let mut stack: Vec<(char, Vec<Node>)> = vec![(' ', Vec::new())];
     // Brackets opened beyond the deepest nesting kept, and so left as characters.
     let mut too_deep = 0usize;
@@ -240,14 +240,14 @@ const STYLES: &[&str] = &[
 ];
 
 /// Renders nodes to the comparable form (before `and` is settled by [`finish`]).
-pub(super) fn render(nodes: &[Node]) -> String {
+fn render(nodes: &[Node]) -> String {
     let mut r = Renderer::default();
     r.seq(nodes);
     r.out
 }
 
 /// Settles `and` (`,` unless the text holds an inequality) and drops repeated commas.
-pub(super) fn finish(rendered: &str) -> String {
+fn finish(rendered: &str) -> String {
     let inequality = rendered.contains(['<', '>', '≤', '≥']);
     let mut out = String::with_capacity(rendered.len());
     for c in rendered.chars() {

@@ -1,5 +1,7 @@
 //! The guards: what stands and what is turned `uncertain`, and the published guard codes.
 
+#![allow(clippy::unwrap_used)]
+
 use super::boxes::hint_rect;
 use super::codes::Guard;
 use super::guard::{guard, guard_answer};

@@ -72,54 +72,71 @@ pub fn place(page: &WorkPage, claim: &Claim<'_>, ink_reader: &dyn PageInk) -> Pl
     // 3. Ink added in the part's answer space, nearest the hint: the regions the hint touches,
     // else the nearest region and those on its line. Only a page lined up with its clean page
     // has added ink.
-    if let Basis::Added(ink) = &basis {
-        let inside: Vec<Rect> = ink
-            .iter()
-            .filter(|r| in_space(page, claim.part_id, r))
-            .copied()
-            .collect();
-        if !inside.is_empty() {
-            let chosen: Vec<Rect> = match claim.hint {
-                Some(hint) => {
-                    let touched: Vec<Rect> = inside
-                        .iter()
-                        .filter(|r| grown(&hint, 0.01).overlap(r) > 0.0)
-                        .copied()
-                        .collect();
-                    if touched.is_empty() {
-                        let nearest = nearest_first(inside.clone(), Some(hint))[0];
-                        let (_, line) = centre(&nearest);
-                        inside
-                            .iter()
-                            .filter(|r| (centre(r).1 - line).abs() <= nearest.height.max(0.01))
-                            .copied()
-                            .collect()
-                    } else {
-                        touched
-                    }
-                }
-                None => inside,
-            };
-            if let Some(rect) = Rect::union(chosen) {
-                return placed(rect, Placement::Ink, true);
-            }
-        }
+    if let Basis::Added(ink) = &basis
+        && let Some(rect) = ink_near_hint(page, claim, ink)
+    {
+        return placed(rect, Placement::Ink, true);
     }
     // 4. The hint: inside the part's answer space, or on a foreign page where it covers ink,
     // shrunk to that ink.
-    if let Some(hint) = claim.hint {
-        if let Some(region) = region_holding(page, claim.part_id, &hint)
-            && let Some(clipped) = hint.intersection(region)
-        {
-            return placed(clipped, Placement::Hint, true);
-        }
-        if !spaces_known(page)
-            && matches!(basis, Basis::Dark)
-            && let Some(ink) = ink_reader.ink_within(page, hint)
-        {
-            return placed(ink, Placement::Hint, true);
-        }
+    if let Some(rect) = by_hint(page, claim, &basis, ink_reader) {
+        return placed(rect, Placement::Hint, true);
     }
     // 5. Not located.
     placed(fallback, Placement::AnswerSpace, false)
+}
+
+/// The union of the ink added in the part's answer space nearest the claim's hint: the regions
+/// the hint touches, else the nearest region and those on its line; all of it without a hint.
+fn ink_near_hint(page: &WorkPage, claim: &Claim<'_>, ink: &[Rect]) -> Option<Rect> {
+    let inside: Vec<Rect> = ink
+        .iter()
+        .filter(|r| in_space(page, claim.part_id, r))
+        .copied()
+        .collect();
+    if inside.is_empty() {
+        return None;
+    }
+    let chosen: Vec<Rect> = match claim.hint {
+        Some(hint) => {
+            let touched: Vec<Rect> = inside
+                .iter()
+                .filter(|r| grown(&hint, 0.01).overlap(r) > 0.0)
+                .copied()
+                .collect();
+            if touched.is_empty() {
+                let nearest = nearest_first(inside.clone(), Some(hint))[0];
+                let (_, line) = centre(&nearest);
+                inside
+                    .iter()
+                    .filter(|r| (centre(r).1 - line).abs() <= nearest.height.max(0.01))
+                    .copied()
+                    .collect()
+            } else {
+                touched
+            }
+        }
+        None => inside,
+    };
+    Rect::union(chosen)
+}
+
+/// The claim's hint as evidence: clipped to the part's answer space when its centre lies in it,
+/// or, on a foreign page, shrunk to the ink it covers.
+fn by_hint(
+    page: &WorkPage,
+    claim: &Claim<'_>,
+    basis: &Basis<'_>,
+    ink_reader: &dyn PageInk,
+) -> Option<Rect> {
+    let hint = claim.hint?;
+    if let Some(region) = region_holding(page, claim.part_id, &hint)
+        && let Some(clipped) = hint.intersection(region)
+    {
+        return Some(clipped);
+    }
+    if !spaces_known(page) && matches!(basis, Basis::Dark) {
+        return ink_reader.ink_within(page, hint);
+    }
+    None
 }

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// One completed call.
 #[derive(Debug, Clone, PartialEq)]
-struct Completion {
+pub(super) struct Completion {
     pub(super) content: String,
     pub(super) prompt_tokens: u64,
     pub(super) completion_tokens: u64,
@@ -58,6 +58,26 @@ impl OpenAi {
             .min(self.config.max_retry_wait)
     }
 
+    /// Why a call that did not arrive failed: the time limit, or the provider out of reach.
+    fn unreachable(&self, timed_out: bool) -> MarkerError {
+        if timed_out {
+            MarkerError::new(
+                FailureCode::MarkerTimeout,
+                format!(
+                    "the model provider did not answer within {} s",
+                    self.config.timeout.as_secs()
+                ),
+                true,
+            )
+        } else {
+            MarkerError::new(
+                FailureCode::MarkerUnreachable,
+                "the model provider could not be reached",
+                true,
+            )
+        }
+    }
+
     /// One chat completion, with retries on timeouts, connection failures, 429 and 5xx.
     pub(super) async fn complete(
         &self,
@@ -93,22 +113,7 @@ impl OpenAi {
                     usage.calls += 1;
                     let timed_out = e.is_timeout();
                     tracing::warn!(error = %e.without_url(), attempt, "the vision-model provider could not be called");
-                    last = if timed_out {
-                        MarkerError::new(
-                            FailureCode::MarkerTimeout,
-                            format!(
-                                "the model provider did not answer within {} s",
-                                self.config.timeout.as_secs()
-                            ),
-                            true,
-                        )
-                    } else {
-                        MarkerError::new(
-                            FailureCode::MarkerUnreachable,
-                            "the model provider could not be reached",
-                            true,
-                        )
-                    };
+                    last = self.unreachable(timed_out);
                     if attempt < attempts {
                         tokio::time::sleep(self.backoff(attempt)).await;
                     }
@@ -157,47 +162,58 @@ impl OpenAi {
                 tokio::time::sleep(wait).await;
                 continue;
             }
-            if !status.is_success() {
-                return Err(MarkerError::new(
-                    FailureCode::MarkerHttpStatus,
-                    format!(
-                        "the model provider refused the request with HTTP {}: {}",
-                        status.as_u16(),
-                        scrubbed(&provider_message(&bytes), token)
-                    ),
-                    false,
-                ));
-            }
-            if bytes.len() > MAX_ANSWER_BYTES {
-                return Err(MarkerError::new(
-                    FailureCode::MarkerInvalidJson,
-                    format!("the model provider's answer is over {MAX_ANSWER_BYTES} bytes"),
-                    false,
-                ));
-            }
-            let answer: Value = serde_json::from_slice(&bytes).map_err(|_| {
-                MarkerError::new(
-                    FailureCode::MarkerInvalidJson,
-                    "the model provider's answer is not a chat completion (not JSON)",
-                    false,
-                )
-            })?;
-            let content = answer["choices"][0]["message"]["content"]
-                .as_str()
-                .ok_or_else(|| {
-                    MarkerError::new(
-                        FailureCode::MarkerInvalidJson,
-                        "the model provider's answer has no message content",
-                        false,
-                    )
-                })?;
-            let count = |key: &str| answer["usage"][key].as_u64().unwrap_or(0);
-            return Ok(Completion {
-                content: content.to_owned(),
-                prompt_tokens: count("prompt_tokens"),
-                completion_tokens: count("completion_tokens"),
-            });
+            return completion_of(status, &bytes, token);
         }
         Err(last)
     }
+}
+
+/// The completion in a provider's answer `bytes` with `status` (not 429 nor a server error): an
+/// error naming the status for any other failure, or when the answer is too long, not JSON or
+/// has no message content.
+fn completion_of(
+    status: reqwest::StatusCode,
+    bytes: &[u8],
+    token: Option<&str>,
+) -> Result<Completion, MarkerError> {
+    if !status.is_success() {
+        return Err(MarkerError::new(
+            FailureCode::MarkerHttpStatus,
+            format!(
+                "the model provider refused the request with HTTP {}: {}",
+                status.as_u16(),
+                scrubbed(&provider_message(bytes), token)
+            ),
+            false,
+        ));
+    }
+    if bytes.len() > MAX_ANSWER_BYTES {
+        return Err(MarkerError::new(
+            FailureCode::MarkerInvalidJson,
+            format!("the model provider's answer is over {MAX_ANSWER_BYTES} bytes"),
+            false,
+        ));
+    }
+    let answer: Value = serde_json::from_slice(bytes).map_err(|_| {
+        MarkerError::new(
+            FailureCode::MarkerInvalidJson,
+            "the model provider's answer is not a chat completion (not JSON)",
+            false,
+        )
+    })?;
+    let content = answer["choices"][0]["message"]["content"]
+        .as_str()
+        .ok_or_else(|| {
+            MarkerError::new(
+                FailureCode::MarkerInvalidJson,
+                "the model provider's answer has no message content",
+                false,
+            )
+        })?;
+    let count = |key: &str| answer["usage"][key].as_u64().unwrap_or(0);
+    Ok(Completion {
+        content: content.to_owned(),
+        prompt_tokens: count("prompt_tokens"),
+        completion_tokens: count("completion_tokens"),
+    })
 }

@@ -21,11 +21,11 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Value, json};
 
 use super::super::builtin::BLANK_QUOTE;
-use super::super::evidence::{self, Claim, Guard, GuardCode, PageInk, Placement};
+use super::super::evidence::{self, Claim, Guard, GuardCode, PageInk, Placed, Placement};
 use super::super::flags::{MarkerFlag, MarkerFlagCode};
 use super::super::instructions;
 use super::super::marker::{Fit, MarkRequest, Problem, Scheme, structured_rubric};
-use super::super::model_answer::{ModelAnswer, ModelRubric};
+use super::super::model_answer::{ModelAnswer, ModelDecision, ModelRubric};
 
 /// The most marks a rubric the model wrote may give one question; criteria beyond are dropped.
 pub const MAX_MODEL_MARKS: usize = 100;
@@ -125,64 +125,11 @@ pub fn question_from(
     strictness: Strictness,
 ) -> Result<Built, Vec<Problem>> {
     let mut flags = Vec::new();
-    let mut dropped = Vec::new();
-    let (rubric, model_rubric) = match (&request.scheme, &answer.rubric) {
-        (Scheme::Structured { parts, criteria }, _) => {
-            let rubric = structured_rubric(parts, criteria).map_err(|e| {
-                vec![Problem {
-                    code: e.code.as_str().into(),
-                    path: String::new(),
-                    message: e.message,
-                }]
-            })?;
-            (rubric, false)
-        }
-        (Scheme::Pages, Some(rubric)) => {
-            let (capped, cut) = capped(rubric);
-            dropped = cut;
-            let marks = capped["criteria"].as_array().map_or(0, Vec::len);
-            let mut message = format!(
-                "the rubric ({marks} marks) is the model's reading of the scheme pages, not a scheme a person wrote: a person checks each criterion against the scheme and accepts it (or withholds what does not belong) before any mark counts"
-            );
-            if !dropped.is_empty() {
-                message.push_str(&format!(
-                    "; the model's rubric had {} criteria, over the {MAX_MODEL_MARKS} marks a question or {MAX_MODEL_PART_CRITERIA} a part it may give: {} were dropped",
-                    rubric.criteria.len(),
-                    dropped.len()
-                ));
-            }
-            flags.push(MarkerFlag {
-                code: MarkerFlagCode::ModelRubric,
-                path: "/rubric".into(),
-                message,
-            });
-            (capped, true)
-        }
-        (Scheme::Pages, None) => {
-            return Err(vec![Problem {
-                code: "schema".into(),
-                path: "/rubric".into(),
-                message:
-                    "the scheme was given as pages: the answer must give the rubric read from them"
-                        .into(),
-            }]);
-        }
-    };
-    let part_of: HashMap<&str, &str> = rubric["criteria"]
-        .as_array()
-        .map(|cs| {
-            cs.iter()
-                .filter_map(|c| Some((c["id"].as_str()?, c["partId"].as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let (rubric, model_rubric, dropped) = rubric_of(request, answer, &mut flags)?;
+    let part_of = parts_of(&rubric);
     // Each part's quotes, for finding which of its lines of writing a quote is on.
     let transcript = evidence::Transcript::new(&answer.transcription);
-    let mut quotes_of: HashMap<&str, Vec<&str>> = HashMap::new();
-    for d in &answer.decisions {
-        let part_id = part_of.get(d.criterion_id.as_str()).copied().unwrap_or("");
-        quotes_of.entry(part_id).or_default().push(&d.quote);
-    }
+    let quotes_of = quotes_by_part(answer, &part_of);
     let addressed = instructions::pages_addressed(request, &answer.transcription);
     if !addressed.is_empty() {
         flags.push(instructions_flag(&addressed));
@@ -240,25 +187,7 @@ pub fn question_from(
                 guard_code = Some(code);
             }
         }
-        let quote = if d.quote.trim().is_empty() {
-            BLANK_QUOTE.to_owned()
-        } else if placed.located {
-            d.quote.clone()
-        } else {
-            format!("not found on the page: {}", d.quote)
-        };
-        let r = placed.rect;
-        decisions.push(json!({
-            "criterionId": d.criterion_id,
-            "outcome": outcome,
-            "reason": reason,
-            "evidence": [{
-                "pageId": placed.page_id,
-                "quote": quote,
-                "box": { "x": r.x, "y": r.y, "width": r.width, "height": r.height },
-            }],
-            "conditionChecks": d.condition_checks.iter().map(|c| json!({ "index": c.index, "result": c.result })).collect::<Vec<_>>(),
-        }));
+        decisions.push(decision_json(d, &outcome, &reason, &placed));
         records.push(PlacementRecord {
             criterion_id: d.criterion_id.clone(),
             page_id: placed.page_id.clone(),
@@ -278,6 +207,108 @@ pub fn question_from(
         }),
         records,
         flags,
+    })
+}
+
+/// The part of each criterion of `rubric`, by criterion id.
+fn parts_of(rubric: &Value) -> HashMap<&str, &str> {
+    rubric["criteria"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| Some((c["id"].as_str()?, c["partId"].as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The quotes of the answer's decisions, by the part of their criterion.
+fn quotes_by_part<'r, 'a>(
+    answer: &'a ModelAnswer,
+    part_of: &HashMap<&str, &'r str>,
+) -> HashMap<&'r str, Vec<&'a str>> {
+    let mut quotes_of: HashMap<&'r str, Vec<&'a str>> = HashMap::new();
+    for d in &answer.decisions {
+        let part_id = part_of.get(d.criterion_id.as_str()).copied().unwrap_or("");
+        quotes_of.entry(part_id).or_default().push(&d.quote);
+    }
+    quotes_of
+}
+
+/// The rubric the answer is marked against, whether it is the model's own (read from scheme
+/// pages, flagged for a person to accept), and the criteria dropped from a model's rubric that
+/// gives more than a question or a part may.
+fn rubric_of<'a>(
+    request: &MarkRequest,
+    answer: &'a ModelAnswer,
+    flags: &mut Vec<MarkerFlag>,
+) -> Result<(Value, bool, Vec<&'a str>), Vec<Problem>> {
+    let mut dropped = Vec::new();
+    let (rubric, model_rubric) = match (&request.scheme, &answer.rubric) {
+        (Scheme::Structured { parts, criteria }, _) => {
+            let rubric = structured_rubric(parts, criteria).map_err(|e| {
+                vec![Problem {
+                    code: e.code.as_str().into(),
+                    path: String::new(),
+                    message: e.message,
+                }]
+            })?;
+            (rubric, false)
+        }
+        (Scheme::Pages, Some(rubric)) => {
+            let (capped, cut) = capped(rubric);
+            dropped = cut;
+            let marks = capped["criteria"].as_array().map_or(0, Vec::len);
+            let mut message = format!(
+                "the rubric ({marks} marks) is the model's reading of the scheme pages, not a scheme a person wrote: a person checks each criterion against the scheme and accepts it (or withholds what does not belong) before any mark counts"
+            );
+            if !dropped.is_empty() {
+                message.push_str(&format!(
+                    "; the model's rubric had {} criteria, over the {MAX_MODEL_MARKS} marks a question or {MAX_MODEL_PART_CRITERIA} a part it may give: {} were dropped",
+                    rubric.criteria.len(),
+                    dropped.len()
+                ));
+            }
+            flags.push(MarkerFlag {
+                code: MarkerFlagCode::ModelRubric,
+                path: "/rubric".into(),
+                message,
+            });
+            (capped, true)
+        }
+        (Scheme::Pages, None) => {
+            return Err(vec![Problem {
+                code: "schema".into(),
+                path: "/rubric".into(),
+                message:
+                    "the scheme was given as pages: the answer must give the rubric read from them"
+                        .into(),
+            }]);
+        }
+    };
+    Ok((rubric, model_rubric, dropped))
+}
+
+/// Decision `d` as the import question records it, its evidence where it was `placed`.
+fn decision_json(d: &ModelDecision, outcome: &str, reason: &str, placed: &Placed) -> Value {
+    let quote = if d.quote.trim().is_empty() {
+        BLANK_QUOTE.to_owned()
+    } else if placed.located {
+        d.quote.clone()
+    } else {
+        format!("not found on the page: {}", d.quote)
+    };
+    let r = placed.rect;
+    json!({
+        "criterionId": d.criterion_id,
+        "outcome": outcome,
+        "reason": reason,
+        "evidence": [{
+            "pageId": placed.page_id,
+            "quote": quote,
+            "box": { "x": r.x, "y": r.y, "width": r.width, "height": r.height },
+        }],
+        "conditionChecks": d.condition_checks.iter().map(|c| json!({ "index": c.index, "result": c.result })).collect::<Vec<_>>(),
     })
 }
 

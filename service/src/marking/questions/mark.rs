@@ -20,6 +20,7 @@ use crate::marking::marker::SchemePage;
 use crate::marking::marker::WorkPage;
 use crate::marking::qualification::Standing;
 use crate::store::StoreError;
+use crate::store::automated::PageRecord;
 use crate::store::automated::questions::error_json;
 use crate::store::jobs::Job;
 use crate::store::marking::AssetRow;
@@ -221,10 +222,8 @@ async fn assemble(
         session,
         request,
         assets,
-        layout,
-        scripts,
+        ..
     } = loaded;
-    let paper = session.paper.clone();
     let mut work_pages = Vec::new();
     let mut scheme_pages = Vec::new();
     for (asset_id, pages) in &request.page_selections {
@@ -247,47 +246,7 @@ async fn assemble(
             let width_px = u32::try_from(record.width_px).unwrap_or(0);
             let height_px = u32::try_from(record.height_px).unwrap_or(0);
             if asset.kind == "work" {
-                let compared = comparison_of(&record)?;
-                let (regions, laid_out) = match (layout, code_of(&record), &paper) {
-                    (
-                        Some(layout),
-                        Some((DocumentKind::QuestionPaper, id, revision, on)),
-                        Some((paper_id, paper_revision)),
-                    ) if &id == paper_id && i64::from(revision) == *paper_revision => (
-                        answer_regions(
-                            layout,
-                            &work.label,
-                            on,
-                            u32::try_from(record.orientation).unwrap_or(0),
-                            compared.fit.as_ref(),
-                        ),
-                        true,
-                    ),
-                    _ => (Vec::new(), false),
-                };
-                let evidence = record.state == "ok" && record.role == "work";
-                let blank = record.state == "ok"
-                    && record.role == "clean_paper"
-                    && scripts.contains(asset_id);
-                work_pages.push(WorkPage {
-                    page_id,
-                    asset_id: asset_id.clone(),
-                    page,
-                    width_px,
-                    height_px,
-                    orientation: u32::try_from(record.orientation).unwrap_or(0),
-                    evidence,
-                    blank,
-                    flagged: (!evidence).then(|| record.role_reason.clone()),
-                    words: words_of(&record)?,
-                    ink: compared.ink,
-                    ink_lines: compared.lines,
-                    fit: compared.kind,
-                    unaligned: compared.unaligned,
-                    laid_out,
-                    answer_regions: regions,
-                    image: None,
-                });
+                work_pages.push(work_page(loaded, asset_id, page, &record)?);
             } else {
                 scheme_pages.push(SchemePage {
                     page_id,
@@ -301,21 +260,7 @@ async fn assemble(
         }
     }
     if !work_pages.iter().any(|p| p.evidence || p.blank) {
-        let reasons: Vec<String> = work_pages
-            .iter()
-            .map(|p| {
-                format!(
-                    "{}: {}",
-                    p.page_id,
-                    p.flagged.as_deref().unwrap_or("not evidence")
-                )
-            })
-            .collect();
-        return Err(JobFailure::permanent(format!(
-            "no selected page is a student's work, so nothing can support an award ({})",
-            reasons.join("; ")
-        ))
-        .with_code(FailureCode::NoStudentWork));
+        return Err(no_student_work(&work_pages));
     }
     let source_pages: Vec<String> = scheme_pages.iter().map(|p| p.page_id.clone()).collect();
     let scheme_json = store.session_scheme(&session.id).await?;
@@ -334,6 +279,78 @@ async fn assemble(
         page_selections: selections,
         assets: assets_json(assets),
     })
+}
+
+/// Page `page` of work asset `asset_id` as the marker sees it, from its stored `record`: its
+/// words, the ink added to its clean page, the answer spaces of the question the paper's layout
+/// puts on it, and whether it can be evidence.
+fn work_page(
+    loaded: &Loaded,
+    asset_id: &str,
+    page: u32,
+    record: &PageRecord,
+) -> Result<WorkPage, JobFailure> {
+    let compared = comparison_of(record)?;
+    let orientation = u32::try_from(record.orientation).unwrap_or(0);
+    let (regions, laid_out) = match (&loaded.layout, code_of(record), &loaded.session.paper) {
+        (
+            Some(layout),
+            Some((DocumentKind::QuestionPaper, id, revision, on)),
+            Some((paper_id, paper_revision)),
+        ) if &id == paper_id && i64::from(revision) == *paper_revision => (
+            answer_regions(
+                layout,
+                &loaded.work.label,
+                on,
+                orientation,
+                compared.fit.as_ref(),
+            ),
+            true,
+        ),
+        _ => (Vec::new(), false),
+    };
+    let evidence = record.state == "ok" && record.role == "work";
+    let blank =
+        record.state == "ok" && record.role == "clean_paper" && loaded.scripts.contains(asset_id);
+    Ok(WorkPage {
+        page_id: format!("{asset_id}:p{page}"),
+        asset_id: asset_id.to_owned(),
+        page,
+        width_px: u32::try_from(record.width_px).unwrap_or(0),
+        height_px: u32::try_from(record.height_px).unwrap_or(0),
+        orientation,
+        evidence,
+        blank,
+        flagged: (!evidence).then(|| record.role_reason.clone()),
+        words: words_of(record)?,
+        ink: compared.ink,
+        ink_lines: compared.lines,
+        fit: compared.kind,
+        unaligned: compared.unaligned,
+        laid_out,
+        answer_regions: regions,
+        image: None,
+    })
+}
+
+/// The failure of a question none of whose selected pages is a student's work, each page's
+/// reason named.
+fn no_student_work(work_pages: &[WorkPage]) -> JobFailure {
+    let reasons: Vec<String> = work_pages
+        .iter()
+        .map(|p| {
+            format!(
+                "{}: {}",
+                p.page_id,
+                p.flagged.as_deref().unwrap_or("not evidence")
+            )
+        })
+        .collect();
+    JobFailure::permanent(format!(
+        "no selected page is a student's work, so nothing can support an award ({})",
+        reasons.join("; ")
+    ))
+    .with_code(FailureCode::NoStudentWork)
 }
 
 /// The configured marker's answer, passed through [`answer_check`] by the marker itself.

@@ -65,71 +65,108 @@ pub async fn plan(
         let Some(label) = q["label"].as_str() else {
             continue;
         };
-        let mut request = QuestionRequest {
-            work_asset_ids: Vec::new(),
-            scheme_asset_ids: Vec::new(),
-            page_selections: BTreeMap::new(),
-        };
-        let mut work_pages = 0;
-        for page in pages.iter().filter(|p| p.state == "ok") {
-            // Only a page of an asset known to be work is; an unknown kind is nothing.
-            let kind = kind_of.get(page.asset_id.as_str()).copied();
-            if kind == Some("work") && work_pages < MAX_WORK_PAGES && shows(page, label) {
-                select(&mut request, page, "work");
-                work_pages += 1;
-            }
-        }
-        let mut scheme_pages: Vec<&PageRecord> = pages
-            .iter()
-            .filter(|p| kind_of.get(p.asset_id.as_str()) == Some(&"scheme"))
-            .filter(|p| shows(p, label))
-            .take(MAX_SCHEME_PAGES)
-            .collect();
-        if scheme_pages.is_empty() {
-            scheme_pages = pages
-                .iter()
-                .filter(|p| kind_of.get(p.asset_id.as_str()) == Some(&"scheme"))
-                .take(1)
-                .collect();
-        }
-        for page in scheme_pages {
-            select(&mut request, page, "scheme");
-        }
-        let missing = unscanned.pages_of(label);
-        let unmarked = (!missing.is_empty()).then(|| Unmarked {
-            result_json: unscanned_result(label, &missing, q).to_string(),
-            max_marks: q["criteria"]
-                .as_array()
-                .map_or(0, |c| i64::try_from(c.len()).unwrap_or(i64::MAX)),
-        });
-        let failed = if unmarked.is_some() {
-            None
-        } else if work_pages == 0 {
-            Some(error_json(
-                FailureCode::QuestionNotFound.as_str(),
-                &format!("no page of the uploaded work shows question {label}"),
-                None,
-            ))
-        } else if request.scheme_asset_ids.is_empty() {
-            Some(error_json(
-                FailureCode::SchemeRequired.as_str(),
-                "the session has no indexed scheme page to cite",
-                None,
-            ))
-        } else {
-            None
-        };
-        questions.push(NewQuestion {
-            label: label.to_owned(),
-            request_json: serde_json::to_string(&request)
-                .map_err(|e| JobFailure::permanent(format!("the request cannot be stored: {e}")))?,
-            failed,
-            unmarked,
-        });
+        let (request, work_pages) = request_for(label, &pages, &kind_of, &shows);
+        questions.push(new_question(label, q, &request, work_pages, &unscanned)?);
     }
     if lost.load(Ordering::SeqCst) {
         return Ok(false);
     }
+    queue(context, job, &session.id, questions).await
+}
+
+/// What question `label` is asked with: the work pages that show it (at most
+/// [`MAX_WORK_PAGES`]), and the scheme pages that show it (at most [`MAX_SCHEME_PAGES`]; the
+/// first scheme page when none does). Also the count of work pages selected.
+fn request_for(
+    label: &str,
+    pages: &[PageRecord],
+    kind_of: &HashMap<&str, &str>,
+    shows: &impl Fn(&PageRecord, &str) -> bool,
+) -> (QuestionRequest, usize) {
+    let mut request = QuestionRequest {
+        work_asset_ids: Vec::new(),
+        scheme_asset_ids: Vec::new(),
+        page_selections: BTreeMap::new(),
+    };
+    let mut work_pages = 0;
+    for page in pages.iter().filter(|p| p.state == "ok") {
+        // Only a page of an asset known to be work is; an unknown kind is nothing.
+        let kind = kind_of.get(page.asset_id.as_str()).copied();
+        if kind == Some("work") && work_pages < MAX_WORK_PAGES && shows(page, label) {
+            select(&mut request, page, "work");
+            work_pages += 1;
+        }
+    }
+    let mut scheme_pages: Vec<&PageRecord> = pages
+        .iter()
+        .filter(|p| kind_of.get(p.asset_id.as_str()) == Some(&"scheme"))
+        .filter(|p| shows(p, label))
+        .take(MAX_SCHEME_PAGES)
+        .collect();
+    if scheme_pages.is_empty() {
+        scheme_pages = pages
+            .iter()
+            .filter(|p| kind_of.get(p.asset_id.as_str()) == Some(&"scheme"))
+            .take(1)
+            .collect();
+    }
+    for page in scheme_pages {
+        select(&mut request, page, "scheme");
+    }
+    (request, work_pages)
+}
+
+/// Question `label` (`q` of the scheme) as it is queued: unmarked when pages it is on were not
+/// scanned, failed when no work page shows it or no scheme page can be cited, else to be marked.
+fn new_question(
+    label: &str,
+    q: &Value,
+    request: &QuestionRequest,
+    work_pages: usize,
+    unscanned: &Unscanned,
+) -> Result<NewQuestion, JobFailure> {
+    let missing = unscanned.pages_of(label);
+    let unmarked = (!missing.is_empty()).then(|| Unmarked {
+        result_json: unscanned_result(label, &missing, q).to_string(),
+        max_marks: q["criteria"]
+            .as_array()
+            .map_or(0, |c| i64::try_from(c.len()).unwrap_or(i64::MAX)),
+    });
+    let failed = if unmarked.is_some() {
+        None
+    } else if work_pages == 0 {
+        Some(error_json(
+            FailureCode::QuestionNotFound.as_str(),
+            &format!("no page of the uploaded work shows question {label}"),
+            None,
+        ))
+    } else if request.scheme_asset_ids.is_empty() {
+        Some(error_json(
+            FailureCode::SchemeRequired.as_str(),
+            "the session has no indexed scheme page to cite",
+            None,
+        ))
+    } else {
+        None
+    };
+    Ok(NewQuestion {
+        label: label.to_owned(),
+        request_json: serde_json::to_string(request)
+            .map_err(|e| JobFailure::permanent(format!("the request cannot be stored: {e}")))?,
+        failed,
+        unmarked,
+    })
+}
+
+/// Finishes the planning job and queues `questions` in one transaction; past the account's
+/// daily allowance every question is saved failed instead. `false` when the lease was lost.
+async fn queue(
+    context: &Arc<JobContext>,
+    job: &Job,
+    session_id: &str,
+    mut questions: Vec<NewQuestion>,
+) -> Result<bool, JobFailure> {
+    let store = &context.store;
     let config = &context.config;
     let mut tx = store.begin_write().await?;
     if !Store::finish_job(&mut tx, job, now_ms()).await? {
@@ -140,7 +177,7 @@ pub async fn plan(
         .queue_questions(
             &mut tx,
             &job.user_id,
-            &session.id,
+            session_id,
             &questions,
             MARK_QUESTION,
             config.allowance.questions_per_day,
@@ -163,7 +200,7 @@ pub async fn plan(
             .queue_questions(
                 &mut tx,
                 &job.user_id,
-                &session.id,
+                session_id,
                 &questions,
                 MARK_QUESTION,
                 config.allowance.questions_per_day,

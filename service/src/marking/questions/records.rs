@@ -110,7 +110,7 @@ pub(super) fn corrupt(record: &PageRecord, what: &str, e: &serde_json::Error) ->
 
 /// What the comparison with the clean page says of a page.
 #[derive(Debug, Default)]
-struct Compared {
+pub(super) struct Compared {
     /// The regions of writing added to it, when it was lined up with its clean page; `None` when
     /// it was not.
     pub(super) ink: Option<Vec<Rect>>,
