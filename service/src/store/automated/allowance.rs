@@ -74,6 +74,47 @@ impl Store {
         Ok(Some((used, seconds_to_next_utc_day(now))))
     }
 
+    /// Reserves `needed` questions of today's allowance of `per_day` inside a write transaction;
+    /// when they would exceed it, nothing is reserved and the answer is the questions used today.
+    pub(crate) async fn reserve_questions(
+        tx: &mut WriteTx,
+        user_id: &str,
+        needed: i64,
+        per_day: i64,
+        now: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let day = utc_date(now);
+        sqlx::query(
+            "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
+             ON CONFLICT (user_id, day) DO NOTHING",
+        )
+        .bind(user_id)
+        .bind(&day)
+        .execute(&mut **tx)
+        .await?;
+        let reserved = sqlx::query(
+            "UPDATE marking_allowance SET questions = questions + $1 \
+             WHERE user_id = $2 AND day = $3 AND questions + $1 <= $4",
+        )
+        .bind(needed)
+        .bind(user_id)
+        .bind(&day)
+        .bind(per_day)
+        .execute(&mut **tx)
+        .await?;
+        if reserved.rows_affected() > 0 {
+            return Ok(None);
+        }
+        let used: i64 = sqlx::query_scalar(
+            "SELECT questions FROM marking_allowance WHERE user_id = $1 AND day = $2",
+        )
+        .bind(user_id)
+        .bind(&day)
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok(Some(used))
+    }
+
     /// Pages of automated marking an account has used on the UTC day of `now`.
     pub async fn allowance_used(&self, user_id: &str, now: i64) -> Result<(i64, i64), StoreError> {
         let row = sqlx::query(

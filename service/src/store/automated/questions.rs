@@ -8,7 +8,7 @@ use sqlx::Row;
 use super::allowance::seconds_to_next_utc_day;
 use crate::store::jobs::{Job, NewJob};
 use crate::store::marking::QuestionData;
-use crate::store::{Store, StoreError, WriteTx, now_ms, utc_date};
+use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// The most questions one session may hold (not counting failed or cancelled ones).
 pub const MAX_QUESTIONS_PER_SESSION: i64 = 24;
@@ -123,39 +123,14 @@ impl Store {
         if live_count + new_live > MAX_QUESTIONS_PER_SESSION {
             return Ok(QueueOutcome::TooManyQuestions);
         }
-        let day = utc_date(now);
-        if new_live > 0 {
-            sqlx::query(
-                "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
-                 ON CONFLICT (user_id, day) DO NOTHING",
-            )
-            .bind(user_id)
-            .bind(&day)
-            .execute(&mut **tx)
-            .await?;
-            let reserved = sqlx::query(
-                "UPDATE marking_allowance SET questions = questions + $1 \
-                 WHERE user_id = $2 AND day = $3 AND questions + $1 <= $4",
-            )
-            .bind(new_live)
-            .bind(user_id)
-            .bind(&day)
-            .bind(questions_per_day)
-            .execute(&mut **tx)
-            .await?;
-            if reserved.rows_affected() == 0 {
-                let used: i64 = sqlx::query_scalar(
-                    "SELECT questions FROM marking_allowance WHERE user_id = $1 AND day = $2",
-                )
-                .bind(user_id)
-                .bind(&day)
-                .fetch_one(&mut **tx)
-                .await?;
-                return Ok(QueueOutcome::AllowanceExceeded {
-                    used,
-                    retry_after: seconds_to_next_utc_day(now),
-                });
-            }
+        if new_live > 0
+            && let Some(used) =
+                Store::reserve_questions(tx, user_id, new_live, questions_per_day, now).await?
+        {
+            return Ok(QueueOutcome::AllowanceExceeded {
+                used,
+                retry_after: seconds_to_next_utc_day(now),
+            });
         }
         let mut position: i64 = sqlx::query_scalar(
             "SELECT CAST(COALESCE(MAX(position), -1) AS BIGINT) FROM marking_questions WHERE session_id = $1",
@@ -166,48 +141,84 @@ impl Store {
         let mut ids = Vec::with_capacity(questions.len());
         for q in questions {
             position += 1;
-            let id = uuid::Uuid::new_v4().to_string();
-            let (status, error) = match (&q.failed, &q.unmarked) {
-                (Some(error), _) => ("failed", Some(error.as_str())),
-                (None, Some(_)) => ("needs_review", None),
-                (None, None) => ("queued", None),
-            };
-            let unmarked = q.unmarked.as_ref().filter(|_| q.failed.is_none());
-            sqlx::query(
-                "INSERT INTO marking_questions (id, session_id, user_id, position, label, status, \
-                 revision, awarded, possible, max_marks, question_json, result_json, created_at, \
-                 updated_at, request_json, error_json) \
-                 VALUES ($1, $2, $3, $4, $5, $6, 1, 0, $10, $10, '{}', $11, $7, $7, $8, $9)",
-            )
-            .bind(&id)
-            .bind(session_id)
-            .bind(user_id)
-            .bind(position)
-            .bind(&q.label)
-            .bind(status)
-            .bind(now)
-            .bind(&q.request_json)
-            .bind(error)
-            .bind(unmarked.map_or(0, |u| u.max_marks))
-            .bind(unmarked.map_or("{}", |u| u.result_json.as_str()))
-            .execute(&mut **tx)
-            .await?;
+            let id = Store::insert_question(tx, session_id, user_id, position, q, now).await?;
             if q.failed.is_none() && q.unmarked.is_none() {
-                let job = NewJob {
-                    kind: job_kind.to_owned(),
-                    payload: serde_json::json!({ "questionId": id }).to_string(),
-                };
-                let jobs =
-                    Store::enqueue_jobs(tx, session_id, user_id, &[job], max_attempts, now).await?;
-                sqlx::query("UPDATE marking_questions SET job_id = $1 WHERE id = $2")
-                    .bind(jobs.first())
-                    .bind(&id)
-                    .execute(&mut **tx)
-                    .await?;
+                Store::queue_question_job(
+                    tx,
+                    session_id,
+                    user_id,
+                    &id,
+                    job_kind,
+                    max_attempts,
+                    now,
+                )
+                .await?;
             }
             ids.push(id);
         }
         Ok(QueueOutcome::Queued(ids))
+    }
+
+    /// Saves one question of a queueing at `position`: `failed` with its known failure,
+    /// `needs_review` with its result when it cannot be marked until a person acts, or `queued`.
+    async fn insert_question(
+        tx: &mut WriteTx,
+        session_id: &str,
+        user_id: &str,
+        position: i64,
+        q: &NewQuestion,
+        now: i64,
+    ) -> Result<String, StoreError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let (status, error) = match (&q.failed, &q.unmarked) {
+            (Some(error), _) => ("failed", Some(error.as_str())),
+            (None, Some(_)) => ("needs_review", None),
+            (None, None) => ("queued", None),
+        };
+        let unmarked = q.unmarked.as_ref().filter(|_| q.failed.is_none());
+        sqlx::query(
+            "INSERT INTO marking_questions (id, session_id, user_id, position, label, status, \
+             revision, awarded, possible, max_marks, question_json, result_json, created_at, \
+             updated_at, request_json, error_json) \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, 0, $10, $10, '{}', $11, $7, $7, $8, $9)",
+        )
+        .bind(&id)
+        .bind(session_id)
+        .bind(user_id)
+        .bind(position)
+        .bind(&q.label)
+        .bind(status)
+        .bind(now)
+        .bind(&q.request_json)
+        .bind(error)
+        .bind(unmarked.map_or(0, |u| u.max_marks))
+        .bind(unmarked.map_or("{}", |u| u.result_json.as_str()))
+        .execute(&mut **tx)
+        .await?;
+        Ok(id)
+    }
+
+    /// Queues the job that marks the question `id`, and names it on the question.
+    async fn queue_question_job(
+        tx: &mut WriteTx,
+        session_id: &str,
+        user_id: &str,
+        id: &str,
+        job_kind: &str,
+        max_attempts: i64,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let job = NewJob {
+            kind: job_kind.to_owned(),
+            payload: serde_json::json!({ "questionId": id }).to_string(),
+        };
+        let jobs = Store::enqueue_jobs(tx, session_id, user_id, &[job], max_attempts, now).await?;
+        sqlx::query("UPDATE marking_questions SET job_id = $1 WHERE id = $2")
+            .bind(jobs.first())
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
     }
 
     /// A question's work, by id alone (for workers).
