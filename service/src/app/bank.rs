@@ -177,47 +177,25 @@ pub async fn search(signed: Signed) -> Result<Response, AppError> {
         None => None,
     };
     let facets = state.store.facets().await?;
-    let (found, problems) = match parse_search(&asked.api_query()) {
-        Ok(params) => {
-            match crate::questions::search(&state.store, &signed.user.id, &params).await {
-                Ok(page) => (Some(page), Vec::new()),
-                Err(e) => match super::problems::listed(&e) {
-                    Some(listed) => (None, listed),
-                    None => return Err(e.into()),
-                },
-            }
-        }
-        Err(errors) => (None, super::problems::from_fields(errors)),
+    let (found, problems) = found_page(&signed, &asked).await?;
+    let results = match &found {
+        Some(found) => readable_results(&signed, found).await?,
+        None => Vec::new(),
     };
-    let mut results = Vec::new();
-    if let Some(found) = &found {
-        for item in found.read_items() {
-            let stored = state
-                .store
-                .bank_revision(&item.pin.question_id, item.pin.revision)
-                .await?;
-            if let Some(revision) =
-                stored.and_then(|s| content::read(&s.body, &item.pin.question_id))
-            {
-                results.push((item, revision));
-            }
-        }
-    }
     state
         .maths
         .prepare(results.iter().flat_map(|(_, r)| content::texts(r)))
         .await;
-    let in_paper: Vec<&str> = paper
-        .as_ref()
-        .map(|p| {
-            p.content
-                .questions
-                .iter()
-                .map(|q| q.question_id.as_str())
-                .collect()
-        })
-        .unwrap_or_default();
-    let back = asked.href(asked.cursor.as_deref());
+    let adding = paper.as_ref().map(|paper| Adding {
+        paper,
+        in_paper: paper
+            .content
+            .questions
+            .iter()
+            .map(|q| q.question_id.as_str())
+            .collect(),
+        back: asked.href(asked.cursor.as_deref()),
+    });
     let body = html! {
         h1 { "Question bank" }
         @if let Some(paper) = &paper {
@@ -240,32 +218,7 @@ pub async fn search(signed: Signed) -> Result<Response, AppError> {
             }
             ol.results #results {
                 @for (item, revision) in &results {
-                    li.result {
-                        h2 { (item.title) }
-                        p.meta { (item.marks) " marks · difficulty " (item.difficulty) " of 5 · " (item.topic.replace('-', " ")) }
-                        p.summary { (item.summary) }
-                        (content::question(&state.maths, revision, &|asset| diagram_href(&item.pin, asset)))
-                        (content::scheme(&state.maths, revision))
-                        @if let Some(paper) = &paper {
-                            @if in_paper.contains(&item.pin.question_id.as_str()) {
-                                p.hint { "In the paper." }
-                            } @else {
-                                form method="post" action={ "/app/papers/" (paper.id) "/add" } {
-                                    (csrf(&signed))
-                                    (pin_fields(&item.pin))
-                                    input type="hidden" name="revision" value=(paper.revision);
-                                    input type="hidden" name="back" value=(back);
-                                    button type="submit" { "Add to " (paper.content.title) }
-                                }
-                            }
-                        } @else {
-                            form method="post" action="/app/papers" {
-                                (csrf(&signed))
-                                (pin_fields(&item.pin))
-                                button type="submit" { "Start a paper with this question" }
-                            }
-                        }
-                    }
+                    (result_item(&signed, adding.as_ref(), item, revision))
                 }
             }
             @if let Some(next) = &found.next_cursor {
@@ -277,6 +230,89 @@ pub async fn search(signed: Signed) -> Result<Response, AppError> {
         StatusCode::OK,
         page("Question bank", Some(&signed), Section::Bank, body),
     ))
+}
+
+/// The page of results the search asks for, or the problems that keep it from being made.
+async fn found_page(
+    signed: &Signed,
+    asked: &Asked,
+) -> Result<(Option<crate::questions::Page>, Vec<super::problems::Listed>), AppError> {
+    let store = &signed.visit.state.store;
+    Ok(match parse_search(&asked.api_query()) {
+        Ok(params) => match crate::questions::search(store, &signed.user.id, &params).await {
+            Ok(page) => (Some(page), Vec::new()),
+            Err(e) => match super::problems::listed(&e) {
+                Some(listed) => (None, listed),
+                None => return Err(e.into()),
+            },
+        },
+        Err(errors) => (None, super::problems::from_fields(errors)),
+    })
+}
+
+/// Each result of the page with its revision's content, leaving out one the bank cannot read.
+async fn readable_results(
+    signed: &Signed,
+    found: &crate::questions::Page,
+) -> Result<Vec<(crate::questions::Item, examkit_bank::Revision)>, AppError> {
+    let store = &signed.visit.state.store;
+    let mut results = Vec::new();
+    for item in found.read_items() {
+        let stored = store
+            .bank_revision(&item.pin.question_id, item.pin.revision)
+            .await?;
+        if let Some(revision) = stored.and_then(|s| content::read(&s.body, &item.pin.question_id)) {
+            results.push((item, revision));
+        }
+    }
+    Ok(results)
+}
+
+/// The paper the results are added to: the questions already in it, and the search to come back
+/// to after adding.
+struct Adding<'a> {
+    paper: &'a crate::store::papers::StoredPaper,
+    in_paper: Vec<&'a str>,
+    back: String,
+}
+
+/// One result: its title, figures, content and scheme, and the form that adds it to the paper
+/// being built or starts a paper with it.
+fn result_item(
+    signed: &Signed,
+    adding: Option<&Adding<'_>>,
+    item: &crate::questions::Item,
+    revision: &examkit_bank::Revision,
+) -> Markup {
+    let state = &signed.visit.state;
+    html! {
+        li.result {
+            h2 { (item.title) }
+            p.meta { (item.marks) " marks · difficulty " (item.difficulty) " of 5 · " (item.topic.replace('-', " ")) }
+            p.summary { (item.summary) }
+            (content::question(&state.maths, revision, &|asset| diagram_href(&item.pin, asset)))
+            (content::scheme(&state.maths, revision))
+            @if let Some(Adding { paper, in_paper, back }) = adding {
+                @if in_paper.contains(&item.pin.question_id.as_str()) {
+                    p.hint { "In the paper." }
+                } @else {
+                    form method="post" action={ "/app/papers/" (paper.id) "/add" } {
+                        (csrf(signed))
+                        (pin_fields(&item.pin))
+                        input type="hidden" name="revision" value=(paper.revision);
+                        input type="hidden" name="back" value=(back);
+                        button type="submit" { "Add to " (paper.content.title) }
+                    }
+                }
+            } @else {
+                form method="post" action="/app/papers" {
+                    (csrf(signed))
+                    (pin_fields(&item.pin))
+                    button type="submit" { "Start a paper with this question" }
+                }
+            }
+        }
+    }
 }
 
 /// `GET /app/bank/{question}/{revision}/diagrams/{asset}`: a diagram's file, as an image of the

@@ -285,6 +285,9 @@ impl ErrorKind {
     }
 }
 
+/// What an unexpected failure says.
+const UNEXPECTED: &str = "an unexpected error occurred; retry later";
+
 impl ApiError {
     /// The kind of error, which gives its code and status.
     pub fn kind(&self) -> ErrorKind {
@@ -361,50 +364,96 @@ impl ApiError {
 
     /// A sentence for people.
     pub fn message(&self) -> String {
-        match self {
-            ApiError::MissingApiKey => "send the header Authorization: Bearer <API_KEY>".into(),
+        match self.fixed_message() {
+            Some(sentence) => sentence.to_owned(),
+            None => self.detailed_message(),
+        }
+    }
+
+    /// The sentence of an error that says the same thing every time; `None` for an error whose
+    /// sentence carries its own detail.
+    fn fixed_message(&self) -> Option<&'static str> {
+        Some(match self {
+            ApiError::MissingApiKey => "send the header Authorization: Bearer <API_KEY>",
             ApiError::InvalidAuthorization => {
-                "the Authorization header must be Bearer <API_KEY>; browser sessions are not accepted".into()
+                "the Authorization header must be Bearer <API_KEY>; browser sessions are not accepted"
             }
-            ApiError::InvalidApiKey => "the API key is not valid".into(),
-            ApiError::RevokedApiKey => "the API key was revoked".into(),
-            ApiError::ExpiredApiKey => "the API key has expired".into(),
-            ApiError::AccountUnverified => "the key's account is not verified".into(),
-            ApiError::AccountRestricted => "the key's account is restricted".into(),
+            ApiError::InvalidApiKey => "the API key is not valid",
+            ApiError::RevokedApiKey => "the API key was revoked",
+            ApiError::ExpiredApiKey => "the API key has expired",
+            ApiError::AccountUnverified => "the key's account is not verified",
+            ApiError::AccountRestricted => "the key's account is restricted",
+            ApiError::RouteNotFound => "no route has this path",
+            ApiError::MethodNotAllowed => "this path does not accept this method",
+            ApiError::EmptyBody => "the request body is empty; send the file's raw bytes",
+            ApiError::IdempotencyKeyRequired => "this operation needs an Idempotency-Key header",
+            ApiError::InvalidIdempotencyKey => {
+                "the Idempotency-Key header must match ^[A-Za-z0-9._:-]{8,128}$"
+            }
+            ApiError::IdempotencyKeyReused => {
+                "this Idempotency-Key was already used for a different request; use a new key for a different operation"
+            }
+            ApiError::IdempotencyRequestInProgress => {
+                "a request with this Idempotency-Key is still running; retry shortly"
+            }
+            ApiError::ImportAlreadyCompleted => {
+                "the import was completed with a different submission; a replacement needs a new import"
+            }
+            ApiError::ImportCompleted => "the import is completed and takes no more files",
+            ApiError::SessionTooLarge => "the session's files would exceed 300 MiB in total",
+            ApiError::TooManyFiles => "the session already holds 100 files, the limit",
+            ApiError::Internal => UNEXPECTED,
+            ApiError::PaperExists => {
+                "a paper with this id already exists with other content; repeat the exact creation body to get it back, or create a new paper with a new id"
+            }
+            ApiError::ExportsNotReady => {
+                "this revision's PDFs have not been prepared; POST {} to its exports first"
+            }
+            ApiError::PdfExportDisabled => {
+                "PDF export is turned off in this service's configuration"
+            }
+            ApiError::AutomatedMarkingDisabled => {
+                "automated marking is turned off in this service's configuration"
+            }
+            ApiError::SessionStarted => {
+                "this marking session was already started; it takes no more files, and a repeated start must reuse the first start's Idempotency-Key"
+            }
+            ApiError::WorkRequired => {
+                "upload at least one work file (a completed student scan) before starting"
+            }
+            ApiError::SchemeRequired => {
+                "upload a mark scheme (kind=scheme), or create the session from a paper, before starting"
+            }
+            ApiError::IndexingNotFinished => {
+                "the session's pages are not indexed yet; wait until the session says indexingFinished"
+            }
+            _ => return None,
+        })
+    }
+
+    /// The sentence of an error that carries its own detail (a name, a size, a limit, a reason).
+    fn detailed_message(&self) -> String {
+        match self {
             ApiError::InsufficientScope(scopes) => {
                 let names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
                 format!("this operation needs the scope(s) {}", names.join(", "))
             }
-            ApiError::RouteNotFound => "no route has this path".into(),
             ApiError::NotFound(what) => format!("{what} not found"),
-            ApiError::MethodNotAllowed => "this path does not accept this method".into(),
             ApiError::InvalidJson(m) => format!("the request body is not valid JSON: {m}"),
             ApiError::InvalidBody(m) | ApiError::InvalidQuery(m) => m.clone(),
-            ApiError::EmptyBody => "the request body is empty; send the file's raw bytes".into(),
-            ApiError::IdempotencyKeyRequired => "this operation needs an Idempotency-Key header".into(),
-            ApiError::InvalidIdempotencyKey => {
-                "the Idempotency-Key header must match ^[A-Za-z0-9._:-]{8,128}$".into()
-            }
-            ApiError::IdempotencyKeyReused => {
-                "this Idempotency-Key was already used for a different request; use a new key for a different operation".into()
-            }
-            ApiError::IdempotencyRequestInProgress => {
-                "a request with this Idempotency-Key is still running; retry shortly".into()
-            }
-            ApiError::ImportAlreadyCompleted => {
-                "the import was completed with a different submission; a replacement needs a new import".into()
-            }
-            ApiError::ImportCompleted => "the import is completed and takes no more files".into(),
             ApiError::StaleRevision(current) => {
-                format!("the revision sent is not the current one; the current revision is {current}")
+                format!(
+                    "the revision sent is not the current one; the current revision is {current}"
+                )
             }
             ApiError::PayloadTooLarge { size, limit } => {
-                format!("the body is {size} bytes or more; the limit for this route is {limit} bytes")
+                format!(
+                    "the body is {size} bytes or more; the limit for this route is {limit} bytes"
+                )
             }
             ApiError::FileTooLarge(size) => {
                 format!("the file is {size} bytes or more; the limit is 26214400 bytes (25 MiB)")
             }
-            ApiError::SessionTooLarge => "the session's files would exceed 300 MiB in total".into(),
             ApiError::UnsupportedMediaType(m) | ApiError::ContentTypeMismatch(m) => m.clone(),
             ApiError::ValidationFailed { message, .. }
             | ApiError::NotReady { message, .. }
@@ -413,7 +462,6 @@ impl ApiError {
             ApiError::TooManyPages(pages) => {
                 format!("the PDF has {pages} pages; the limit is 80 pages per file")
             }
-            ApiError::TooManyFiles => "the session already holds 100 files, the limit".into(),
             ApiError::RateLimited { retry_after } => {
                 format!("rate limit reached; retry after {retry_after} seconds")
             }
@@ -422,12 +470,8 @@ impl ApiError {
                 message,
                 retry_after,
             } => format!("{message}; retry after {retry_after} seconds"),
-            ApiError::Internal => "an unexpected error occurred; retry later".into(),
             ApiError::InvalidParameters { message, .. }
             | ApiError::InvalidFields { message, .. } => message.clone(),
-            ApiError::PaperExists => {
-                "a paper with this id already exists with other content; repeat the exact creation body to get it back, or create a new paper with a new id".into()
-            }
             ApiError::TooManyPapers(limit) => {
                 format!("the account already holds {limit} saved papers, the most it may")
             }
@@ -441,32 +485,11 @@ impl ApiError {
             ApiError::PaperNotTypesettable(m) => {
                 format!("the paper cannot be typeset: {m}")
             }
-            ApiError::ExportsNotReady => {
-                "this revision's PDFs have not been prepared; POST {} to its exports first".into()
-            }
             ApiError::RangeNotSatisfiable(size) => {
                 format!("the range asked for starts past the end of the file ({size} bytes)")
             }
             ApiError::RevisionNotExportable(m) => {
                 format!("this revision's PDFs cannot be produced: {m}")
-            }
-            ApiError::PdfExportDisabled => {
-                "PDF export is turned off in this service's configuration".into()
-            }
-            ApiError::AutomatedMarkingDisabled => {
-                "automated marking is turned off in this service's configuration".into()
-            }
-            ApiError::SessionStarted => {
-                "this marking session was already started; it takes no more files, and a repeated start must reuse the first start's Idempotency-Key".into()
-            }
-            ApiError::WorkRequired => {
-                "upload at least one work file (a completed student scan) before starting".into()
-            }
-            ApiError::SchemeRequired => {
-                "upload a mark scheme (kind=scheme), or create the session from a paper, before starting".into()
-            }
-            ApiError::IndexingNotFinished => {
-                "the session's pages are not indexed yet; wait until the session says indexingFinished".into()
             }
             ApiError::StackNotReady(why) => why.clone(),
             ApiError::QuestionFinished(status) => {
@@ -475,9 +498,14 @@ impl ApiError {
             ApiError::QuestionNotMarked(status) => {
                 format!("the marking question has no result to review ({status})")
             }
-            ApiError::AllowanceExhausted { message, retry_after } => {
+            ApiError::AllowanceExhausted {
+                message,
+                retry_after,
+            } => {
                 format!("{message}; the allowance renews in {retry_after} seconds")
             }
+            // Every other error has a fixed sentence.
+            _ => self.fixed_message().unwrap_or(UNEXPECTED).to_owned(),
         }
     }
 

@@ -56,104 +56,14 @@ pub(super) fn copies_section(
     set: &Overview,
     covers: bool,
 ) -> Result<Markup, AppError> {
-    let action = format!("/app/class-sets/{}/decide", set.set.id);
-    let named = set.named();
     let mut lines = set.copy_lines();
     // Names to check first: a written name that disagrees with the copy's student, or matches
     // nobody, leads the table.
     lines.sort_by_key(|line| !line.name.as_ref().is_some_and(|check| check.flagged));
-    let mut rows = Vec::with_capacity(lines.len());
-    for line in &lines {
-        let copy = line.printed.copy;
-        let absent_form = html! {
-            form.inline method="post" action=(action) {
-                (form_fields(signed)?)
-                input type="hidden" name="copy" value=(copy);
-                @if line.absent_by_person {
-                    button type="submit" name="kind" value="present" { "Mark present" span.visually-hidden { " copy " (copy) } }
-                } @else {
-                    button type="submit" name="kind" value="absent" { "Mark absent" span.visually-hidden { " copy " (copy) } }
-                }
-            }
-        };
-        let student_form = if named {
-            let held = line.writer.student().map(i64::from);
-            let chosen_none = matches!(line.writer, Writer::NotOnRoster);
-            html! {
-                form.inline method="post" action=(action) {
-                    (form_fields(signed)?)
-                    input type="hidden" name="kind" value="student";
-                    input type="hidden" name="copy" value=(copy);
-                    label.visually-hidden for={ "student-" (copy) } { "Who wrote copy " (copy) }
-                    select id={ "student-" (copy) } name="student" {
-                        @if held.is_none() && !chosen_none { option value="" selected { "Choose…" } }
-                        @for c in set.copies.iter().filter(|c| c.name.is_some()) {
-                            option value=(c.copy) selected[held == Some(c.copy)] {
-                                (c.name.as_deref().unwrap_or_default())
-                                @if let Some(n) = &c.candidate_number { " (" (n) ")" }
-                            }
-                        }
-                        option value="none" selected[chosen_none] { "Not on the roster" }
-                    }
-                    button type="submit" { "Set student" }
-                }
-            }
-        } else {
-            html! {}
-        };
-        rows.push(html! {
-            tr data-copy=(copy) {
-                th scope="row" { (copy_number(copy)) }
-                td.student {
-                    @match (line.student, line.writer) {
-                        (Some(s), _) => { (s.name.as_deref().unwrap_or_default()) }
-                        (None, Writer::NotOnRoster) => { em { "not on the roster" } }
-                        (None, Writer::Displaced) => { em { "nobody yet" } }
-                        (None, _) => { "—" }
-                    }
-                }
-                td.candidate { (line.student.and_then(|s| s.candidate_number.as_deref()).unwrap_or("—")) }
-                td data-writer=(line.writer.name()) {
-                    @if covers && u32::try_from(copy).ok().and_then(|c| set.now.stack.report.copies.get(&c)).is_some_and(|(_, pages)| pages.contains_key(&1)) {
-                        img.cover-name src={ "/app/class-sets/" (set.set.id) "/covers/" (copy) }
-                            alt={ "The name written on the cover of copy " (copy_number(copy)) } loading="lazy";
-                        br;
-                    }
-                    (writer_text(line))
-                    @if let Some(check) = &line.name {
-                        br;
-                        span.hint data-verdict=(check.verdict.name()) {
-                            (written_text(check, &set.copies))
-                        }
-                        @if check.flagged { " " strong.flag { "check" } }
-                    }
-                }
-                @match line.state {
-                    CopyState::Complete => { td data-state="complete" { "Complete" } }
-                    CopyState::Incomplete { missing } => {
-                        td data-state="incomplete" { "Incomplete: missing " @if missing.len() == 1 { "page " } @else { "pages " } (pages_text(missing)) }
-                    }
-                    CopyState::Absent => {
-                        td data-state="absent" { "Absent" @if line.absent_by_person { " (said by a person)" } }
-                    }
-                }
-                td.script {
-                    @if let Some(script) = line.script {
-                        span data-script=(script.state.name()) { (script_state_text(script.state)) }
-                        " · " (score(script.awarded, script.possible, script.max))
-                        " · " a href={ "/app/sessions/" (script.session_id) } { "Review" span.visually-hidden { " copy " (copy) } }
-                        @if !script.current { " · " strong { "out of date" } }
-                    } @else {
-                        "—"
-                    }
-                    @if !line.extras.is_empty() {
-                        br; span.hint { (line.extras.len()) " extra " @if line.extras.len() == 1 { "sheet" } @else { "sheets" } }
-                    }
-                }
-                td.actions { (absent_form) (student_form) }
-            }
-        });
-    }
+    let rows = lines
+        .iter()
+        .map(|line| copy_row(signed, set, line, covers))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(html! {
         section #copies aria-labelledby="copies-title" {
             h2 #copies-title { "Copies" }
@@ -168,6 +78,119 @@ pub(super) fn copies_section(
                     tbody { @for row in rows { (row) } }
                 }
             }
+        }
+    })
+}
+
+/// One copy's row: its student, who wrote it, its state, its script and the forms that change it.
+fn copy_row(
+    signed: &Signed,
+    set: &Overview,
+    line: &CopyLine<'_>,
+    covers: bool,
+) -> Result<Markup, AppError> {
+    let action = format!("/app/class-sets/{}/decide", set.set.id);
+    let copy = line.printed.copy;
+    Ok(html! {
+        tr data-copy=(copy) {
+            th scope="row" { (copy_number(copy)) }
+            td.student {
+                @match (line.student, line.writer) {
+                    (Some(s), _) => { (s.name.as_deref().unwrap_or_default()) }
+                    (None, Writer::NotOnRoster) => { em { "not on the roster" } }
+                    (None, Writer::Displaced) => { em { "nobody yet" } }
+                    (None, _) => { "—" }
+                }
+            }
+            td.candidate { (line.student.and_then(|s| s.candidate_number.as_deref()).unwrap_or("—")) }
+            td data-writer=(line.writer.name()) {
+                @if covers && u32::try_from(copy).ok().and_then(|c| set.now.stack.report.copies.get(&c)).is_some_and(|(_, pages)| pages.contains_key(&1)) {
+                    img.cover-name src={ "/app/class-sets/" (set.set.id) "/covers/" (copy) }
+                        alt={ "The name written on the cover of copy " (copy_number(copy)) } loading="lazy";
+                    br;
+                }
+                (writer_text(line))
+                @if let Some(check) = &line.name {
+                    br;
+                    span.hint data-verdict=(check.verdict.name()) {
+                        (written_text(check, &set.copies))
+                    }
+                    @if check.flagged { " " strong.flag { "check" } }
+                }
+            }
+            @match line.state {
+                CopyState::Complete => { td data-state="complete" { "Complete" } }
+                CopyState::Incomplete { missing } => {
+                    td data-state="incomplete" { "Incomplete: missing " @if missing.len() == 1 { "page " } @else { "pages " } (pages_text(missing)) }
+                }
+                CopyState::Absent => {
+                    td data-state="absent" { "Absent" @if line.absent_by_person { " (said by a person)" } }
+                }
+            }
+            td.script {
+                @if let Some(script) = line.script {
+                    span data-script=(script.state.name()) { (script_state_text(script.state)) }
+                    " · " (score(script.awarded, script.possible, script.max))
+                    " · " a href={ "/app/sessions/" (script.session_id) } { "Review" span.visually-hidden { " copy " (copy) } }
+                    @if !script.current { " · " strong { "out of date" } }
+                } @else {
+                    "—"
+                }
+                @if !line.extras.is_empty() {
+                    br; span.hint { (line.extras.len()) " extra " @if line.extras.len() == 1 { "sheet" } @else { "sheets" } }
+                }
+            }
+            td.actions { (absent_form(signed, &action, line)?) (student_form(signed, &action, set, line)?) }
+        }
+    })
+}
+
+/// The form that marks a copy absent, or present again when a person said it was absent.
+fn absent_form(signed: &Signed, action: &str, line: &CopyLine<'_>) -> Result<Markup, AppError> {
+    let copy = line.printed.copy;
+    Ok(html! {
+        form.inline method="post" action=(action) {
+            (form_fields(signed)?)
+            input type="hidden" name="copy" value=(copy);
+            @if line.absent_by_person {
+                button type="submit" name="kind" value="present" { "Mark present" span.visually-hidden { " copy " (copy) } }
+            } @else {
+                button type="submit" name="kind" value="absent" { "Mark absent" span.visually-hidden { " copy " (copy) } }
+            }
+        }
+    })
+}
+
+/// The form that says which student of the roster wrote a copy; nothing for numbered copies.
+fn student_form(
+    signed: &Signed,
+    action: &str,
+    set: &Overview,
+    line: &CopyLine<'_>,
+) -> Result<Markup, AppError> {
+    if !set.named() {
+        return Ok(html! {});
+    }
+    let copy = line.printed.copy;
+    let held = line.writer.student().map(i64::from);
+    let chosen_none = matches!(line.writer, Writer::NotOnRoster);
+    Ok(html! {
+        form.inline method="post" action=(action) {
+            (form_fields(signed)?)
+            input type="hidden" name="kind" value="student";
+            input type="hidden" name="copy" value=(copy);
+            label.visually-hidden for={ "student-" (copy) } { "Who wrote copy " (copy) }
+            select id={ "student-" (copy) } name="student" {
+                @if held.is_none() && !chosen_none { option value="" selected { "Choose…" } }
+                @for c in set.copies.iter().filter(|c| c.name.is_some()) {
+                    option value=(c.copy) selected[held == Some(c.copy)] {
+                        (c.name.as_deref().unwrap_or_default())
+                        @if let Some(n) = &c.candidate_number { " (" (n) ")" }
+                    }
+                }
+                option value="none" selected[chosen_none] { "Not on the roster" }
+            }
+            button type="submit" { "Set student" }
         }
     })
 }

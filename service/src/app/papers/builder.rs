@@ -216,19 +216,7 @@ async fn save(signed: &Signed, paper: &StoredPaper, draft: Draft) -> Result<Resp
                 .into_iter()
                 .map(|p| p.message)
                 .collect();
-            let said = Said {
-                problems,
-                unsaved: true,
-                ..Said::default()
-            };
-            return builder(
-                signed,
-                paper,
-                &draft,
-                said,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await;
+            return not_saved(signed, paper, &draft, problems).await;
         }
     };
     let refused = match crate::papers::update(state, &signed.user.id, &paper.id, &change).await {
@@ -242,69 +230,73 @@ async fn save(signed: &Signed, paper: &StoredPaper, draft: Draft) -> Result<Resp
     };
     match refused {
         ApiError::StaleRevision(latest_revision) => {
-            let latest = crate::papers::stored(state, &signed.user.id, &paper.id, None).await?;
-            let before =
-                crate::papers::stored(state, &signed.user.id, &paper.id, Some(draft.base)).await?;
-            let all: Vec<Pin> = before
-                .content
-                .questions
-                .iter()
-                .chain(&latest.content.questions)
-                .cloned()
-                .collect();
-            let titled = rows(signed, &all).await?;
-            let titles = |pin: &Pin| {
-                titled
-                    .iter()
-                    .find(|r| r.pin.question_id == pin.question_id)
-                    .map_or_else(|| pin.question_id.clone(), |r| r.title.clone())
-            };
-            let changed = changes(&before.content, &latest.content, &titles);
-            let said = Said {
-                stale: Some((latest_revision, changed)),
-                unsaved: true,
-                ..Said::default()
-            };
-            builder(signed, &latest, &draft, said, StatusCode::CONFLICT).await
+            stale(signed, paper, &draft, latest_revision).await
         }
         other => match crate::app::problems::listed(&other) {
             Some(listed) => {
                 let problems = listed.into_iter().map(|p| p.message).collect();
-                builder(
-                    signed,
-                    paper,
-                    &draft,
-                    Said {
-                        problems,
-                        unsaved: true,
-                        ..Said::default()
-                    },
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                )
-                .await
+                not_saved(signed, paper, &draft, problems).await
             }
             None => match other {
                 ApiError::PaperTooLong { .. }
                 | ApiError::PaperNotTypesettable(_)
                 | ApiError::ServiceUnavailable(_) => {
                     let problems = vec![other.message()];
-                    builder(
-                        signed,
-                        paper,
-                        &draft,
-                        Said {
-                            problems,
-                            unsaved: true,
-                            ..Said::default()
-                        },
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                    )
-                    .await
+                    not_saved(signed, paper, &draft, problems).await
                 }
                 other => Err(other.into()),
             },
         },
     }
+}
+
+/// The builder again with the draft unsaved and why it was not saved.
+async fn not_saved(
+    signed: &Signed,
+    paper: &StoredPaper,
+    draft: &Draft,
+    problems: Vec<String>,
+) -> Result<Response, AppError> {
+    let said = Said {
+        problems,
+        unsaved: true,
+        ..Said::default()
+    };
+    builder(signed, paper, draft, said, StatusCode::UNPROCESSABLE_ENTITY).await
+}
+
+/// The builder on the latest revision, saved since the draft's base, with what changed in it and
+/// the draft kept to save on top.
+async fn stale(
+    signed: &Signed,
+    paper: &StoredPaper,
+    draft: &Draft,
+    latest_revision: i64,
+) -> Result<Response, AppError> {
+    let state = &signed.visit.state;
+    let latest = crate::papers::stored(state, &signed.user.id, &paper.id, None).await?;
+    let before = crate::papers::stored(state, &signed.user.id, &paper.id, Some(draft.base)).await?;
+    let all: Vec<Pin> = before
+        .content
+        .questions
+        .iter()
+        .chain(&latest.content.questions)
+        .cloned()
+        .collect();
+    let titled = rows(signed, &all).await?;
+    let titles = |pin: &Pin| {
+        titled
+            .iter()
+            .find(|r| r.pin.question_id == pin.question_id)
+            .map_or_else(|| pin.question_id.clone(), |r| r.title.clone())
+    };
+    let changed = changes(&before.content, &latest.content, &titles);
+    let said = Said {
+        stale: Some((latest_revision, changed)),
+        unsaved: true,
+        ..Said::default()
+    };
+    builder(signed, &latest, draft, said, StatusCode::CONFLICT).await
 }
 
 /// `POST /app/papers/{id}/add`: the bank's question added at the end, saved as a revision, then
