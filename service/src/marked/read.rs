@@ -187,19 +187,11 @@ impl MarkedQuestion {
             Some(run) => run.placements()?,
             None => Vec::new(),
         };
-        for (what, label) in [
-            ("question", question.as_ref().map(|q| &q.label)),
-            ("result", result.as_ref().map(|r| &r.label)),
-        ] {
-            if let Some(label) = label.filter(|l| **l != row.label) {
-                return Err(MarkedError::LabelMismatch {
-                    row: row.label.clone(),
-                    what,
-                    stored: label.clone(),
-                });
-            }
-        }
-
+        check_labels(
+            &row.label,
+            question.as_ref().map(|q| &q.label),
+            result.as_ref().map(|r| &r.label),
+        )?;
         let mut results: Vec<CriterionResult> = Vec::new();
         let (parts, review_flags) = match result {
             Some(result) => {
@@ -208,45 +200,13 @@ impl MarkedQuestion {
             }
             None => (None, None),
         };
-        let (sources, rubric_parts, criteria, claims, decision_order) = match question {
-            Some(question) => {
-                let (criteria, order) = criteria_of(
-                    question.rubric.criteria,
-                    question.decisions,
-                    &mut results,
-                    &placements,
-                )?;
-                let of_kind = |kind: &str| -> Vec<String> {
-                    question
-                        .page_selections
-                        .keys()
-                        .filter(|id| asset_kinds.get(*id).map(String::as_str) == Some(kind))
-                        .cloned()
-                        .collect()
-                };
-                let sources = SourceDocuments {
-                    work_asset_ids: of_kind("work"),
-                    scheme_asset_ids: of_kind("scheme"),
-                    page_selections: Some(question.page_selections),
-                };
-                let claims = MarkerClaims {
-                    reported_awarded: question.reported_score.map(|r| r.awarded),
-                    complete: question.complete,
-                };
-                (sources, question.rubric.parts, criteria, claims, order)
-            }
-            None => (
-                SourceDocuments {
-                    work_asset_ids: Vec::new(),
-                    scheme_asset_ids: Vec::new(),
-                    page_selections: None,
-                },
-                Vec::new(),
-                Vec::new(),
-                MarkerClaims::default(),
-                Vec::new(),
-            ),
-        };
+        let FromQuestion {
+            sources,
+            rubric_parts,
+            criteria,
+            claims,
+            decision_order,
+        } = FromQuestion::read(question, &mut results, &placements, asset_kinds)?;
         // Every criterion of the result belongs to the question.
         if let Some(stray) = results.first() {
             return Err(MarkedError::UnmatchedResult(stray.id.clone()));
@@ -281,6 +241,90 @@ impl MarkedQuestion {
             marked.score.possible = marked.score.possible.max(marked.score.max);
         }
         Ok(marked)
+    }
+}
+
+/// Refuses a question or result stored under another label than the row's.
+fn check_labels(
+    row: &str,
+    question: Option<&String>,
+    result: Option<&String>,
+) -> Result<(), MarkedError> {
+    for (what, label) in [("question", question), ("result", result)] {
+        if let Some(label) = label.filter(|l| **l != row) {
+            return Err(MarkedError::LabelMismatch {
+                row: row.to_owned(),
+                what,
+                stored: label.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What the stored question gives a [`MarkedQuestion`]: the pages it is marked from, its rubric
+/// and criteria with their decisions, what its marker claimed, and the order its decisions are
+/// stored in. A question not stored yet gives none of them.
+struct FromQuestion {
+    sources: SourceDocuments,
+    rubric_parts: Vec<RubricPart>,
+    criteria: Vec<MarkedCriterion>,
+    claims: MarkerClaims,
+    decision_order: Vec<usize>,
+}
+
+impl FromQuestion {
+    /// Reads `question`, taking each criterion's result out of `results`; `asset_kinds` says
+    /// which of its files are work and which scheme.
+    fn read(
+        question: Option<StoredQuestion>,
+        results: &mut Vec<CriterionResult>,
+        placements: &[PlacementRecord],
+        asset_kinds: &HashMap<String, String>,
+    ) -> Result<FromQuestion, MarkedError> {
+        let Some(question) = question else {
+            return Ok(FromQuestion {
+                sources: SourceDocuments {
+                    work_asset_ids: Vec::new(),
+                    scheme_asset_ids: Vec::new(),
+                    page_selections: None,
+                },
+                rubric_parts: Vec::new(),
+                criteria: Vec::new(),
+                claims: MarkerClaims::default(),
+                decision_order: Vec::new(),
+            });
+        };
+        let (criteria, decision_order) = criteria_of(
+            question.rubric.criteria,
+            question.decisions,
+            results,
+            placements,
+        )?;
+        let of_kind = |kind: &str| -> Vec<String> {
+            question
+                .page_selections
+                .keys()
+                .filter(|id| asset_kinds.get(*id).map(String::as_str) == Some(kind))
+                .cloned()
+                .collect()
+        };
+        let sources = SourceDocuments {
+            work_asset_ids: of_kind("work"),
+            scheme_asset_ids: of_kind("scheme"),
+            page_selections: Some(question.page_selections),
+        };
+        let claims = MarkerClaims {
+            reported_awarded: question.reported_score.map(|r| r.awarded),
+            complete: question.complete,
+        };
+        Ok(FromQuestion {
+            sources,
+            rubric_parts: question.rubric.parts,
+            criteria,
+            claims,
+            decision_order,
+        })
     }
 }
 
