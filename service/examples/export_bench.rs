@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use examkit::auth::{Scope, generate_key};
-use examkit::http::{self, AppState};
+use examkit::server::AppState;
 use examkit::store::Store;
 use examkit::store::rate::Limits;
 use serde_json::{Value, json};
@@ -134,7 +134,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     // A fresh typesetter: nothing has been typeset in this process yet.
     let state = std::sync::Arc::new(AppState::new(store.clone(), Limits::unlimited()));
-    let (addr, server) = http::bind(state, "127.0.0.1:0".parse()?, std::future::pending()).await?;
+    let (addr, server) =
+        examkit::server::bind(state, "127.0.0.1:0".parse()?, std::future::pending()).await?;
     tokio::spawn(server);
     let client = Client {
         http: examkit::tls::client(),

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use examkit::auth::{Scope, generate_key};
-use examkit::http::{self, AppState};
+use examkit::server::AppState;
 use examkit::store::Store;
 use examkit::store::rate::Limits;
 
@@ -203,7 +203,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
     let state = Arc::new(AppState::new(store.clone(), unlimited));
-    let (addr, server) = http::bind(state, "127.0.0.1:0".parse()?, std::future::pending()).await?;
+    let (addr, server) =
+        examkit::server::bind(state, "127.0.0.1:0".parse()?, std::future::pending()).await?;
     tokio::spawn(server);
     let client = examkit::tls::client();
     let auth = format!("Bearer {}", new.secret);

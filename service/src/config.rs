@@ -1,9 +1,30 @@
-//! Configuration from flags and the environment.
+//! Configuration from flags and the environment: each command's flags, the values they take, and
+//! the settings the layers above share ([`AppConfig`] for the teachers' app, with [`Cidr`] for its
+//! trusted proxies and [`SetupToken`] for its first run). Flags and settings only: turning flags
+//! into a domain's configuration is the command's work (see `crate::commands::marking_flags`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+
+mod app;
+mod cidr;
+
+pub use app::{AppConfig, HSTS, SetupToken};
+pub use cidr::Cidr;
+
+/// A share from 0 to 1, as flags give it; the error says what is wrong.
+pub fn share(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{text} is not between 0 and 1"))
+    }
+}
 
 /// Where the service keeps its state.
 #[derive(Debug, Clone, Args)]
@@ -110,6 +131,32 @@ pub enum Switch {
     On,
     /// Off.
     Off,
+}
+
+/// Key lifetimes offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Expiry {
+    /// 30 days.
+    #[value(name = "30d")]
+    Days30,
+    /// 90 days.
+    #[value(name = "90d")]
+    Days90,
+    /// One year (365 days).
+    #[value(name = "1y")]
+    Year,
+}
+
+impl Expiry {
+    /// The lifetime in milliseconds.
+    pub fn millis(self) -> i64 {
+        let days = match self {
+            Expiry::Days30 => 30,
+            Expiry::Days90 => 90,
+            Expiry::Year => 365,
+        };
+        days * 86_400_000
+    }
 }
 
 /// How automated marking runs: shared by `examkit serve` and `examkit worker`.
@@ -267,7 +314,7 @@ pub struct MarkingArgs {
         long,
         env = "EXAMKIT_MARKER_QUALIFY",
         value_name = "MIN_AGREEMENT",
-        value_parser = crate::calibration::share
+        value_parser = share
     )]
     pub marker_qualify: Option<f64>,
     /// Every N live questions, the marker first marks one question of the reference set at
@@ -345,155 +392,6 @@ pub enum StructuredOutputArg {
     JsonObject,
     /// No `response_format`.
     None,
-}
-
-impl MarkingArgs {
-    /// The marking configuration these flags describe; an error for an external marker without
-    /// a URL.
-    pub fn config(&self) -> Result<crate::marking::MarkingConfig, String> {
-        let defaults = crate::marking::MarkingConfig::default();
-        let marker = match self.marker {
-            MarkerKind::Builtin => crate::marking::MarkerChoice::BuiltIn,
-            MarkerKind::External => crate::marking::MarkerChoice::External {
-                url: self
-                    .marker_url
-                    .clone()
-                    .ok_or("--marker external needs --marker-url (or EXAMKIT_MARKER_URL)")?,
-                token: self.marker_token.clone(),
-                timeout: std::time::Duration::from_secs(self.marker_timeout_seconds.max(1)),
-            },
-            MarkerKind::Openai => {
-                use crate::marking::openai::{OpenAiConfig, StructuredOutput};
-                let mut first = OpenAiConfig {
-                    base_url: self.marker_url.clone().ok_or(
-                        "--marker openai needs --marker-url, the API base (or EXAMKIT_MARKER_URL)",
-                    )?,
-                    model: self.marker_model.clone().ok_or(
-                        "--marker openai needs --marker-model, the model's name (or EXAMKIT_MARKER_MODEL)",
-                    )?,
-                    token: self.marker_token.clone(),
-                    timeout: std::time::Duration::from_secs(self.marker_timeout_seconds.max(1)),
-                    image_long_edge: self.marker_image_size,
-                    structured_output: match self.marker_structured_output {
-                        StructuredOutputArg::JsonSchema => StructuredOutput::JsonSchema,
-                        StructuredOutputArg::JsonObject => StructuredOutput::JsonObject,
-                        StructuredOutputArg::None => StructuredOutput::None,
-                    },
-                    allow_http: self.marker_allow_http,
-                    strictness: crate::marking::openai::question::Strictness {
-                        require_quote: self.marker_require_quote,
-                    },
-                    ..OpenAiConfig::default()
-                };
-                first.second = self.second_opinion(&first)?.map(Box::new);
-                crate::marking::MarkerChoice::OpenAi(first)
-            }
-        };
-        Ok(crate::marking::MarkingConfig {
-            marker,
-            enabled: self.automated_marking == Switch::On,
-            workers: self.workers,
-            allowance: crate::store::automated::Allowance {
-                pages_per_day: self.marking_pages_per_day.max(0),
-                questions_per_day: self.marking_questions_per_day.max(0),
-            },
-            lease: std::time::Duration::from_secs(self.job_lease_seconds.max(1)),
-            max_attempts: self.job_attempts.max(1),
-            backoff: std::time::Duration::from_millis(self.job_backoff_ms),
-            ocr: self.ocr == Switch::On,
-            marker_concurrency: usize::from(self.marker_concurrency),
-            pages: self.pages()?,
-            qualify: self.marker_qualify,
-            seeds: self.seeds()?,
-            ..defaults
-        })
-    }
-
-    /// The seeded reference questions the flags ask for: the reference set read and checked now,
-    /// so that a wrong folder is refused at start.
-    fn seeds(&self) -> Result<Option<crate::marking::qualification::SeedsConfig>, String> {
-        let (every, dir) = match (self.marker_seed_every, &self.marker_seeds) {
-            (None, None) => return Ok(None),
-            (Some(_), None) => {
-                return Err("--marker-seed-every needs --marker-seeds DIR, the reference set the seeds are drawn from (or EXAMKIT_MARKER_SEEDS)".into());
-            }
-            (None, Some(_)) => {
-                return Err("--marker-seeds needs --marker-seed-every N, how many live questions are marked between seeds (or EXAMKIT_MARKER_SEED_EVERY)".into());
-            }
-            (Some(every), Some(dir)) => (every, dir),
-        };
-        if self.marker_qualify.is_none() {
-            return Err("--marker-seed-every needs --marker-qualify MIN_AGREEMENT, the bar the seeds are held to".into());
-        }
-        let reference = crate::calibration::reference::load(dir)
-            .map_err(|e| format!("--marker-seeds {}: {e}", dir.display()))?;
-        Ok(Some(crate::marking::qualification::SeedsConfig {
-            every,
-            reference: std::sync::Arc::new(reference),
-        }))
-    }
-
-    /// The second model's settings (`--marker-second-model`): the first's, on its provider with
-    /// its token, or on `--marker-second-url` with `--marker-second-token`. An error for a second
-    /// URL or token without a second model, or the same model named twice on one provider.
-    fn second_opinion(
-        &self,
-        first: &crate::marking::openai::OpenAiConfig,
-    ) -> Result<Option<crate::marking::openai::OpenAiConfig>, String> {
-        let Some(model) = self.marker_second_model.clone() else {
-            if self.marker_second_url.is_some() || self.marker_second_token.is_some() {
-                return Err(
-                    "--marker-second-url and --marker-second-token need --marker-second-model"
-                        .into(),
-                );
-            }
-            return Ok(None);
-        };
-        if model.trim().is_empty() {
-            return Err("--marker-second-model needs the second model's name".into());
-        }
-        let (base_url, token) = match &self.marker_second_url {
-            Some(url) => (url.clone(), self.marker_second_token.clone()),
-            None => {
-                if self.marker_second_token.is_some() {
-                    return Err("--marker-second-token needs --marker-second-url: on the first model's provider its token is used".into());
-                }
-                (first.base_url.clone(), first.token.clone())
-            }
-        };
-        if model == first.model
-            && base_url.trim_end_matches('/') == first.base_url.trim_end_matches('/')
-        {
-            return Err(format!(
-                "--marker-second-model {model} is the first model on the same provider: a second opinion needs another model (or another provider)"
-            ));
-        }
-        Ok(Some(crate::marking::openai::OpenAiConfig {
-            base_url,
-            model,
-            token,
-            ..first.clone()
-        }))
-    }
-
-    /// Where pages are read: page processes of this very binary under the budgets the flags
-    /// give, or this process with `--page-processes 0`.
-    fn pages(&self) -> Result<crate::untrusted::Pages, String> {
-        if self.page_processes == 0 {
-            return Ok(crate::untrusted::Pages::InProcess);
-        }
-        let program = std::env::current_exe()
-            .map_err(|e| format!("the page processes cannot find this program: {e}"))?;
-        Ok(crate::untrusted::Pages::isolated(
-            program,
-            crate::untrusted::Budgets {
-                processes: self.page_processes,
-                memory_mib: self.page_memory_mib,
-                cpu_seconds: self.page_cpu_seconds,
-                deadline: std::time::Duration::from_secs(self.page_seconds),
-            },
-        ))
-    }
 }
 
 /// Arguments of `examkit worker`.
@@ -645,9 +543,9 @@ pub struct ServeArgs {
         env = "EXAMKIT_TRUSTED_PROXY",
         value_name = "CIDR",
         value_delimiter = ',',
-        value_parser = crate::app::client::Cidr::parse
+        value_parser = Cidr::parse
     )]
-    pub trusted_proxies: Vec<crate::app::client::Cidr>,
+    pub trusted_proxies: Vec<Cidr>,
     /// How many passwords are checked (or hashed) at once, 1 to 1024 (default: one per core);
     /// each holds 19 MiB while it runs.
     #[arg(
@@ -677,326 +575,15 @@ pub struct ServeArgs {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
-    use crate::cli::{Cli, Command};
-
-    fn worker(args: &[&str]) -> Result<crate::marking::MarkingConfig, String> {
-        let cli = Cli::try_parse_from(["examkit", "worker"].iter().chain(args))
-            .map_err(|e| e.to_string())?;
-        match cli.command {
-            Command::Worker(w) => w.marking.config(),
-            other => Err(format!("parsed as {other:?}")),
-        }
-    }
-
-    fn serve(args: &[&str]) -> Result<super::ServeArgs, String> {
-        let cli = Cli::try_parse_from(["examkit", "serve"].iter().chain(args))
-            .map_err(|e| e.to_string())?;
-        match cli.command {
-            Command::Serve(s) => Ok(s),
-            other => Err(format!("parsed as {other:?}")),
-        }
-    }
+    use super::share;
 
     #[test]
-    fn a_public_url_is_an_http_or_https_origin() {
-        let public = |flag: &str| serve(&["--public-url", flag]).map(|s| s.public_url);
-        assert_eq!(serve(&[]).map(|s| s.public_url), Ok(None));
-        for (given, https, origin) in [
-            (
-                "https://exam.school.example",
-                true,
-                "https://exam.school.example",
-            ),
-            (
-                "HTTPS://Exam.School.Example/",
-                true,
-                "https://exam.school.example",
-            ),
-            (
-                "https://exam.school.example:8443",
-                true,
-                "https://exam.school.example:8443",
-            ),
-            ("http://127.0.0.1:8080/", false, "http://127.0.0.1:8080"),
-            (
-                "https://[2001:db8::1]:443",
-                true,
-                "https://[2001:db8::1]:443",
-            ),
-        ] {
-            let parsed = public(given).expect(given).expect(given);
-            assert_eq!(
-                (parsed.https, parsed.origin.as_str()),
-                (https, origin),
-                "{given}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_bad_public_url_is_refused_with_its_reason() {
-        for (bad, reason) in [
-            ("", "not a URL"),
-            ("exam.school.example", "absolute"),
-            ("/app/", "absolute"),
-            ("ftp://exam.school.example", "not ftp://"),
-            ("https://exam.school.example/?next=1", "no query"),
-            ("https://exam.school.example/#top", "no fragment"),
-            ("https://exam.school.example/examkit/", "give no path"),
-            ("https://teacher:secret@exam.school.example", "no user name"),
-            ("https://exam.school.example:99999", "port"),
-            ("https://exam.school.example:0", "port"),
-            ("https://exam.school.example:", "port"),
-            ("https://exam school.example", "not a URL"),
-            ("https://", "not a URL"),
-        ] {
-            let flag = format!("--public-url={bad}");
-            let e = serve(&[flag.as_str()]).expect_err(bad);
-            assert!(e.contains("--public-url"), "{bad}: {e}");
-            assert!(e.contains(reason), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn a_token_over_plain_http_to_another_machine_needs_marker_allow_http() {
-        let built = |extra: &[&str]| {
-            let mut args = vec!["--marker", "openai", "--marker-model", "m"];
-            args.extend(["--marker-token", "sk-test-1"]);
-            args.extend(extra);
-            worker(&args)?.marker.build().map(drop)
-        };
-        let refused = built(&["--marker-url", "http://example.invalid/v1"]).expect_err("refused");
-        assert!(refused.contains("--marker-allow-http"), "{refused}");
-        let allowed = [
-            "--marker-url",
-            "http://example.invalid/v1",
-            "--marker-allow-http",
-        ];
-        assert_eq!(built(&allowed), Ok(()));
-        assert_eq!(
-            built(&["--marker-url", "http://127.0.0.1:11434/v1"]),
-            Ok(())
-        );
-        assert_eq!(
-            built(&["--marker-url", "https://example.invalid/v1"]),
-            Ok(())
-        );
-        let e = worker(&["--marker-allow-http=maybe"]).expect_err("not a boolean");
-        assert!(e.contains("--marker-allow-http"), "{e}");
-    }
-
-    #[test]
-    fn a_second_model_is_on_the_first_provider_unless_named_and_never_the_same_model() {
-        let marker = |extra: &[&str]| {
-            let mut args = vec!["--marker", "openai", "--marker-model", "m"];
-            args.extend([
-                "--marker-url",
-                "http://127.0.0.1:11434/v1",
-                "--marker-token",
-                "t1",
-            ]);
-            args.extend(extra);
-            worker(&args).map(|w| w.marker)
-        };
-        let second = |extra: &[&str]| match marker(extra) {
-            Ok(crate::marking::MarkerChoice::OpenAi(c)) => Ok(c.second.map(|s| *s)),
-            Ok(other) => panic!("{other:?}"),
-            Err(e) => Err(e),
-        };
-        assert_eq!(second(&[]), Ok(None));
-        let same = second(&["--marker-second-model", "n"])
-            .expect("ok")
-            .expect("second");
-        assert_eq!(
-            (
-                same.model.as_str(),
-                same.base_url.as_str(),
-                same.token.as_deref()
-            ),
-            ("n", "http://127.0.0.1:11434/v1", Some("t1"))
-        );
-        let other = second(&[
-            "--marker-second-model",
-            "m",
-            "--marker-second-url",
-            "https://models.example/v1",
-            "--marker-second-token",
-            "t2",
-        ])
-        .expect("ok")
-        .expect("second");
-        assert_eq!(
-            (other.base_url.as_str(), other.token.as_deref()),
-            ("https://models.example/v1", Some("t2"))
-        );
-        match marker(&["--marker-second-model", "n"]) {
-            Ok(choice) => {
-                let built = choice.build().expect("a pair");
-                assert_eq!(built.name(), "openai");
-            }
-            Err(e) => panic!("{e}"),
-        }
-        for (bad, says) in [
-            (
-                &["--marker-second-url", "https://models.example/v1"][..],
-                "need --marker-second-model",
-            ),
-            (
-                &["--marker-second-model", "n", "--marker-second-token", "t2"][..],
-                "needs --marker-second-url",
-            ),
-            (&["--marker-second-model", "m"][..], "another model"),
-            (&["--marker-second-model", " "][..], "second model's name"),
-        ] {
-            let e = second(bad).expect_err("refused");
-            assert!(e.contains(says), "{bad:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn trusted_proxies_are_none_by_default_repeatable_and_comma_separated() {
-        let proxies = |args: &[&str]| {
-            serve(args).map(|s| {
-                s.trusted_proxies
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-            })
-        };
-        assert_eq!(proxies(&[]), Ok(vec![]));
-        assert_eq!(
-            proxies(&[
-                "--trusted-proxy",
-                "127.0.0.1",
-                "--trusted-proxy",
-                "10.0.0.0/8"
-            ]),
-            Ok(vec!["127.0.0.1/32".to_owned(), "10.0.0.0/8".to_owned()])
-        );
-        // The form the environment variable takes.
-        assert_eq!(
-            proxies(&["--trusted-proxy", "10.0.0.0/8,fd00::/8"]),
-            Ok(vec!["10.0.0.0/8".to_owned(), "fd00::/8".to_owned()])
-        );
-        for bad in [
-            "proxy.internal",
-            "10.0.0.0/33",
-            "10.0.0.1/8",
-            "10.0.0.0/8,nope",
-            "",
-        ] {
-            let flag = format!("--trusted-proxy={bad}");
-            let e = serve(&[flag.as_str()]).expect_err(bad);
-            assert!(e.contains("--trusted-proxy"), "{bad}: {e}");
-        }
-        let e = serve(&["--trusted-proxy", "10.0.0.1/8"]).expect_err("host bits");
-        assert!(e.contains("10.0.0.0/8"), "{e}");
-    }
-
-    #[test]
-    fn password_check_bounds_default_to_the_cores_and_two_seconds() {
-        let s = serve(&[]).expect("defaults");
-        assert_eq!(s.password_check_concurrency, None);
-        assert_eq!(s.password_check_wait_ms, 2000);
-        let s = serve(&[
-            "--password-check-concurrency",
-            "3",
-            "--password-check-wait-ms",
-            "0",
-        ])
-        .expect("set");
-        assert_eq!(s.password_check_concurrency, Some(3));
-        assert_eq!(s.password_check_wait_ms, 0);
-        for (flag, bad) in [
-            ("--password-check-concurrency", "0"),
-            ("--password-check-concurrency", "1025"),
-            ("--password-check-concurrency", "many"),
-            ("--password-check-wait-ms", "60001"),
-            ("--password-check-wait-ms", "-1"),
-            ("--password-check-wait-ms", "2s"),
-        ] {
-            let arg = format!("{flag}={bad}");
-            let e = serve(&[arg.as_str()]).expect_err(bad);
-            assert!(e.contains(flag), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn marker_qualify_is_a_share_and_seeds_need_a_set_and_the_bar() {
-        assert_eq!(
-            worker(&[]).map(|c| (c.qualify, c.seeds.is_none())),
-            Ok((None, true))
-        );
-        assert_eq!(
-            worker(&["--marker-qualify", "0.9"]).map(|c| c.qualify),
-            Ok(Some(0.9))
-        );
-        assert_eq!(
-            worker(&["--marker-qualify", "1"]).map(|c| c.qualify),
-            Ok(Some(1.0))
-        );
+    fn a_share_is_a_number_from_0_to_1() {
+        assert_eq!(share("0.8"), Ok(0.8));
+        assert_eq!(share("0"), Ok(0.0));
+        assert_eq!(share("1"), Ok(1.0));
         for bad in ["1.5", "-0.1", "NaN", "most", ""] {
-            let flag = format!("--marker-qualify={bad}");
-            let e = worker(&[flag.as_str()]).expect_err(bad);
-            assert!(e.contains("--marker-qualify"), "{bad}: {e}");
-        }
-        let e = worker(&["--marker-qualify", "2"]).expect_err("above 1");
-        assert!(e.contains("2 is not between 0 and 1"), "{e}");
-        let set = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/calibration");
-        let set = set.to_string_lossy().into_owned();
-        let seeded = worker(&[
-            "--marker-qualify",
-            "0.9",
-            "--marker-seed-every",
-            "25",
-            "--marker-seeds",
-            &set,
-        ])
-        .expect("seeds");
-        let seeds = seeded.seeds.expect("seeds");
-        assert_eq!(seeds.every, 25);
-        assert_eq!(seeds.reference.scripts.len(), 5);
-        for (args, said) in [
-            (&["--marker-seed-every", "25"][..], "needs --marker-seeds"),
-            (
-                &["--marker-seeds", set.as_str()][..],
-                "needs --marker-seed-every",
-            ),
-            (
-                &["--marker-seed-every", "25", "--marker-seeds", set.as_str()][..],
-                "needs --marker-qualify",
-            ),
-            (
-                &[
-                    "--marker-qualify",
-                    "0.9",
-                    "--marker-seed-every",
-                    "25",
-                    "--marker-seeds",
-                    "/nonexistent",
-                ][..],
-                "--marker-seeds /nonexistent: reference.json: cannot read",
-            ),
-            (&["--marker-seed-every", "0"][..], "--marker-seed-every"),
-        ] {
-            let e = worker(args).expect_err(said);
-            assert!(e.contains(said), "{args:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn marker_concurrency_is_one_by_default_and_taken_from_1_to_64() {
-        assert_eq!(worker(&[]).map(|c| c.marker_concurrency), Ok(1));
-        assert_eq!(
-            worker(&["--marker-concurrency", "64"]).map(|c| c.marker_concurrency),
-            Ok(64)
-        );
-        for bad in ["0", "65", "-1", "many", ""] {
-            let flag = format!("--marker-concurrency={bad}");
-            let e = worker(&[flag.as_str()]).expect_err(bad);
-            assert!(e.contains("--marker-concurrency"), "{bad}: {e}");
+            assert!(share(bad).is_err(), "{bad}");
         }
     }
 }

@@ -6,8 +6,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     allocator::tune();
-    let cli = examkit::cli::Cli::parse();
-    examkit::cli::run(cli)
+    let cli = examkit::commands::cli::Cli::parse();
+    examkit::commands::cli::run(cli)
 }
 
 /// glibc's allocator, set before the program allocates anything.

@@ -1,5 +1,7 @@
-//! Prometheus metrics, in the text format, on a listener of their own (`--metrics-listen`, off by
-//! default), through the `metrics` facade and `metrics-exporter-prometheus`.
+//! Prometheus metrics, in the text format, through the `metrics` facade and
+//! `metrics-exporter-prometheus`: the recorder and every name recorded. They are served on a
+//! listener of their own (`--metrics-listen`, off by default; see [`crate::server::metrics`],
+//! which also reads the gauges read at each scrape).
 //!
 //! Every name starts `examkit_`. Route labels are route templates (`/v1/papers/{id}`), the app's
 //! prefix (`/app`) or `unmatched`, never a raw path, and method labels are the methods examkit
@@ -32,14 +34,10 @@
 //!
 //! Without `--metrics-listen` no recorder is installed and every record is a no-op.
 
-use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use warp::Filter;
-
-use crate::store::Store;
 
 /// Histogram buckets, in seconds: 1 ms to 5 minutes.
 const BUCKETS: &[f64] = &[
@@ -190,58 +188,6 @@ pub fn typeset(document: &'static str, elapsed: Duration) {
         .record(elapsed.as_secs_f64());
 }
 
-/// Reads the gauges that are read at scrape time: connection pools, the job queue and the
-/// password checks.
-async fn refresh(store: &Store) {
-    let checks = crate::password::checks::gauges();
-    metrics::gauge!("examkit_password_checks_in_flight").set(checks.in_flight as f64);
-    metrics::gauge!("examkit_password_checks_in_flight_max").set(checks.most_in_flight as f64);
-    metrics::gauge!("examkit_password_check_permits").set(checks.permits as f64);
-    for (pool, open, idle) in store.pool_stats() {
-        metrics::gauge!("examkit_db_connections", "pool" => pool, "state" => "open")
-            .set(f64::from(open));
-        metrics::gauge!("examkit_db_connections", "pool" => pool, "state" => "idle")
-            .set(idle as f64);
-    }
-    match store.job_counts().await {
-        Ok(counts) => {
-            for (kind, state, n) in counts {
-                metrics::gauge!("examkit_jobs", "kind" => kind, "state" => state).set(n as f64);
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "counting jobs for metrics failed"),
-    }
-}
-
-/// Serves `GET /metrics` on `addr` until `shutdown` resolves; returns the bound address and the
-/// server future.
-pub async fn serve(
-    handle: PrometheusHandle,
-    store: Store,
-    addr: SocketAddr,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local = listener.local_addr()?;
-    let route = warp::path!("metrics").and(warp::get()).then(move || {
-        let (handle, store) = (handle.clone(), store.clone());
-        async move {
-            refresh(&store).await;
-            handle.run_upkeep();
-            warp::reply::with_header(
-                handle.render(),
-                "content-type",
-                "text/plain; version=0.0.4; charset=utf-8",
-            )
-        }
-    });
-    let server = warp::serve(route)
-        .incoming(listener)
-        .graceful(shutdown)
-        .run();
-    Ok((local, server))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,28 +221,6 @@ mod tests {
         }
         for made_up in ["X000METHOD", "get", "PUT", "DELETE", "OPTIONS", "TRACE", ""] {
             assert_eq!(method_label(made_up), "other", "{made_up:?}");
-        }
-    }
-
-    #[test]
-    fn every_method_of_the_published_routes_has_its_own_label() {
-        let document: serde_json::Value =
-            serde_json::from_str(crate::http::docs::OPENAPI).expect("JSON");
-        let paths = document["paths"].as_object().expect("paths");
-        for (path, operations) in paths {
-            let operations = operations.as_object().expect("operations");
-            let methods = [
-                "get", "put", "post", "delete", "options", "head", "patch", "trace",
-            ]
-            .into_iter()
-            .filter(|m| operations.contains_key(*m));
-            for method in methods {
-                let method = method.to_ascii_uppercase();
-                assert!(
-                    METHODS.contains(&method.as_str()),
-                    "{method} {path} is served but would be labelled other"
-                );
-            }
         }
     }
 }

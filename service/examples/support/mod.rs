@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use examkit::auth::{Scope, generate_key};
-use examkit::http::{self, AppState};
+use examkit::server::AppState;
 use examkit::store::Store;
 use examkit::store::automated::Allowance;
 use examkit::store::rate::Limits;
@@ -63,10 +63,11 @@ impl Bench {
             questions_per_day: plenty,
         };
         let (stop, rx) = tokio::sync::oneshot::channel::<()>();
-        let (addr, server) = http::bind(Arc::new(state), "127.0.0.1:0".parse()?, async move {
-            let _ = rx.await;
-        })
-        .await?;
+        let (addr, server) =
+            examkit::server::bind(Arc::new(state), "127.0.0.1:0".parse()?, async move {
+                let _ = rx.await;
+            })
+            .await?;
         tokio::spawn(server);
         Ok(Bench {
             store,

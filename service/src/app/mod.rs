@@ -43,86 +43,20 @@ use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
 use warp::http::{Method, StatusCode};
 use warp::reply::Response;
 
-use crate::config::PublicUrl;
-use crate::http::{ApiError, AppState};
+use crate::config::AppConfig;
+use crate::http::ApiError;
+use crate::server::state::AppState;
 use crate::store::StoreError;
 use crate::store::accounts::User;
-use crate::store::app_sessions::{AppSession, Window};
+use crate::store::app_sessions::AppSession;
 
-/// How the app runs: cookie security, session lifetimes, sign-in limits and the proxies trusted to
-/// name the client.
-#[derive(Debug, Clone)]
-pub struct AppConfig {
-    /// Whether cookies are `Secure` (and `__Host-` prefixed): set by an `https://` public URL,
-    /// off for an `http://` one; without one, off only when the service listens on loopback.
-    pub secure_cookies: bool,
-    /// Whether every response of the service carries `Strict-Transport-Security: `[`HSTS`]: only
-    /// when the public URL is `https://`.
-    pub hsts: bool,
-    /// A session ends after this long without a request, milliseconds.
-    pub idle_ms: i64,
-    /// A session ends this long after sign-in whatever happens, milliseconds.
-    pub absolute_ms: i64,
-    /// Making an API key asks for the password again when the session's sign-in is at least this
-    /// old, milliseconds.
-    pub reauth_ms: i64,
-    /// Failed sign-ins allowed per account from one client address.
-    pub account_failures: Window,
-    /// Failed sign-ins allowed per account from every address together: a much higher ceiling,
-    /// which does not hold a browser that has signed in to the account before.
-    pub account_ceiling: Window,
-    /// Failed sign-ins allowed per client address.
-    pub address_failures: Window,
-    /// Proxies whose `X-Forwarded-For` names the client (see [`client`]); none by default.
-    pub trusted_proxies: Vec<client::Cidr>,
-    /// The one-time token that makes the first account while none exists ([`setup`]); `serve`
-    /// makes one when it starts with no account.
-    pub setup_token: Option<setup::SetupToken>,
-}
-
-impl Default for AppConfig {
-    fn default() -> Self {
-        const MINUTE: i64 = 60_000;
-        AppConfig {
-            secure_cookies: true,
-            hsts: false,
-            idle_ms: 2 * 60 * MINUTE,
-            absolute_ms: 12 * 60 * MINUTE,
-            reauth_ms: 10 * MINUTE,
-            account_failures: Window {
-                length_ms: 15 * MINUTE,
-                limit: 5,
-            },
-            account_ceiling: Window {
-                length_ms: 15 * MINUTE,
-                limit: 100,
-            },
-            address_failures: Window {
-                length_ms: 15 * MINUTE,
-                limit: 20,
-            },
-            trusted_proxies: Vec::new(),
-            setup_token: None,
-        }
+/// Whether the first-run page ([`setup`]) is offered: the service has a setup token and no
+/// account exists. The sign-in page and `/` send a browser to it while it is.
+pub async fn setup_offered(visit: &Visit) -> Result<bool, AppError> {
+    if visit.state.app.setup_token.is_none() {
+        return Ok(false);
     }
-}
-
-/// The `Strict-Transport-Security` value of a service whose public URL is `https://`: browsers
-/// use only HTTPS for this host for a year. Not `includeSubDomains` (other hosts of the domain are
-/// not examkit's to decide) and not `preload`.
-pub const HSTS: &str = "max-age=31536000";
-
-impl AppConfig {
-    /// The configuration of a service listening on `listen` and reached at `public`: `Secure`
-    /// cookies and HSTS when the public URL is `https://`, plain cookies when it is `http://`;
-    /// without a public URL, secure cookies unless on loopback (the development default), no HSTS.
-    pub fn for_service(listen: SocketAddr, public: Option<&PublicUrl>) -> AppConfig {
-        AppConfig {
-            secure_cookies: public.map_or(!listen.ip().is_loopback(), |url| url.https),
-            hsts: public.is_some_and(|url| url.https),
-            ..AppConfig::default()
-        }
-    }
+    Ok(!visit.state.store.has_accounts().await?)
 }
 
 /// Whether a request says it reached a proxy over HTTPS (`X-Forwarded-Proto: https`, the first
@@ -516,7 +450,7 @@ async fn dispatch(visit: Visit, path: Vec<String>, body: Bytes) -> Result<Respon
             let signed = session::signed_in(&visit).await?;
             Ok(see_other(if signed.is_some() {
                 "/app/sessions"
-            } else if setup::offered(&visit).await? {
+            } else if setup_offered(&visit).await? {
                 "/app/setup"
             } else {
                 "/app/sign-in"
@@ -601,39 +535,6 @@ async fn signed_post(signed: Signed, path: &[&str], form: Form) -> Result<Respon
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn listen(addr: &str) -> SocketAddr {
-        addr.parse().expect("address")
-    }
-
-    fn public(url: &str) -> PublicUrl {
-        PublicUrl::parse(url).expect("public URL")
-    }
-
-    #[test]
-    fn cookies_and_hsts_follow_the_public_url_then_the_listen_address() {
-        let loopback = listen("127.0.0.1:8080");
-        let anywhere = listen("0.0.0.0:8080");
-        let https = public("https://exam.school.example");
-        let http = public("http://exam.school.example");
-        let cases = [
-            (loopback, Some(&https), (true, true)),
-            (anywhere, Some(&https), (true, true)),
-            (loopback, Some(&http), (false, false)),
-            (anywhere, Some(&http), (false, false)),
-            (loopback, None, (false, false)),
-            (listen("[::1]:8080"), None, (false, false)),
-            (anywhere, None, (true, false)),
-        ];
-        for (at, url, expected) in cases {
-            let config = AppConfig::for_service(at, url);
-            assert_eq!(
-                (config.secure_cookies, config.hsts),
-                expected,
-                "{at} {url:?}"
-            );
-        }
-    }
 
     #[test]
     fn forwarded_https_is_noticed_only_while_cookies_are_not_secure() {

@@ -6,62 +6,16 @@
 //! insert are one transaction ([`crate::store::Store::create_first_account`]). `examkit users
 //! create` stays for scripted set-ups.
 
-use std::fmt;
-
 use maud::html;
-use subtle::ConstantTimeEq;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::session::{self, CSRF_FIELD};
-use super::{AppError, Form, Visit, see_other, sign_in};
+use super::{AppError, Form, Visit, see_other, setup_offered, sign_in};
 use crate::http::ApiError;
 use crate::password::checks::{self, CheckError};
 use crate::store::accounts::normalise_email;
 use crate::store::now_ms;
-
-/// The one-time token that makes the first account; never written to a debug print.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SetupToken(String);
-
-impl SetupToken {
-    /// A fresh random token (128 bits, hex).
-    pub fn random() -> Result<SetupToken, String> {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| format!("no random bytes: {e}"))?;
-        Ok(SetupToken(
-            bytes.iter().map(|b| format!("{b:02x}")).collect(),
-        ))
-    }
-
-    /// A token of the caller's choosing (tests, and deployments that set one).
-    pub fn new(token: impl Into<String>) -> SetupToken {
-        SetupToken(token.into())
-    }
-
-    /// The token, to print once in the log.
-    pub fn reveal(&self) -> &str {
-        &self.0
-    }
-
-    fn matches(&self, sent: &str) -> bool {
-        !sent.is_empty() && bool::from(self.0.as_bytes().ct_eq(sent.trim().as_bytes()))
-    }
-}
-
-impl fmt::Debug for SetupToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SetupToken(…)")
-    }
-}
-
-/// Whether the first-run page is offered: the service has a setup token and no account exists.
-pub async fn offered(visit: &Visit) -> Result<bool, AppError> {
-    if visit.state.app.setup_token.is_none() {
-        return Ok(false);
-    }
-    Ok(!visit.state.store.has_accounts().await?)
-}
 
 #[derive(Default)]
 struct Entered<'a> {
@@ -119,7 +73,7 @@ fn render(
 
 /// `GET /app/setup`: the form while it is offered; the sign-in page afterwards.
 pub async fn form(visit: Visit) -> Result<Response, AppError> {
-    if !offered(&visit).await? {
+    if !setup_offered(&visit).await? {
         return Ok(see_other("/app/sign-in"));
     }
     let csrf = session::random_token()?;
@@ -140,7 +94,7 @@ pub async fn submit(visit: Visit, form: Form) -> Result<Response, AppError> {
         Some(cookie) if !sent.is_empty() && session::same(&cookie, sent) => {}
         _ => return Err(AppError::Csrf),
     }
-    if !offered(&visit).await? {
+    if !setup_offered(&visit).await? {
         return Ok(see_other("/app/sign-in"));
     }
     let entered = Entered {

@@ -92,7 +92,7 @@ pub async fn form(visit: Visit) -> Result<Response, AppError> {
     if session::signed_in(&visit).await?.is_some() {
         return Ok(see_other(&next_path(visit.query_param("next").as_deref())));
     }
-    if super::setup::offered(&visit).await? {
+    if super::setup_offered(&visit).await? {
         return Ok(see_other("/app/setup"));
     }
     let token = session::random_token()?;

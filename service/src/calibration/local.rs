@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use warp::http::StatusCode;
 
 use crate::auth::Scope;
-use crate::http::AppState;
 use crate::marking::MarkingConfig;
 use crate::marking::worker::Workers;
 use crate::papers::DEFAULT_MAX_PAPERS;
+use crate::server::AppState;
 use crate::store::Store;
 use crate::store::automated::Allowance;
 use crate::store::rate::Limits;
@@ -142,14 +142,14 @@ impl Local {
             typesetter: Typesetter::new(true, cores),
             max_papers: DEFAULT_MAX_PAPERS,
             marking: marking.clone(),
-            app: crate::app::AppConfig::default(),
-            readiness: crate::http::health::Readiness::default(),
+            app: crate::config::AppConfig::default(),
+            readiness: Default::default(),
             builds: Default::default(),
             maths: Default::default(),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-        let (addr, server) = crate::http::bind(state, loopback, async {
+        let (addr, server) = crate::server::bind(state, loopback, async {
             let _ = stopped.await;
         })
         .await

@@ -4,9 +4,10 @@
 //! app's upload form both come here; a file sent later joins the same stack.
 
 use crate::auth::sha256_hex;
+use crate::http::ApiError;
 use crate::http::upload::ReceivedFile;
-use crate::http::{ApiError, AppState};
 use crate::marking::jobs::INDEX_PAGE;
+use crate::server::state::AppState;
 use crate::store::class_sets::stacks::{AddStackFileError, NewStackFile};
 
 /// Adds `file` to the stack of the account's set `set_id`: the stored file.

@@ -39,3 +39,29 @@ pub fn routes() -> BoxedFilter<(Response,)> {
         .map(|| document("/v1/guide.txt", "text/plain; charset=utf-8", GUIDE));
     openapi.or(guide).unify().boxed()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_method_of_the_published_routes_has_its_own_label() {
+        let document: serde_json::Value = serde_json::from_str(OPENAPI).expect("JSON");
+        let paths = document["paths"].as_object().expect("paths");
+        for (path, operations) in paths {
+            let operations = operations.as_object().expect("operations");
+            let methods = [
+                "get", "put", "post", "delete", "options", "head", "patch", "trace",
+            ]
+            .into_iter()
+            .filter(|m| operations.contains_key(*m));
+            for method in methods {
+                let method = method.to_ascii_uppercase();
+                assert!(
+                    crate::telemetry::METHODS.contains(&method.as_str()),
+                    "{method} {path} is served but would be labelled other"
+                );
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! - `GET /healthz`: the process answers. No database work: 200 `{"status":"ok"}`.
 //! - `GET /readyz`: 200 `{"status":"ready","checks":{…}}` only when the database answers, its
 //!   migrations are this binary's, stored files can be read and (when this process runs workers)
-//!   a worker showed it is alive within the last [`Readiness::max_silence_ms`]; otherwise
+//!   a worker showed it is alive within the last [`crate::server::state::Readiness::max_silence_ms`]; otherwise
 //!   `503 not_ready` naming each failing check in `error.details.checks`.
 //!
 //! Both answer anyone, so a check's result is one word (`ok`, `failed`, or for workers `none in
@@ -26,18 +26,9 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::{ApiError, AppState, build, new_request_id, set_header};
-use crate::marking::worker::Pulse;
+use super::{ApiError, build, new_request_id, set_header};
+use crate::server::state::AppState;
 use crate::store::now_ms;
-
-/// What readiness knows of this process beyond the store.
-#[derive(Debug, Clone, Default)]
-pub struct Readiness {
-    /// The pulse of this process's workers, when it runs any.
-    pub pulse: Option<Pulse>,
-    /// How long the workers may go without a beat and still be ready, milliseconds.
-    pub max_silence_ms: i64,
-}
 
 /// The health routes.
 pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {

@@ -25,7 +25,6 @@ pub mod upload;
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,63 +41,11 @@ use warp::reply::Response;
 pub use error::{ApiError, ErrorKind};
 
 use crate::auth::{self, Scope};
+use crate::server::state::AppState;
 use crate::store::accounts::{ApiKey, User};
 use crate::store::idempotency::Claim;
-use crate::store::rate::{Admission, Limits};
-use crate::store::{Store, now_ms};
-
-/// Shared state of a running service.
-#[derive(Debug)]
-pub struct AppState {
-    /// The database.
-    pub store: Store,
-    /// The rate limits in force.
-    pub limits: Limits,
-    /// The paper typesetter, and whether PDF export is enabled.
-    pub typesetter: crate::typeset::Typesetter,
-    /// The most papers one account may hold.
-    pub max_papers: usize,
-    /// Automated marking: whether it is offered, the allowance, the workers' settings.
-    pub marking: crate::marking::MarkingConfig,
-    /// The teachers' app: cookie security, session lifetimes, sign-in limits.
-    pub app: crate::app::AppConfig,
-    /// What the readiness probe checks beyond the store.
-    pub readiness: health::Readiness,
-    /// The classes' returned scripts being made, and those kept.
-    pub builds: crate::results::returned::builds::ClassBuilds,
-    /// The maths of the app's pages, typeset once per fragment.
-    pub maths: crate::app::math::Maths,
-}
-
-impl AppState {
-    /// The state of a service on `store` with these rate limits, PDF export enabled and the
-    /// default paper limit.
-    pub fn new(store: Store, limits: Limits) -> AppState {
-        AppState {
-            store,
-            limits,
-            typesetter: crate::typeset::Typesetter::with_default_concurrency(true),
-            max_papers: papers::DEFAULT_MAX_PAPERS,
-            marking: crate::marking::MarkingConfig::default(),
-            app: crate::app::AppConfig::default(),
-            readiness: health::Readiness::default(),
-            builds: crate::results::returned::builds::ClassBuilds::default(),
-            maths: crate::app::math::Maths::default(),
-        }
-    }
-}
-
-impl AppState {
-    /// Where a class's returned scripts are made from in this service.
-    pub fn returned_sources(&self) -> crate::results::returned::builds::Sources<'_> {
-        crate::results::returned::builds::Sources {
-            store: &self.store,
-            pages: &self.marking.pages,
-            typesetter: &self.typesetter,
-            builds: &self.builds,
-        }
-    }
-}
+use crate::store::now_ms;
+use crate::store::rate::Admission;
 
 /// A request body as a stream of chunks.
 pub type Body = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
@@ -792,50 +739,4 @@ pub fn routes(state: Arc<AppState>) -> BoxedFilter<(Response,)> {
             response
         })
         .boxed()
-}
-
-/// The response with `Strict-Transport-Security` when `hsts` (the public URL is `https://`).
-fn with_hsts(mut response: Response, hsts: bool) -> Response {
-    if hsts {
-        set_header(&mut response, "strict-transport-security", crate::app::HSTS);
-    }
-    response
-}
-
-/// Binds `addr` (serving the API and the teachers' app) and returns the bound address and the server future (which runs until `shutdown`
-/// resolves).
-pub async fn bind(
-    state: Arc<AppState>,
-    addr: SocketAddr,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<(SocketAddr, impl Future<Output = ()>)> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local = listener.local_addr()?;
-    // The teachers' app answers `/` and `/app/…`; everything else is the API's. Every response
-    // is counted in the metrics under the route label its answerer set, and carries HSTS when the
-    // public URL is `https://` (a browser applies it to the whole host).
-    let hsts = state.app.hsts;
-    let answered = crate::app::routes(state.clone())
-        .or(routes(state))
-        .unify()
-        .map(move |response| with_hsts(response, hsts));
-    let all = warp::any()
-        .map(Instant::now)
-        .and(warp::method())
-        .and(answered)
-        .map(|started: Instant, method: Method, response: Response| {
-            let route = response
-                .extensions()
-                .get::<crate::telemetry::Route>()
-                .map_or("unmatched", |r| r.0);
-            crate::telemetry::request(
-                route,
-                method.as_str(),
-                response.status().as_u16(),
-                started.elapsed(),
-            );
-            response
-        });
-    let server = warp::serve(all).incoming(listener).graceful(shutdown).run();
-    Ok((local, server))
 }

@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::auth::sha256_hex;
+use crate::http::ApiError;
 use crate::http::fields::{FieldError, invalid_fields};
 use crate::http::paper_body::{CreatePaper, UpdatePaper};
-use crate::http::{ApiError, AppState};
+use crate::server::state::AppState;
 use crate::store::now_ms;
 use crate::store::papers::{
     BankRevision, Created, PaperContent, PaperFigures, Pin, StoredPaper, Updated,

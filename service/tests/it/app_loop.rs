@@ -15,7 +15,7 @@ const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 async fn the_first_account_is_made_with_the_setup_token_once(db: Db) {
     let s = start_with(db, generous(), |state| {
-        state.app.setup_token = Some(examkit::app::setup::SetupToken::new(TOKEN));
+        state.app.setup_token = Some(examkit::config::SetupToken::new(TOKEN));
     })
     .await;
     let mut b = Browser::new(&s);

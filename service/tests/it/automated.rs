@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::marking::{fast, idem, text};
 use common::{Db, Resp, Server, generous, start_with};
 use examkit::auth::Scope;
-use examkit::http::AppState;
+use examkit::server::AppState;
 use examkit::marking::MarkingConfig;
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -1074,7 +1074,7 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
     });
     let adjust = {
         let choice = choice.clone();
-        move |state: &mut examkit::http::AppState| state.marking.marker = choice
+        move |state: &mut examkit::server::AppState| state.marking.marker = choice
     };
     let s = start_with(db, generous(), adjust).await;
     s.store.import_sample_bank().await.expect("sample bank");
@@ -1242,7 +1242,7 @@ async fn a_class_held_back_from_an_unqualified_marker_is_marked_once_it_qualifie
     });
     let adjust = {
         let choice = choice.clone();
-        move |state: &mut examkit::http::AppState| {
+        move |state: &mut examkit::server::AppState| {
             state.marking.marker = choice;
             state.marking.qualify = Some(0.8);
         }
@@ -1520,7 +1520,7 @@ async fn names_written_on_covers_are_matched_to_the_roster(db: Db) {
     });
     let adjust = {
         let choice = choice.clone();
-        move |state: &mut examkit::http::AppState| state.marking.marker = choice
+        move |state: &mut examkit::server::AppState| state.marking.marker = choice
     };
     let s = start_with(db, generous(), adjust).await;
     s.store.import_sample_bank().await.expect("sample bank");

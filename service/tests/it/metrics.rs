@@ -207,7 +207,7 @@ async fn counters_move_by_exactly_the_requests_made_and_labels_are_templates() {
     let store_dir = tempfile::tempdir().expect("dir");
     let url = common::fresh_database(Db::Sqlite, store_dir.path()).await;
     let store = examkit::store::Store::open(&url).await.expect("store");
-    let (addr, server) = examkit::telemetry::serve(
+    let (addr, server) = examkit::server::metrics::serve(
         handle,
         store,
         "127.0.0.1:0".parse().expect("addr"),

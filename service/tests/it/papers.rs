@@ -19,7 +19,7 @@ const OTHER: &str = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a";
 /// A server with the sample bank, an account and a key holding every scope.
 async fn setup_with(
     db: Db,
-    adjust: impl FnOnce(&mut examkit::http::AppState),
+    adjust: impl FnOnce(&mut examkit::server::AppState),
 ) -> (Server, String, String) {
     let s = start_with(db, generous(), adjust).await;
     s.store

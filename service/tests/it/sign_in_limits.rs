@@ -252,7 +252,7 @@ async fn fail_twenty_times(s: &Server, pair: &FormPair, forwarded: &str, tag: &s
 }
 
 async fn the_address_limit_counts_the_client_a_trusted_proxy_names(db: Db) {
-    let trusted = vec![examkit::app::client::Cidr::parse("127.0.0.1/32").expect("range")];
+    let trusted = vec![examkit::config::Cidr::parse("127.0.0.1/32").expect("range")];
     let s = start_with(db, generous(), |state| {
         state.app.trusted_proxies = trusted;
     })
@@ -687,7 +687,7 @@ async fn sign_in_on_device(
 /// address still gets in. Guesses spread over many addresses reach the account-wide ceiling,
 /// which then holds a new browser but never the teacher's own, which signed in before.
 async fn a_known_email_cannot_keep_its_teacher_out(db: Db) {
-    let trusted = vec![examkit::app::client::Cidr::parse("127.0.0.1/32").expect("range")];
+    let trusted = vec![examkit::config::Cidr::parse("127.0.0.1/32").expect("range")];
     let s = start_with(db, generous(), |state| {
         state.app.trusted_proxies = trusted;
         state.app.account_ceiling.limit = 12;

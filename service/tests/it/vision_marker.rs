@@ -827,7 +827,7 @@ async fn marked_by(s: &common::Server, key: &str, session: &str, choice: &Marker
 async fn a_paper_is_marked_by_the_vision_model_end_to_end(db: Db) {
     let provider = provider::start(MODEL, Some(TOKEN), true, paper_model).await;
     let choice = openai_choice(&provider);
-    let adjust = |state: &mut examkit::http::AppState| state.marking.marker = choice.clone();
+    let adjust = |state: &mut examkit::server::AppState| state.marking.marker = choice.clone();
     // On PostgreSQL, with the suite's S3-compatible server, the upload, the PDFs and the kept page
     // images are objects; on SQLite they stay in the database.
     let objects = if db == Db::Postgres && cfg!(examkit_s3_tests) {

@@ -8,7 +8,7 @@ pub mod s3;
 use std::sync::Arc;
 
 use examkit::auth::{Scope, generate_key};
-use examkit::http::{self, AppState};
+use examkit::server::AppState;
 use examkit::store::Store;
 use examkit::store::rate::Limits;
 use reqwest::Method;
@@ -180,11 +180,12 @@ async fn serve_on(
     adjust(&mut state);
     let state = Arc::new(state);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let (addr, server) = http::bind(state, "127.0.0.1:0".parse().expect("addr"), async move {
-        let _ = rx.await;
-    })
-    .await
-    .expect("bind");
+    let (addr, server) =
+        examkit::server::bind(state, "127.0.0.1:0".parse().expect("addr"), async move {
+            let _ = rx.await;
+        })
+        .await
+        .expect("bind");
     tokio::spawn(server);
     Server {
         base: format!("http://{addr}"),

@@ -5,10 +5,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use crate::auth::{self, parse_scopes};
-use crate::config::StoreArgs;
+use crate::config::{Expiry, StoreArgs};
 use crate::store::accounts::{CreateKeyError, normalise_email};
 use crate::store::{Store, now_ms, rfc3339};
 
@@ -75,32 +75,6 @@ pub enum UsersCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
-}
-
-/// Key lifetimes offered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Expiry {
-    /// 30 days.
-    #[value(name = "30d")]
-    Days30,
-    /// 90 days.
-    #[value(name = "90d")]
-    Days90,
-    /// One year (365 days).
-    #[value(name = "1y")]
-    Year,
-}
-
-impl Expiry {
-    /// The lifetime in milliseconds.
-    pub fn millis(self) -> i64 {
-        let days = match self {
-            Expiry::Days30 => 30,
-            Expiry::Days90 => 90,
-            Expiry::Year => 365,
-        };
-        days * 86_400_000
-    }
 }
 
 /// Arguments of `examkit keys create`.

@@ -1,10 +1,28 @@
 //! `examkit validate`: the engine's outcome for one submission file.
 
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::cli::ValidateArgs;
+/// Arguments of `examkit validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The submission file, or `-` to read it from standard input.
+    #[arg(value_name = "SUBMISSION")]
+    pub submission: PathBuf,
+    /// A JSON array of the import's assets (`[{"id", "kind", "pageCount"}]`); without it the checks
+    /// that need assets are skipped and the outcome says `"assetsChecked": false`.
+    #[arg(long, value_name = "ASSETS")]
+    pub assets: Option<PathBuf>,
+    /// Print the outcome as indented JSON.
+    #[arg(long, conflicts_with = "explain")]
+    pub pretty: bool,
+    /// Print a human-readable report instead of JSON: per question, each criterion's submitted
+    /// and effective outcome with, beneath it, the criterion's requirement, the marker's reason,
+    /// any condition not met or uncertain, the evidence quoted with its page, and every flag.
+    #[arg(long)]
+    pub explain: bool,
+}
 
 /// Exit status for a valid submission.
 pub const EXIT_VALID: u8 = 0;

@@ -1,6 +1,5 @@
 //! Command-line arguments and dispatch.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -24,30 +23,30 @@ pub enum Command {
     /// Validate a service-marking-import-v1 submission and print the engine's outcome.
     ///
     /// Exit status: 0 when the submission is valid, 1 when it is invalid, 2 for usage or I/O errors.
-    Validate(ValidateArgs),
+    Validate(super::validate::ValidateArgs),
     /// Run the HTTP service (with its automated-marking workers).
     Serve(crate::config::ServeArgs),
     /// Run automated-marking workers only, on the same database as `examkit serve`, until SIGTERM.
     Worker(crate::config::WorkerArgs),
     /// Manage accounts.
     #[command(subcommand)]
-    Users(crate::admin::UsersCommand),
+    Users(super::admin::UsersCommand),
     /// Manage API keys (secrets are shown once, at creation).
     #[command(subcommand)]
-    Keys(crate::admin::KeysCommand),
+    Keys(super::admin::KeysCommand),
     /// Import, export and check question banks.
     #[command(subcommand)]
-    Bank(crate::bank_admin::BankCommand),
+    Bank(super::bank_admin::BankCommand),
     /// Set accounts' favourite questions.
     #[command(subcommand)]
-    Favourites(crate::bank_admin::FavouritesCommand),
+    Favourites(super::bank_admin::FavouritesCommand),
     /// Measure a marker against trusted decisions.
     #[command(subcommand)]
     Marker(crate::calibration::MarkerCommand),
     /// Copy the embedded SQLite database while the service runs (PostgreSQL: use pg_dump).
-    Backup(crate::backup::BackupArgs),
+    Backup(super::backup::BackupArgs),
     /// Put a backup made by `examkit backup` in place (stop the service first).
-    Restore(crate::backup::RestoreArgs),
+    Restore(super::backup::RestoreArgs),
     /// Where uploads, page images and exported PDFs are kept: status, moving them, sweeping.
     #[command(subcommand)]
     Assets(crate::assets::AssetsCommand),
@@ -68,43 +67,23 @@ pub struct PageReaderArgs {
     pub cpu_seconds: u64,
 }
 
-/// Arguments of `examkit validate`.
-#[derive(Debug, clap::Args)]
-pub struct ValidateArgs {
-    /// The submission file, or `-` to read it from standard input.
-    #[arg(value_name = "SUBMISSION")]
-    pub submission: PathBuf,
-    /// A JSON array of the import's assets (`[{"id", "kind", "pageCount"}]`); without it the checks
-    /// that need assets are skipped and the outcome says `"assetsChecked": false`.
-    #[arg(long, value_name = "ASSETS")]
-    pub assets: Option<PathBuf>,
-    /// Print the outcome as indented JSON.
-    #[arg(long, conflicts_with = "explain")]
-    pub pretty: bool,
-    /// Print a human-readable report instead of JSON: per question, each criterion's submitted
-    /// and effective outcome with, beneath it, the criterion's requirement, the marker's reason,
-    /// any condition not met or uncertain, the evidence quoted with its page, and every flag.
-    #[arg(long)]
-    pub explain: bool,
-}
-
 /// Runs a parsed command line and returns the process exit status.
 pub fn run(cli: Cli) -> ExitCode {
     crate::tls::install_provider();
     match cli.command {
-        Command::Validate(args) => crate::validate::run(&args),
-        Command::Serve(args) => with_runtime(crate::serve::run(args)),
-        Command::Worker(args) => with_runtime(crate::serve::worker(args)),
-        Command::Users(command) => with_runtime(crate::admin::users(command)),
-        Command::Keys(command) => with_runtime(crate::admin::keys(command)),
-        Command::Bank(crate::bank_admin::BankCommand::Check { path }) => {
-            crate::bank_admin::check(&path)
+        Command::Validate(args) => super::validate::run(&args),
+        Command::Serve(args) => with_runtime(super::serve::run(args)),
+        Command::Worker(args) => with_runtime(super::serve::worker(args)),
+        Command::Users(command) => with_runtime(super::admin::users(command)),
+        Command::Keys(command) => with_runtime(super::admin::keys(command)),
+        Command::Bank(super::bank_admin::BankCommand::Check { path }) => {
+            super::bank_admin::check(&path)
         }
-        Command::Bank(command) => with_runtime(crate::bank_admin::bank(command)),
-        Command::Favourites(command) => with_runtime(crate::bank_admin::favourites(command)),
+        Command::Bank(command) => with_runtime(super::bank_admin::bank(command)),
+        Command::Favourites(command) => with_runtime(super::bank_admin::favourites(command)),
         Command::Marker(command) => with_runtime(crate::calibration::run(command)),
-        Command::Backup(args) => with_runtime(crate::backup::backup(args)),
-        Command::Restore(args) => with_runtime(crate::backup::restore(args)),
+        Command::Backup(args) => with_runtime(super::backup::backup(args)),
+        Command::Restore(args) => with_runtime(super::backup::restore(args)),
         Command::Assets(command) => with_runtime(crate::assets::run(command)),
         Command::PageReader(args) => {
             let limits = crate::untrusted::child::ChildLimits {
