@@ -40,35 +40,8 @@ pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
         return Err(vec![problem("", "type", "the body must be a JSON object")]);
     };
     let mut problems = Vec::new();
-    let kind = match object.get("kind") {
-        None => {
-            problems.push(problem("/kind", "required", "kind is required"));
-            None
-        }
-        Some(Value::String(kind)) if KINDS.contains(&kind.as_str()) => Some(kind.as_str()),
-        Some(Value::String(kind)) => {
-            problems.push(problem(
-                "/kind",
-                "enum",
-                format!("kind is one of {}, not {kind:?}", KINDS.join(", ")),
-            ));
-            None
-        }
-        Some(_) => {
-            problems.push(problem("/kind", "type", "kind must be a string"));
-            None
-        }
-    };
-    let Some(kind) = kind else {
-        return Err(problems);
-    };
-    let fields: &[&str] = match kind {
-        "place" => &["kind", "file", "page", "copy", "copyPage"],
-        "choose" => &["kind", "file", "page"],
-        "extra" => &["kind", "file", "page", "copy", "question"],
-        "student" => &["kind", "copy", "student"],
-        _ => &["kind", "copy"],
-    };
+    let kind = kind_of(object).map_err(|p| vec![p])?;
+    let fields = fields_of(kind);
     for key in object.keys() {
         if !fields.contains(&key.as_str()) {
             problems.push(problem(
@@ -133,6 +106,31 @@ pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
         },
         // Every field a kind needs was read above, or its problem reported.
         _ => Err(vec![problem("", "type", "the decision is incomplete")]),
+    }
+}
+
+/// The decision's `kind`, one of [`KINDS`].
+fn kind_of(object: &Map<String, Value>) -> Result<&str, Problem> {
+    match object.get("kind") {
+        None => Err(problem("/kind", "required", "kind is required")),
+        Some(Value::String(kind)) if KINDS.contains(&kind.as_str()) => Ok(kind.as_str()),
+        Some(Value::String(kind)) => Err(problem(
+            "/kind",
+            "enum",
+            format!("kind is one of {}, not {kind:?}", KINDS.join(", ")),
+        )),
+        Some(_) => Err(problem("/kind", "type", "kind must be a string")),
+    }
+}
+
+/// The fields a decision of `kind` has.
+fn fields_of(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "place" => &["kind", "file", "page", "copy", "copyPage"],
+        "choose" => &["kind", "file", "page"],
+        "extra" => &["kind", "file", "page", "copy", "question"],
+        "student" => &["kind", "copy", "student"],
+        _ => &["kind", "copy"],
     }
 }
 

@@ -239,56 +239,129 @@ fn read(run: &Run, codes: &[String]) -> Read {
 
 /// Places every page of the stack (see the module's description).
 pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report {
-    let placed_by_hand: HashMap<&StackPage, (u32, u32)> = decisions
+    let decided = Decided::of(run, decisions);
+    let claims = claims(run, pages, &decided);
+    let (placements, mut scripts) = settle(run, pages, &claims, &decided.chosen);
+    let copies = run
+        .copies
         .iter()
-        .filter_map(|d| match d {
-            Decision::Place { at, copy, page } => Some((at, (*copy, *page))),
-            _ => None,
+        .map(|&copy| {
+            let placed = scripts.remove(&copy).unwrap_or_default();
+            (
+                copy,
+                (copy_state(run, &decided.absent, copy, &placed), placed),
+            )
         })
         .collect();
-    // Each chosen page with when it was chosen: of a conflict, the latest choice stands.
-    let chosen: HashMap<&StackPage, usize> = decisions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| match d {
-            Decision::Choose { at } => Some((at, i)),
-            _ => None,
-        })
-        .collect();
-    let assigned: HashMap<&StackPage, (u32, &str)> = decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::AssignExtra { at, copy, question } if run.copies.contains(copy) => {
-                Some((at, (*copy, question.as_str())))
-            }
-            _ => None,
-        })
-        .collect();
-    let mut absent: BTreeSet<u32> = BTreeSet::new();
-    for decision in decisions {
-        match decision {
-            Decision::Absent { copy } => {
-                absent.insert(*copy);
-            }
-            Decision::Present { copy } => {
-                absent.remove(copy);
-            }
-            _ => {}
+    let mut extras: BTreeMap<u32, Vec<(String, StackPage)>> = BTreeMap::new();
+    for (scanned, placement) in pages.iter().zip(&placements) {
+        if let Some(Placement::Extra {
+            assigned: Some((copy, question)),
+        }) = placement
+        {
+            extras
+                .entry(*copy)
+                .or_default()
+                .push((question.clone(), scanned.at.clone()));
         }
     }
+    Report {
+        extras,
+        pages: pages
+            .iter()
+            .zip(placements)
+            .map(|(p, placement)| {
+                (
+                    p.at.clone(),
+                    placement.unwrap_or(Placement::Unknown {
+                        reason: "not placed".to_owned(),
+                    }),
+                )
+            })
+            .collect(),
+        copies,
+    }
+}
 
-    // First pass: what each page claims to be.
+/// People's decisions about a stack, by what they are about.
+struct Decided<'a> {
+    /// Pages a person placed: the copy and page each is.
+    placed_by_hand: HashMap<&'a StackPage, (u32, u32)>,
+    /// Each chosen page with when it was chosen: of a conflict, the latest choice stands.
+    chosen: HashMap<&'a StackPage, usize>,
+    /// Extra sheets a person gave to a copy of the run, with the question each answers.
+    assigned: HashMap<&'a StackPage, (u32, &'a str)>,
+    /// The copies said absent (and not said present since).
+    absent: BTreeSet<u32>,
+}
+
+impl<'a> Decided<'a> {
+    fn of(run: &Run, decisions: &'a [Decision]) -> Decided<'a> {
+        let placed_by_hand: HashMap<&StackPage, (u32, u32)> = decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Place { at, copy, page } => Some((at, (*copy, *page))),
+                _ => None,
+            })
+            .collect();
+        // Each chosen page with when it was chosen: of a conflict, the latest choice stands.
+        let chosen: HashMap<&StackPage, usize> = decisions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| match d {
+                Decision::Choose { at } => Some((at, i)),
+                _ => None,
+            })
+            .collect();
+        let assigned: HashMap<&StackPage, (u32, &str)> = decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::AssignExtra { at, copy, question } if run.copies.contains(copy) => {
+                    Some((at, (*copy, question.as_str())))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut absent: BTreeSet<u32> = BTreeSet::new();
+        for decision in decisions {
+            match decision {
+                Decision::Absent { copy } => {
+                    absent.insert(*copy);
+                }
+                Decision::Present { copy } => {
+                    absent.remove(copy);
+                }
+                _ => {}
+            }
+        }
+        Decided {
+            placed_by_hand,
+            chosen,
+            assigned,
+            absent,
+        }
+    }
+}
+
+/// First pass: what each page claims to be (a copy's page, and whether a person placed it
+/// there), or where it is placed when it claims no copy's page.
+fn claims(
+    run: &Run,
+    pages: &[ScannedPage],
+    decided: &Decided<'_>,
+) -> Vec<Result<(u32, u32, bool), Placement>> {
     let mut claims: Vec<Result<(u32, u32, bool), Placement>> = Vec::with_capacity(pages.len());
     for scanned in pages {
         let claim = match read(run, &scanned.codes) {
             Read::Copy(copy, page) => Ok((copy, page, false)),
             Read::Extra => Err(Placement::Extra {
-                assigned: assigned
+                assigned: decided
+                    .assigned
                     .get(&scanned.at)
                     .map(|&(copy, question)| (copy, question.to_owned())),
             }),
             Read::Foreign(reason) => Err(Placement::Foreign { reason }),
-            Read::Unknown(reason) => match placed_by_hand.get(&scanned.at) {
+            Read::Unknown(reason) => match decided.placed_by_hand.get(&scanned.at) {
                 Some(&(copy, page))
                     if run.copies.contains(&copy) && (1..=run.pages_per_copy).contains(&page) =>
                 {
@@ -300,7 +373,22 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
         claims.push(claim);
     }
 
-    // Second pass: the pages claiming each copy page.
+    claims
+}
+
+/// Second pass: the pages claiming each copy page. Identical scans are rescans of the first;
+/// of distinct ones, the only one or the one chosen last stands; a page past the paper's is a
+/// blank back. Returns each page's placement and the pages standing in each copy.
+#[allow(clippy::type_complexity)]
+fn settle(
+    run: &Run,
+    pages: &[ScannedPage],
+    claims: &[Result<(u32, u32, bool), Placement>],
+    chosen: &HashMap<&StackPage, usize>,
+) -> (
+    Vec<Option<Placement>>,
+    BTreeMap<u32, BTreeMap<u32, StackPage>>,
+) {
     let mut claimants: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
     for (i, claim) in claims.iter().enumerate() {
         if let Ok((copy, page, _)) = claim {
@@ -356,53 +444,27 @@ pub fn split(run: &Run, pages: &[ScannedPage], decisions: &[Decision]) -> Report
         }
     }
 
-    let copies = run
-        .copies
-        .iter()
-        .map(|&copy| {
-            let placed = scripts.remove(&copy).unwrap_or_default();
-            let state = if absent.contains(&copy) || placed.is_empty() {
-                CopyState::Absent
-            } else {
-                let missing: Vec<u32> = (1..=run.paper_pages)
-                    .filter(|p| !placed.contains_key(p))
-                    .collect();
-                if missing.is_empty() {
-                    CopyState::Complete
-                } else {
-                    CopyState::Incomplete { missing }
-                }
-            };
-            (copy, (state, placed))
-        })
-        .collect();
-    let mut extras: BTreeMap<u32, Vec<(String, StackPage)>> = BTreeMap::new();
-    for (scanned, placement) in pages.iter().zip(&placements) {
-        if let Some(Placement::Extra {
-            assigned: Some((copy, question)),
-        }) = placement
-        {
-            extras
-                .entry(*copy)
-                .or_default()
-                .push((question.clone(), scanned.at.clone()));
-        }
+    (placements, scripts)
+}
+
+/// The state of `copy` with the pages `placed` in it: absent when said so or nothing of it was
+/// scanned, else complete or missing pages of the paper.
+fn copy_state(
+    run: &Run,
+    absent: &BTreeSet<u32>,
+    copy: u32,
+    placed: &BTreeMap<u32, StackPage>,
+) -> CopyState {
+    if absent.contains(&copy) || placed.is_empty() {
+        return CopyState::Absent;
     }
-    Report {
-        extras,
-        pages: pages
-            .iter()
-            .zip(placements)
-            .map(|(p, placement)| {
-                (
-                    p.at.clone(),
-                    placement.unwrap_or(Placement::Unknown {
-                        reason: "not placed".to_owned(),
-                    }),
-                )
-            })
-            .collect(),
-        copies,
+    let missing: Vec<u32> = (1..=run.paper_pages)
+        .filter(|p| !placed.contains_key(p))
+        .collect();
+    if missing.is_empty() {
+        CopyState::Complete
+    } else {
+        CopyState::Incomplete { missing }
     }
 }
 
