@@ -10,7 +10,7 @@
 //! Reading an answer checks it against that narrowed schema first, so that a repair request can
 //! name every problem by its JSON pointer; what passes is decoded with serde.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::marker::Problem;
@@ -71,6 +71,36 @@ pub struct ModelCriterion {
     pub source_page_ids: Vec<String>,
 }
 
+/// What a model decided of a criterion, as its answer spells it (the schema's `outcome` enum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelOutcome {
+    /// The student's own work clearly earns the mark.
+    Awarded,
+    /// It clearly does not, or the answer is blank.
+    Withheld,
+    /// The model is unsure.
+    Uncertain,
+}
+
+impl ModelOutcome {
+    /// Every outcome, in the schema's order.
+    pub const ALL: [ModelOutcome; 3] = [
+        ModelOutcome::Awarded,
+        ModelOutcome::Withheld,
+        ModelOutcome::Uncertain,
+    ];
+
+    /// The outcome as the answer and the import question spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ModelOutcome::Awarded => "awarded",
+            ModelOutcome::Withheld => "withheld",
+            ModelOutcome::Uncertain => "uncertain",
+        }
+    }
+}
+
 /// A decision as the model gives it: the box is a hint.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -78,7 +108,7 @@ pub struct ModelDecision {
     /// The criterion.
     pub criterion_id: String,
     /// `awarded`, `withheld` or `uncertain`.
-    pub outcome: String,
+    pub outcome: ModelOutcome,
     /// Why.
     pub reason: String,
     /// The student's words, verbatim; empty for a blank answer.
@@ -389,5 +419,28 @@ mod tests {
                 .any(|p| p.path == "/rubric/criteria/0/sourcePageIds/0"),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn outcomes_read_and_write_as_the_schema_spells_them() {
+        for outcome in ModelOutcome::ALL {
+            let written = serde_json::to_value(outcome).unwrap();
+            assert_eq!(written, json!(outcome.as_str()));
+            let read: ModelOutcome = serde_json::from_value(written).unwrap();
+            assert_eq!(read, outcome);
+        }
+        let schema: Value =
+            serde_json::from_str(include_str!("../../../schemas/model-answer-v1.schema.json"))
+                .unwrap();
+        let spelt: Vec<&str> = ModelOutcome::ALL.iter().map(|o| o.as_str()).collect();
+        let enumerated =
+            &schema["properties"]["decisions"]["items"]["properties"]["outcome"]["enum"];
+        assert_eq!(enumerated, &json!(spelt));
+        for unknown in ["maybe", "Awarded", ""] {
+            assert!(
+                serde_json::from_value::<ModelOutcome>(json!(unknown)).is_err(),
+                "{unknown}"
+            );
+        }
     }
 }

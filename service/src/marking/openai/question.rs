@@ -25,7 +25,7 @@ use super::super::evidence::{self, Claim, Guard, GuardCode, PageInk, Placed, Pla
 use super::super::flags::{MarkerFlag, MarkerFlagCode};
 use super::super::instructions;
 use super::super::marker::{Fit, MarkRequest, Problem, Scheme, structured_rubric};
-use super::super::model_answer::{ModelAnswer, ModelDecision, ModelRubric};
+use super::super::model_answer::{ModelAnswer, ModelDecision, ModelOutcome, ModelRubric};
 
 /// The most marks a rubric the model wrote may give one question; criteria beyond are dropped.
 pub const MAX_MODEL_MARKS: usize = 100;
@@ -155,7 +155,7 @@ pub fn question_from(
             part_id,
             quote: &d.quote,
             hint: evidence::hint_rect(d.hint),
-            awarded: d.outcome == "awarded",
+            awarded: d.outcome == ModelOutcome::Awarded,
             line: transcript.line_of(
                 part_id,
                 &d.quote,
@@ -164,7 +164,7 @@ pub fn question_from(
             ),
         };
         let placed = evidence::place(named, &claim, ink);
-        let mut outcome = d.outcome.clone();
+        let mut outcome = d.outcome.as_str().to_owned();
         let mut reason = d.reason.clone();
         let mut guard_note = None;
         let mut guard_code = None;
