@@ -52,6 +52,7 @@ pub use outcome::{
     CriterionReport, Decision, Outcome, PartReport, QuestionReport, Rejection, Report, ReviewFlag,
     Score, Status,
 };
+pub use pointer::pointer_token;
 
 /// The schema version this engine validates.
 pub const SCHEMA_VERSION: &str = "service-marking-import-v1";

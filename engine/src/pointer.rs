@@ -47,6 +47,15 @@ impl<'p> Path<'p> {
     }
 }
 
+/// One reference token of a JSON Pointer: `segment` with `~` as `~0` and `/` as `~1`, as RFC 6901
+/// requires. Every surface that locates an error in a document (the service's field errors, its
+/// class-set requests, its marking views) writes tokens with this.
+pub fn pointer_token(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    push_escaped(&mut out, segment);
+    out
+}
+
 /// Appends `segment` with `~` and `/` escaped as RFC 6901 requires.
 pub(crate) fn push_escaped(out: &mut String, segment: &str) {
     for c in segment.chars() {
@@ -98,5 +107,16 @@ mod tests {
             pointer(&[Seg::Key("questions"), Seg::Index(2), Seg::Key("~")]),
             "/questions/2/~0"
         );
+    }
+
+    #[test]
+    fn a_token_escapes_tilde_before_slash_so_it_reads_back_as_written() {
+        assert_eq!(pointer_token("a/b~c"), "a~1b~0c");
+        assert_eq!(pointer_token("~1"), "~01", "a written ~1 is not a slash");
+        assert_eq!(pointer_token(""), "");
+        for name in ["plain", "a/b", "~", "~0/~1", "é/ü"] {
+            let back = pointer_token(name).replace("~1", "/").replace("~0", "~");
+            assert_eq!(back, name, "RFC 6901 decoding order");
+        }
     }
 }

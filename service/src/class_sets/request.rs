@@ -312,10 +312,8 @@ pub(super) fn integer(value: &Value) -> Option<i64> {
     (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
 }
 
-/// A JSON Pointer token: `~` as `~0`, `/` as `~1`.
-pub(super) fn pointer_token(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
-}
+/// A JSON Pointer token: `~` as `~0`, `/` as `~1` (the engine's, as every surface writes them).
+pub(super) use examkit_engine::pointer_token;
 
 #[cfg(test)]
 mod tests {

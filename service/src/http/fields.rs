@@ -151,10 +151,9 @@ pub fn uuid(errors: &mut Vec<FieldError>, name: &str, value: &str) -> Option<Str
     }
 }
 
-/// Escapes one reference token of a JSON Pointer (`~` → `~0`, `/` → `~1`).
-pub fn pointer_token(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
-}
+/// Escapes one reference token of a JSON Pointer (`~` → `~0`, `/` → `~1`): the engine's, so every
+/// surface locates a field as the engine does.
+pub use examkit_engine::pointer_token;
 
 /// The integer a JSON number holds, as JSON Schema reads it: `3` and `3.0` are both the integer 3
 /// (a number whose fractional part is zero is an integer), `3.5` is not one. `None` for anything

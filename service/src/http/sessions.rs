@@ -13,7 +13,7 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::fields::{FieldError, parse_json};
+use super::fields::{FieldError, parse_json, pointer_token};
 use super::imports::{checked_title, receive_asset};
 use super::marking::{indexing_view, page_view, question_view, session_view};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
@@ -386,7 +386,7 @@ fn read_mark_question(
             "label" | "workAssetIds" | "schemeAssetIds" | "pageSelections"
         ) {
             errors.push(FieldError::new(
-                &format!("/{}", escape(key)),
+                &format!("/{}", pointer_token(key)),
                 "unknown_field",
                 format!("{key} is not a field of MarkQuestion"),
             ));
@@ -556,7 +556,7 @@ fn page_selections(
     let mut selections = BTreeMap::new();
     let (mut work_pages, mut scheme_pages) = (0usize, 0usize);
     for (id, pages) in map {
-        let at = format!("/pageSelections/{}", escape(id));
+        let at = format!("/pageSelections/{}", pointer_token(id));
         let Some(asset) = assets.iter().find(|a| &a.id == id) else {
             errors.push(FieldError::new(
                 &at,
@@ -653,11 +653,6 @@ fn chosen_pages(
         }
     }
     chosen
-}
-
-/// A JSON Pointer segment.
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 async fn mark_question(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, ApiError> {
