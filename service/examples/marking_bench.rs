@@ -208,7 +208,7 @@ async fn main() -> Result<(), Error> {
         poll: Duration::from_millis(50),
         ..MarkingConfig::default()
     };
-    let workers = examkit::marking::worker::spawn(store.clone(), config)?;
+    let workers = examkit::marking::launch::spawn(store.clone(), config)?;
     let started = Instant::now();
     client
         .call(

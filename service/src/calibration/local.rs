@@ -159,10 +159,12 @@ impl Local {
             .timeout(Duration::from_secs(600))
             .build()
             .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
-        let workers = match marker {
-            Some(marker) => crate::marking::worker::spawn_with(store, marking, marker),
-            None => crate::marking::worker::spawn(store, marking)?,
+        // The service marks with the recorded marker, or the configured one; never with seeds.
+        let marker = match marker {
+            Some(marker) => marker,
+            None => marking.marker.build()?,
         };
+        let workers = crate::marking::worker::spawn_with(store, marking, marker, None);
         Ok(Local {
             _dir: dir,
             base: format!("http://{addr}"),

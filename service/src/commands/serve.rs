@@ -236,7 +236,7 @@ async fn start_workers(
     marking: &crate::marking::MarkingConfig,
 ) -> Result<Workers, Failure> {
     let workers = if marking.enabled {
-        crate::marking::worker::spawn(store.clone(), marking.clone())
+        crate::marking::launch::spawn(store.clone(), marking.clone())
     } else {
         tracing::warn!("automated marking is off: its routes answer 503");
         match store
@@ -249,7 +249,7 @@ async fn start_workers(
             Ok(n) => tracing::warn!(questions = n, "queued questions cancelled"),
             Err(e) => tracing::warn!(error = %e, "cancelling queued questions failed"),
         }
-        crate::marking::worker::spawn(
+        crate::marking::launch::spawn(
             store.clone(),
             crate::marking::MarkingConfig {
                 workers: 0,
@@ -427,7 +427,7 @@ pub async fn worker(args: WorkerArgs) -> ExitCode {
             }
         }
     };
-    let workers = match crate::marking::worker::spawn(
+    let workers = match crate::marking::launch::spawn(
         store,
         crate::marking::MarkingConfig {
             workers: count,

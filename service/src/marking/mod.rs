@@ -7,7 +7,8 @@
 //! database ([`crate::store::jobs`]), index each page with `examkit-scan` (raster, orientation,
 //! words with boxes, page codes, comparison with the clean question paper) and save the page's
 //! record in the transaction that finishes the job. The HTTP layer (`crate::http::sessions`) only
-//! parses requests and calls the store and this module.
+//! parses requests and calls the store and this module. A deployment's workers start from
+//! [`launch`] (its marker and seeds); their loop is [`worker`], the jobs' shared ground [`jobs`].
 
 pub mod answers;
 pub mod builtin;
@@ -18,6 +19,7 @@ pub mod flags;
 pub mod indexing;
 pub mod instructions;
 pub mod jobs;
+pub mod launch;
 pub mod marker;
 pub mod model_answer;
 pub mod names;

@@ -17,7 +17,6 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::MarkingConfig;
 use super::jobs::{self, JobContext, JobFailure, LiveSeeds, Pulse};
 use super::{indexing, questions};
-use crate::calibration::seeds::Seeds;
 use crate::store::jobs::{Job, Retry};
 use crate::store::{Store, StoreError, now_ms};
 
@@ -68,24 +67,16 @@ fn worker_name(n: usize) -> String {
     )
 }
 
-/// Starts `config.workers` workers on `store`; an error when the configured marker cannot be
-/// built.
-pub fn spawn(store: Store, config: MarkingConfig) -> Result<Workers, String> {
-    let marker = config.marker.build()?;
-    Ok(spawn_with(store, config, marker))
-}
-
-/// Starts `config.workers` workers on `store` marking with `marker` rather than the configured
-/// one (calibration's private service records what a marker would be asked this way).
+/// Starts `config.workers` workers on `store` marking with `marker`, and with the seeded reference
+/// questions `seeds` between live ones when given. A deployment's workers are started as
+/// configured by [`super::launch::spawn`]; calibration's private service starts its own here with
+/// the marker it records and no seeds.
 pub fn spawn_with(
     store: Store,
     config: MarkingConfig,
     marker: Arc<dyn super::marker::Marker>,
+    seeds: Option<Box<dyn LiveSeeds>>,
 ) -> Workers {
-    let seeds = config
-        .seeds
-        .clone()
-        .map(|seeds| Box::new(Seeds::new(seeds)) as Box<dyn LiveSeeds>);
     start(JobContext::new(store, config, marker, seeds))
 }
 

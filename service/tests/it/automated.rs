@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use common::marking::{fast, idem, text};
 use common::{Db, Resp, Server, generous, start_with};
 use examkit::auth::Scope;
-use examkit::server::AppState;
 use examkit::marking::MarkingConfig;
+use examkit::server::AppState;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -467,7 +467,7 @@ async fn exported_paper(
 fn spawn_workers(s: &Server) -> examkit::marking::worker::Workers {
     let mut config = MarkingConfig::default();
     fast(&mut config);
-    examkit::marking::worker::spawn(s.store.clone(), config).expect("workers start")
+    examkit::marking::launch::spawn(s.store.clone(), config).expect("workers start")
 }
 
 fn boxes_inside_the_page(words: &[Value]) {

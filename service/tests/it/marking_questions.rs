@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use common::marking::{idem, text};
 use common::{Db, Resp, Server, generous, start_with};
 use examkit::auth::Scope;
-use examkit::server::AppState;
 use examkit::marking::{MarkerChoice, MarkingConfig};
+use examkit::server::AppState;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -38,7 +38,7 @@ pub fn workers(
     };
     fast(&mut config);
     adjust(&mut config);
-    examkit::marking::worker::spawn(s.store.clone(), config).expect("workers start")
+    examkit::marking::launch::spawn(s.store.clone(), config).expect("workers start")
 }
 
 /// A JSON POST without an idempotency key.
