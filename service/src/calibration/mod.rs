@@ -23,7 +23,7 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::config::{MarkingArgs, StoreArgs};
+use crate::config::{MarkingArgs, StoreArgs, share};
 use crate::marking::MarkerChoice;
 use crate::store::qualifications::NewQualification;
 use local::Local;
@@ -72,18 +72,6 @@ pub struct CalibrateArgs {
     /// The deployment's database, for `--save`.
     #[command(flatten)]
     pub store: StoreArgs,
-}
-
-/// A share from 0 to 1, as flags give it; the error says what is wrong.
-pub fn share(text: &str) -> Result<f64, String> {
-    let value: f64 = text
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number"))?;
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("{text} is not between 0 and 1"))
-    }
 }
 
 /// Runs `examkit marker …`.
@@ -619,15 +607,6 @@ fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shares_are_between_zero_and_one() {
-        assert_eq!(share("0.8"), Ok(0.8));
-        assert_eq!(share("1"), Ok(1.0));
-        assert!(share("1.2").is_err());
-        assert!(share("-0.1").is_err());
-        assert!(share("most").is_err());
-    }
 
     #[test]
     fn boxes_overlap_only_with_area() {
