@@ -32,6 +32,24 @@ pub fn seconds_to_next_utc_day(now: i64) -> i64 {
 }
 
 impl Store {
+    /// Today's allowance row of `user_id` (UTC), made at zero if the day has none yet; its day.
+    async fn allowance_day(
+        tx: &mut WriteTx,
+        user_id: &str,
+        now: i64,
+    ) -> Result<String, StoreError> {
+        let day = utc_date(now);
+        sqlx::query(
+            "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
+             ON CONFLICT (user_id, day) DO NOTHING",
+        )
+        .bind(user_id)
+        .bind(&day)
+        .execute(&mut **tx)
+        .await?;
+        Ok(day)
+    }
+
     /// Reserves `needed` pages of today's allowance inside a write transaction; when they would
     /// exceed it, nothing is reserved and the answer is the pages used today and the seconds until
     /// the allowance renews.
@@ -42,15 +60,7 @@ impl Store {
         allowance: &Allowance,
         now: i64,
     ) -> Result<Option<(i64, i64)>, StoreError> {
-        let day = utc_date(now);
-        sqlx::query(
-            "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
-             ON CONFLICT (user_id, day) DO NOTHING",
-        )
-        .bind(user_id)
-        .bind(&day)
-        .execute(&mut **tx)
-        .await?;
+        let day = Store::allowance_day(tx, user_id, now).await?;
         let reserved = sqlx::query(
             "UPDATE marking_allowance SET pages = pages + $1 \
              WHERE user_id = $2 AND day = $3 AND pages + $1 <= $4",
@@ -83,15 +93,7 @@ impl Store {
         per_day: i64,
         now: i64,
     ) -> Result<Option<i64>, StoreError> {
-        let day = utc_date(now);
-        sqlx::query(
-            "INSERT INTO marking_allowance (user_id, day, pages, questions) VALUES ($1, $2, 0, 0) \
-             ON CONFLICT (user_id, day) DO NOTHING",
-        )
-        .bind(user_id)
-        .bind(&day)
-        .execute(&mut **tx)
-        .await?;
+        let day = Store::allowance_day(tx, user_id, now).await?;
         let reserved = sqlx::query(
             "UPDATE marking_allowance SET questions = questions + $1 \
              WHERE user_id = $2 AND day = $3 AND questions + $1 <= $4",
