@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 mod assets;
+mod code_table;
 mod collect;
 mod error;
 mod explain;
@@ -46,6 +47,9 @@ use collect::Errors;
 use submission::Submission;
 
 pub use assets::{Asset, AssetKind, AssetsError, assets_from_json, check_assets};
+#[doc(hidden)]
+pub use code_table::__private;
+pub use code_table::UnknownCode;
 pub use error::{ErrorCode, FlagCode, ValidationError};
 pub use explain::{EXPLAIN_TEXT_CHARS, explain};
 pub use outcome::{

@@ -177,108 +177,78 @@ pub enum ApiError {
     },
 }
 
-/// Declares [`ErrorKind`] from one table: each kind with its stable code, HTTP status and meaning.
-macro_rules! error_kinds {
-    ($($kind:ident = $code:literal, $status:literal, $meaning:literal;)+) => {
-        /// What went wrong, without its particulars: one kind per stable error code. This table is
-        /// the one registry of the service's errors: [`ApiError::status`] and [`ApiError::code`]
-        /// read it, and `schemas/service-error-codes.json`, the OpenAPI document's list of codes
-        /// and the guide's are checked against it by tests.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum ErrorKind {
-            $(
-                #[doc = $meaning]
-                $kind,
-            )+
-        }
-
-        impl ErrorKind {
-            /// Every kind, in the published order.
-            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$kind),+];
-
-            /// The stable code sent in `error.code`.
-            pub const fn code(self) -> &'static str {
-                match self {
-                    $(ErrorKind::$kind => $code,)+
-                }
-            }
-
-            /// The HTTP status code.
-            pub const fn status_code(self) -> u16 {
-                match self {
-                    $(ErrorKind::$kind => $status,)+
-                }
-            }
-
-            /// What the code means, for the published list.
-            pub const fn meaning(self) -> &'static str {
-                match self {
-                    $(ErrorKind::$kind => $meaning,)+
-                }
-            }
-        }
-    };
-}
-
-error_kinds! {
-    MissingApiKey = "missing_api_key", 401, "No Authorization header; send Authorization: Bearer <API_KEY>.";
-    InvalidAuthorization = "invalid_authorization", 401, "The Authorization header is not of the form Bearer <API_KEY>.";
-    InvalidApiKey = "invalid_api_key", 401, "The key is malformed, fails its checksum or is unknown.";
-    RevokedApiKey = "revoked_api_key", 401, "The key was revoked.";
-    ExpiredApiKey = "expired_api_key", 401, "The key has expired.";
-    AccountUnverified = "account_unverified", 401, "The key's account is not verified.";
-    AccountRestricted = "account_restricted", 403, "The key's account is restricted.";
-    InsufficientScope = "insufficient_scope", 403, "The key lacks a scope the operation requires; see requiredScopes.";
-    RouteNotFound = "route_not_found", 404, "No route has this path.";
-    NotFound = "not_found", 404, "The resource does not exist or belongs to another account.";
-    MethodNotAllowed = "method_not_allowed", 405, "The path exists but not with this method.";
-    InvalidJson = "invalid_json", 400, "The request body is not well-formed JSON.";
-    InvalidBody = "invalid_body", 400, "The JSON request body does not have the expected fields and types.";
-    InvalidQuery = "invalid_query", 400, "A query parameter is missing or invalid.";
-    EmptyBody = "empty_body", 400, "The upload body is empty.";
-    IdempotencyKeyRequired = "idempotency_key_required", 400, "The operation needs an Idempotency-Key header.";
-    InvalidIdempotencyKey = "invalid_idempotency_key", 400, "The Idempotency-Key header does not match ^[A-Za-z0-9._:-]{8,128}$.";
-    IdempotencyKeyReused = "idempotency_key_reused", 409, "The Idempotency-Key was already used with this API key for a different request (another route or body).";
-    IdempotencyRequestInProgress = "idempotency_request_in_progress", 409, "The first request with this Idempotency-Key is still running; retry shortly.";
-    ImportAlreadyCompleted = "import_already_completed", 409, "The import was completed with a different submission; a replacement needs a new import.";
-    ImportCompleted = "import_completed", 409, "The import is completed and takes no more files.";
-    StaleRevision = "stale_revision", 409, "The revision sent is not the current one; read the resource and retry.";
-    PayloadTooLarge = "payload_too_large", 413, "The JSON body is larger than the route's limit: 4 MiB (4,194,304 bytes) for import submissions, 64 KiB (65,536 bytes) for paper bodies.";
-    FileTooLarge = "file_too_large", 413, "The uploaded file is larger than 25 MiB.";
-    SessionTooLarge = "session_too_large", 413, "The session's files would exceed 300 MiB in total.";
-    UnsupportedMediaType = "unsupported_media_type", 415, "The Content-Type is not one this route accepts.";
-    ContentTypeMismatch = "content_type_mismatch", 415, "The file's bytes are not of the declared Content-Type.";
-    ValidationFailed = "validation_failed", 422, "The submission is invalid; error.details.errors lists every error with its JSON Pointer.";
-    UnreadableFile = "unreadable_file", 422, "A page of the file cannot be read as its type (a damaged or encrypted PDF, one with no pages, an image that does not decode) or would exceed the page pixel limit of 40,000,000.";
-    TooManyPages = "too_many_pages", 422, "A PDF has more than 80 pages.";
-    TooManyFiles = "too_many_files", 422, "The session already holds 100 files.";
-    RateLimited = "rate_limited", 429, "A rate limit is exhausted; wait Retry-After seconds.";
-    ServiceUnavailable = "service_unavailable", 503, "The service cannot complete the request now; back off and retry with the same operation ids.";
-    Internal = "internal_error", 500, "An unexpected failure; retry later.";
-    InvalidParameters = "invalid_parameters", 422, "Query or path parameters are invalid; error.details.errors lists each, its path being the parameter's name.";
-    InvalidFields = "invalid_fields", 422, "JSON body fields are invalid; error.details.errors lists each, its path being the field's JSON Pointer.";
-    PaperExists = "paper_exists", 409, "A paper with this id already exists in the account with other content; a new paper needs a new id.";
-    TooManyPapers = "too_many_papers", 422, "The account already holds the most saved papers it may (1,000).";
-    PaperTooLong = "paper_too_long", 422, "The question paper or the mark scheme would be longer than 80 pages; choose fewer questions or less writing space.";
-    PaperNotTypesettable = "paper_not_typesettable", 422, "A chosen question cannot be typeset; choose another revision of it.";
-    ExportsNotReady = "exports_not_ready", 409, "The revision's PDFs have not been prepared; POST its exports first.";
-    RevisionNotExportable = "revision_not_exportable", 409, "The revision's PDFs cannot be produced.";
-    PdfExportDisabled = "pdf_export_disabled", 503, "PDF export is turned off in this service's configuration.";
-    AutomatedMarkingDisabled = "automated_marking_disabled", 503, "Automated marking is turned off in this service's configuration; imports still work.";
-    SessionStarted = "session_started", 409, "The marking session was already started: it takes no more files, and starting it again needs the first start's Idempotency-Key.";
-    WorkRequired = "work_required", 422, "Starting a marking session needs at least one uploaded work file (a completed student scan).";
-    SchemeRequired = "scheme_required", 422, "Starting a marking session needs a mark scheme: an uploaded scheme file, or the one attached by from-builder.";
-    StackNotReady = "stack_not_ready", 409, "The class set's scripts cannot be marked yet: no page of its stack is uploaded, pages are still being read, or every copy is absent.";
-    IndexingNotFinished = "indexing_not_finished", 409, "The session's pages are still being indexed (or it was not started); wait until the session says indexingFinished, then request the question.";
-    QuestionFinished = "question_finished", 409, "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.";
-    ScriptsNotFinal = "scripts_not_final", 409, "A script asked for as final has questions not marked finally (waiting, being marked, needing review, failed or cancelled; or none marked): error.details.scripts names each script's student and questions. Ask for a draft (draft=true) to have it anyway, marked Draft on every page.";
-    QuestionNotMarked = "question_not_marked", 409, "The marking question has no result to review: it is queued, running, failed or cancelled.";
-    AllowanceExhausted = "marking_allowance_exhausted", 429, "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).";
-    NotReady = "not_ready", 503, "A readiness check failed (GET /readyz): error.details.checks gives each check's result: database, migrations, assets, workers.";
-    RangeNotSatisfiable = "range_not_satisfiable", 416, "The Range header asks only for bytes past the end of the file; Content-Range: bytes */<size> gives its size.";
+examkit_engine::code_table! {
+    /// What went wrong, without its particulars: one kind per stable error code, with its HTTP
+    /// status and meaning. This table is the one registry of the service's errors:
+    /// [`ApiError::status`] and [`ApiError::code`] read it, and `schemas/service-error-codes.json`,
+    /// the OpenAPI document's list of codes and the guide's are checked against it by tests.
+    pub enum ErrorKind {
+        /// The HTTP status code.
+        fn status_code -> u16;
+        MissingApiKey = "missing_api_key", 401, "No Authorization header; send Authorization: Bearer <API_KEY>.";
+        InvalidAuthorization = "invalid_authorization", 401, "The Authorization header is not of the form Bearer <API_KEY>.";
+        InvalidApiKey = "invalid_api_key", 401, "The key is malformed, fails its checksum or is unknown.";
+        RevokedApiKey = "revoked_api_key", 401, "The key was revoked.";
+        ExpiredApiKey = "expired_api_key", 401, "The key has expired.";
+        AccountUnverified = "account_unverified", 401, "The key's account is not verified.";
+        AccountRestricted = "account_restricted", 403, "The key's account is restricted.";
+        InsufficientScope = "insufficient_scope", 403, "The key lacks a scope the operation requires; see requiredScopes.";
+        RouteNotFound = "route_not_found", 404, "No route has this path.";
+        NotFound = "not_found", 404, "The resource does not exist or belongs to another account.";
+        MethodNotAllowed = "method_not_allowed", 405, "The path exists but not with this method.";
+        InvalidJson = "invalid_json", 400, "The request body is not well-formed JSON.";
+        InvalidBody = "invalid_body", 400, "The JSON request body does not have the expected fields and types.";
+        InvalidQuery = "invalid_query", 400, "A query parameter is missing or invalid.";
+        EmptyBody = "empty_body", 400, "The upload body is empty.";
+        IdempotencyKeyRequired = "idempotency_key_required", 400, "The operation needs an Idempotency-Key header.";
+        InvalidIdempotencyKey = "invalid_idempotency_key", 400, "The Idempotency-Key header does not match ^[A-Za-z0-9._:-]{8,128}$.";
+        IdempotencyKeyReused = "idempotency_key_reused", 409, "The Idempotency-Key was already used with this API key for a different request (another route or body).";
+        IdempotencyRequestInProgress = "idempotency_request_in_progress", 409, "The first request with this Idempotency-Key is still running; retry shortly.";
+        ImportAlreadyCompleted = "import_already_completed", 409, "The import was completed with a different submission; a replacement needs a new import.";
+        ImportCompleted = "import_completed", 409, "The import is completed and takes no more files.";
+        StaleRevision = "stale_revision", 409, "The revision sent is not the current one; read the resource and retry.";
+        PayloadTooLarge = "payload_too_large", 413, "The JSON body is larger than the route's limit: 4 MiB (4,194,304 bytes) for import submissions, 64 KiB (65,536 bytes) for paper bodies.";
+        FileTooLarge = "file_too_large", 413, "The uploaded file is larger than 25 MiB.";
+        SessionTooLarge = "session_too_large", 413, "The session's files would exceed 300 MiB in total.";
+        UnsupportedMediaType = "unsupported_media_type", 415, "The Content-Type is not one this route accepts.";
+        ContentTypeMismatch = "content_type_mismatch", 415, "The file's bytes are not of the declared Content-Type.";
+        ValidationFailed = "validation_failed", 422, "The submission is invalid; error.details.errors lists every error with its JSON Pointer.";
+        UnreadableFile = "unreadable_file", 422, "A page of the file cannot be read as its type (a damaged or encrypted PDF, one with no pages, an image that does not decode) or would exceed the page pixel limit of 40,000,000.";
+        TooManyPages = "too_many_pages", 422, "A PDF has more than 80 pages.";
+        TooManyFiles = "too_many_files", 422, "The session already holds 100 files.";
+        RateLimited = "rate_limited", 429, "A rate limit is exhausted; wait Retry-After seconds.";
+        ServiceUnavailable = "service_unavailable", 503, "The service cannot complete the request now; back off and retry with the same operation ids.";
+        Internal = "internal_error", 500, "An unexpected failure; retry later.";
+        InvalidParameters = "invalid_parameters", 422, "Query or path parameters are invalid; error.details.errors lists each, its path being the parameter's name.";
+        InvalidFields = "invalid_fields", 422, "JSON body fields are invalid; error.details.errors lists each, its path being the field's JSON Pointer.";
+        PaperExists = "paper_exists", 409, "A paper with this id already exists in the account with other content; a new paper needs a new id.";
+        TooManyPapers = "too_many_papers", 422, "The account already holds the most saved papers it may (1,000).";
+        PaperTooLong = "paper_too_long", 422, "The question paper or the mark scheme would be longer than 80 pages; choose fewer questions or less writing space.";
+        PaperNotTypesettable = "paper_not_typesettable", 422, "A chosen question cannot be typeset; choose another revision of it.";
+        ExportsNotReady = "exports_not_ready", 409, "The revision's PDFs have not been prepared; POST its exports first.";
+        RevisionNotExportable = "revision_not_exportable", 409, "The revision's PDFs cannot be produced.";
+        PdfExportDisabled = "pdf_export_disabled", 503, "PDF export is turned off in this service's configuration.";
+        AutomatedMarkingDisabled = "automated_marking_disabled", 503, "Automated marking is turned off in this service's configuration; imports still work.";
+        SessionStarted = "session_started", 409, "The marking session was already started: it takes no more files, and starting it again needs the first start's Idempotency-Key.";
+        WorkRequired = "work_required", 422, "Starting a marking session needs at least one uploaded work file (a completed student scan).";
+        SchemeRequired = "scheme_required", 422, "Starting a marking session needs a mark scheme: an uploaded scheme file, or the one attached by from-builder.";
+        StackNotReady = "stack_not_ready", 409, "The class set's scripts cannot be marked yet: no page of its stack is uploaded, pages are still being read, or every copy is absent.";
+        IndexingNotFinished = "indexing_not_finished", 409, "The session's pages are still being indexed (or it was not started); wait until the session says indexingFinished, then request the question.";
+        QuestionFinished = "question_finished", 409, "The marking question has already ended (completed, needs_review, failed or cancelled) and cannot be cancelled.";
+        ScriptsNotFinal = "scripts_not_final", 409, "A script asked for as final has questions not marked finally (waiting, being marked, needing review, failed or cancelled; or none marked): error.details.scripts names each script's student and questions. Ask for a draft (draft=true) to have it anyway, marked Draft on every page.";
+        QuestionNotMarked = "question_not_marked", 409, "The marking question has no result to review: it is queued, running, failed or cancelled.";
+        AllowanceExhausted = "marking_allowance_exhausted", 429, "The account's daily automated-marking allowance (pages indexed, questions marked) would be exceeded; nothing was enqueued. Wait Retry-After seconds (the next UTC day).";
+        NotReady = "not_ready", 503, "A readiness check failed (GET /readyz): error.details.checks gives each check's result: database, migrations, assets, workers.";
+        RangeNotSatisfiable = "range_not_satisfiable", 416, "The Range header asks only for bytes past the end of the file; Content-Range: bytes */<size> gives its size.";
+    }
 }
 
 impl ErrorKind {
+    /// The stable code sent in `error.code` (the table's [`ErrorKind::as_str`]).
+    pub const fn code(self) -> &'static str {
+        self.as_str()
+    }
+
     /// The HTTP status.
     pub fn status(self) -> StatusCode {
         StatusCode::from_u16(self.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
@@ -735,6 +705,79 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn every_kind_is_spelled_as_published_and_round_trips() {
+        let spelled: &[(&str, u16)] = &[
+            ("missing_api_key", 401),
+            ("invalid_authorization", 401),
+            ("invalid_api_key", 401),
+            ("revoked_api_key", 401),
+            ("expired_api_key", 401),
+            ("account_unverified", 401),
+            ("account_restricted", 403),
+            ("insufficient_scope", 403),
+            ("route_not_found", 404),
+            ("not_found", 404),
+            ("method_not_allowed", 405),
+            ("invalid_json", 400),
+            ("invalid_body", 400),
+            ("invalid_query", 400),
+            ("empty_body", 400),
+            ("idempotency_key_required", 400),
+            ("invalid_idempotency_key", 400),
+            ("idempotency_key_reused", 409),
+            ("idempotency_request_in_progress", 409),
+            ("import_already_completed", 409),
+            ("import_completed", 409),
+            ("stale_revision", 409),
+            ("payload_too_large", 413),
+            ("file_too_large", 413),
+            ("session_too_large", 413),
+            ("unsupported_media_type", 415),
+            ("content_type_mismatch", 415),
+            ("validation_failed", 422),
+            ("unreadable_file", 422),
+            ("too_many_pages", 422),
+            ("too_many_files", 422),
+            ("rate_limited", 429),
+            ("service_unavailable", 503),
+            ("internal_error", 500),
+            ("invalid_parameters", 422),
+            ("invalid_fields", 422),
+            ("paper_exists", 409),
+            ("too_many_papers", 422),
+            ("paper_too_long", 422),
+            ("paper_not_typesettable", 422),
+            ("exports_not_ready", 409),
+            ("revision_not_exportable", 409),
+            ("pdf_export_disabled", 503),
+            ("automated_marking_disabled", 503),
+            ("session_started", 409),
+            ("work_required", 422),
+            ("scheme_required", 422),
+            ("stack_not_ready", 409),
+            ("indexing_not_finished", 409),
+            ("question_finished", 409),
+            ("scripts_not_final", 409),
+            ("question_not_marked", 409),
+            ("marking_allowance_exhausted", 429),
+            ("not_ready", 503),
+            ("range_not_satisfiable", 416),
+        ];
+        let ours: Vec<(&str, u16)> = ErrorKind::ALL
+            .iter()
+            .map(|k| (k.code(), k.status_code()))
+            .collect();
+        assert_eq!(ours, spelled);
+        for kind in ErrorKind::ALL {
+            let json = serde_json::to_string(kind).expect("serialises");
+            assert_eq!(json, format!("\"{}\"", kind.code()));
+            assert_eq!(serde_json::from_str::<ErrorKind>(&json).ok(), Some(*kind));
+            assert_eq!(kind.code().parse::<ErrorKind>(), Ok(*kind));
+        }
+        assert!("Internal".parse::<ErrorKind>().is_err());
     }
 
     #[test]
