@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use examkit_engine::Outcome;
 
-use crate::marked::engine::{EngineError, engine_assets, run_engine, status_str};
-use crate::marked::{MarkedError, MarkedQuestion, MarkerClaims, MarkerSource, QuestionStatus};
+use crate::marked::engine::{EngineError, engine_assets, question_status, run_engine};
+use crate::marked::{MarkedError, MarkedQuestion, MarkerClaims, MarkerSource};
 use crate::store::marking::{ChangedDecision, QuestionData, Reviewer};
 use crate::store::{Store, StoreError};
 
@@ -109,8 +109,8 @@ pub async fn review(
             "decisions must hold at least one decision".into(),
         ));
     }
-    if !QuestionStatus::parse(&current.status).is_some_and(QuestionStatus::is_marked) {
-        return Err(ReviewError::NotMarked(current.status.clone()));
+    if !current.status.is_marked() {
+        return Err(ReviewError::NotMarked(current.status.as_str().to_owned()));
     }
     if revision != current.revision {
         return Err(ReviewError::Stale(current.revision));
@@ -127,7 +127,7 @@ pub async fn review(
         &mut marked,
         session.source_json.as_deref(),
         &replacements.replaced,
-        &current.status,
+        current.status.as_str(),
     )?;
     let document_bytes = serde_json::to_vec(&document)
         .map_err(|e| ReviewError::Unwritable(format!("the reviewed question: {e}")))?;
@@ -263,7 +263,7 @@ fn question_data(
         .ok_or_else(|| ReviewError::Unwritable("the engine's report holds no question".into()))?;
     Ok(QuestionData {
         label: result.label.clone(),
-        status: status_str(result.status).to_owned(),
+        status: question_status(result.status),
         awarded: i64::from(result.score.awarded),
         possible: i64::from(result.score.possible),
         max_marks: i64::from(result.score.max),

@@ -22,8 +22,9 @@ use super::{
     read_body, require_json,
 };
 use crate::auth::{Scope, sha256_hex};
-use crate::marked::engine::{engine_assets, run_engine, status_str};
+use crate::marked::engine::{engine_assets, question_status, run_engine};
 use crate::store::marking::{AddAssetError, AssetRow, Completion, QuestionData, SessionRow};
+use crate::store::words::{AssetKind, Origin, SessionStatus};
 
 const IMPORT: &[Scope] = &[Scope::MarkingImport];
 static CREATE: Op = Op {
@@ -128,7 +129,9 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
         let request: CreateImport = parse_json(&bytes)?;
         let title = checked_title(&request.title)?;
         let store = &ctx.state.store;
-        let session = store.create_session(&p.user.id, title, "import").await?;
+        let session = store
+            .create_session(&p.user.id, title, Origin::Import)
+            .await?;
         let view = session_view(store, &session).await?;
         Reply::json(StatusCode::CREATED, &serde_json::json!({ "session": view }))
     })
@@ -139,7 +142,7 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
 async fn owned_import(ctx: &Ctx, p: &Principal, raw_id: &str) -> Result<SessionRow, ApiError> {
     let id = parse_id(raw_id, "import")?;
     match ctx.state.store.session(&p.user.id, &id).await? {
-        Some(session) if session.origin == "import" => Ok(session),
+        Some(session) if session.origin == Origin::Import => Ok(session),
         _ => Err(ApiError::NotFound("import")),
     }
 }
@@ -152,7 +155,7 @@ async fn owned_import_with_assets(
 ) -> Result<(SessionRow, Vec<AssetRow>), ApiError> {
     let id = parse_id(raw_id, "import")?;
     match ctx.state.store.session_with_assets(&p.user.id, &id).await? {
-        Some((session, assets)) if session.origin == "import" => Ok((session, assets)),
+        Some((session, assets)) if session.origin == Origin::Import => Ok((session, assets)),
         _ => Err(ApiError::NotFound("import")),
     }
 }
@@ -190,8 +193,8 @@ pub async fn receive_asset(
         }
     }
     let kind = match kind.as_deref() {
-        Some("work") => "work",
-        Some("scheme") => "scheme",
+        Some("work") => AssetKind::Work,
+        Some("scheme") => AssetKind::Scheme,
         Some(other) => {
             return Err(ApiError::InvalidQuery(format!(
                 "kind must be work or scheme, not {other:?}"
@@ -203,7 +206,7 @@ pub async fn receive_asset(
             ));
         }
     };
-    let open = if session.status == "draft" {
+    let open = if session.status == SessionStatus::Draft {
         Ok(())
     } else {
         Err(closed.clone())
@@ -222,7 +225,7 @@ pub async fn receive_asset(
         .add_asset(
             &p.user.id,
             &session.id,
-            &session.origin,
+            session.origin,
             kind,
             &name,
             declared_type.media_type(),
@@ -234,7 +237,7 @@ pub async fn receive_asset(
     let asset = match added {
         Ok(asset) => asset,
         Err(AddAssetError::NotFound) => {
-            return Err(ApiError::NotFound(if session.origin == "import" {
+            return Err(ApiError::NotFound(if session.origin == Origin::Import {
                 "import"
             } else {
                 "marking session"
@@ -301,7 +304,7 @@ async fn complete(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Repl
         let sha = sha256_hex(&bytes);
         let current = store.session_with_assets(&p.user.id, &session.id).await?;
         if let Some((current, _)) = &current
-            && current.status == "completed"
+            && current.status == SessionStatus::Completed
         {
             return completed_reply(&ctx, &p, current, &sha).await;
         }
@@ -316,7 +319,7 @@ async fn complete(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Repl
         for (question, result) in questions.iter().zip(&report.questions) {
             data.push(QuestionData {
                 label: result.label.clone(),
-                status: status_str(result.status).to_owned(),
+                status: question_status(result.status),
                 awarded: i64::from(result.score.awarded),
                 possible: i64::from(result.score.possible),
                 max_marks: i64::from(result.score.max),

@@ -25,6 +25,7 @@ use crate::store::automated::PageRecord;
 use crate::store::class_sets::stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
 use crate::store::{Store, rfc3339};
+use crate::store::words::{AssetKind, IndexingState, QuestionStatus};
 
 static LIST: Op = Op {
     name: "GET /v1/marking/sessions",
@@ -102,7 +103,10 @@ fn score(awarded: i64, possible: i64, max: i64) -> Value {
 }
 
 /// A marking question with its result, as `/v1` sends it (see [`MarkedQuestion::to_v1`]).
-pub fn question_view(q: &QuestionRow, kinds: &HashMap<String, String>) -> Result<Value, ApiError> {
+pub fn question_view(
+    q: &QuestionRow,
+    kinds: &HashMap<String, AssetKind>,
+) -> Result<Value, ApiError> {
     match MarkedQuestion::from_row(q, kinds) {
         Ok(marked) => Ok(marked.to_v1()),
         Err(e) => {
@@ -124,10 +128,7 @@ impl From<MarkedError> for ApiError {
 pub async fn session_view(store: &Store, s: &SessionRow) -> Result<Value, ApiError> {
     let assets = store.session_assets(&s.id).await?;
     let questions = store.session_questions(&s.id).await?;
-    let kinds: HashMap<String, String> = assets
-        .iter()
-        .map(|a| (a.id.clone(), a.kind.clone()))
-        .collect();
+    let kinds: HashMap<String, AssetKind> = assets.iter().map(|a| (a.id.clone(), a.kind)).collect();
     let views = questions
         .iter()
         .map(|q| question_view(q, &kinds))
@@ -142,7 +143,11 @@ pub async fn session_view(store: &Store, s: &SessionRow) -> Result<Value, ApiErr
         total(|q| q.possible),
         total(|q| q.max_marks),
     );
-    view["needsReview"] = json!(questions.iter().any(|q| q.status == "needs_review"));
+    view["needsReview"] = json!(
+        questions
+            .iter()
+            .any(|q| q.status == QuestionStatus::NeedsReview)
+    );
     if s.origin == crate::store::automated::ORIGIN {
         let pages = store.session_pages(&s.id).await?;
         view["indexing"] = if s.indexing_state.is_some() {
@@ -156,7 +161,7 @@ pub async fn session_view(store: &Store, s: &SessionRow) -> Result<Value, ApiErr
 
 /// Whether a session's indexing has finished, so that its question list is complete.
 fn indexing_finished(s: &SessionRow) -> bool {
-    matches!(s.indexing_state.as_deref(), Some("completed" | "failed"))
+    s.indexing_state.is_some_and(IndexingState::is_finished)
 }
 
 /// One indexed page: where it is, which way up, what it is (and whether it can be evidence of a

@@ -22,6 +22,7 @@ use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::questions::QuestionRequest;
 use crate::store::automated::questions::{CancelOutcome, NewQuestion, QueueOutcome};
 use crate::store::automated::{ORIGIN, PageToIndex, PaperBinding, StartOutcome};
+use crate::store::words::{AssetKind, IndexingState, SessionStatus};
 use crate::store::marking::SessionRow;
 
 const SUBMIT: &[Scope] = &[Scope::MarkingSubmit];
@@ -234,7 +235,7 @@ async fn from_builder(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiEr
                 &p.user.id,
                 &session.id,
                 ORIGIN,
-                "scheme",
+                AssetKind::Scheme,
                 &name,
                 "application/pdf",
                 paper.figures.scheme_pages,
@@ -282,15 +283,15 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
     let session = owned_session(&ctx, &p, &id).await?;
     let bytes = read_body(&ctx, body, MAX_BODY, too_large).await?;
     ctx.idempotent(&p, &START, &bytes, || async {
-        if session.status != "draft" {
+        if session.status != SessionStatus::Draft {
             return Err(ApiError::SessionStarted);
         }
         let store = &ctx.state.store;
         let assets = store.session_assets(&session.id).await?;
-        if !assets.iter().any(|a| a.kind == "work") {
+        if !assets.iter().any(|a| a.kind == AssetKind::Work) {
             return Err(ApiError::WorkRequired);
         }
-        if !assets.iter().any(|a| a.kind == "scheme") && session.paper.is_none() {
+        if !assets.iter().any(|a| a.kind == AssetKind::Scheme) && session.paper.is_none() {
             return Err(ApiError::SchemeRequired);
         }
         let pages: Vec<PageToIndex> = assets
@@ -362,7 +363,7 @@ async fn page_index(ctx: Ctx, p: Principal, id: String, page: String) -> Result<
         .ok_or(ApiError::NotFound("indexed page"))?;
     let pages = store.session_pages(&asset.session_id).await?;
     let script = crate::marking::indexing::scripts(&pages).contains(&asset.id);
-    let mut view = page_view(&record, &asset.kind, script);
+    let mut view = page_view(&record, asset.kind.as_str(), script);
     view["words"] = serde_json::from_str(&record.words_json).map_err(|_| ApiError::Internal)?;
     Reply::json(StatusCode::OK, &json!({ "page": view }))
 }
@@ -400,8 +401,14 @@ fn read_mark_question(
             "a session holds at most 24 questions",
         ));
     }
-    let work = asset_ids(object, "workAssetIds", "work", assets, &mut errors);
-    let scheme = asset_ids(object, "schemeAssetIds", "scheme", assets, &mut errors);
+    let work = asset_ids(object, "workAssetIds", AssetKind::Work, assets, &mut errors);
+    let scheme = asset_ids(
+        object,
+        "schemeAssetIds",
+        AssetKind::Scheme,
+        assets,
+        &mut errors,
+    );
     let selections = match object.get("pageSelections") {
         None => {
             errors.push(FieldError::new(
@@ -485,7 +492,7 @@ fn question_label(
 fn asset_ids(
     object: &serde_json::Map<String, Value>,
     field: &str,
-    kind: &str,
+    kind: AssetKind,
     assets: &[crate::store::marking::AssetRow],
     errors: &mut Vec<FieldError>,
 ) -> Vec<String> {
@@ -582,7 +589,7 @@ fn page_selections(
             continue;
         };
         let chosen = chosen_pages(&at, pages, asset.page_count, errors);
-        if asset.kind == "work" {
+        if asset.kind == AssetKind::Work {
             work_pages += chosen.len();
         } else {
             scheme_pages += chosen.len();
@@ -667,10 +674,10 @@ async fn mark_question(ctx: Ctx, p: Principal, id: String, body: Body) -> Result
             .session(&p.user.id, &session.id)
             .await?
             .ok_or(ApiError::NotFound("marking session"))?;
-        if !matches!(
-            session.indexing_state.as_deref(),
-            Some("completed" | "failed")
-        ) {
+        if !session
+            .indexing_state
+            .is_some_and(IndexingState::is_finished)
+        {
             return Err(ApiError::IndexingNotFinished);
         }
         let assets = store.session_assets(&session.id).await?;

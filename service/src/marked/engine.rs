@@ -5,6 +5,7 @@
 use examkit_engine::{Asset, Outcome, Status};
 
 use crate::store::marking::AssetRow;
+use crate::store::words::QuestionStatus;
 
 /// Why the engine could not be run.
 #[derive(Debug, thiserror::Error)]
@@ -64,10 +65,10 @@ pub async fn run_engine(
     Ok(checked)
 }
 
-/// The stable name of a status.
-pub fn status_str(status: Status) -> &'static str {
+/// The question status an engine status saves as.
+pub fn question_status(status: Status) -> QuestionStatus {
     match status {
-        Status::Completed => "completed",
-        Status::NeedsReview => "needs_review",
+        Status::Completed => QuestionStatus::Completed,
+        Status::NeedsReview => QuestionStatus::NeedsReview,
     }
 }

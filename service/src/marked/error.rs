@@ -12,9 +12,6 @@ pub enum MarkedError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The row's status is none of the statuses a question has.
-    #[error("the stored status {0:?} is not a question status")]
-    UnknownStatus(String),
     /// A criterion of the rubric has no decision.
     #[error("criterion {0:?} has no decision")]
     MissingDecision(String),
@@ -41,7 +38,6 @@ impl MarkedError {
     pub fn code(&self) -> &'static str {
         match self {
             MarkedError::Unreadable { .. } => "unreadable_document",
-            MarkedError::UnknownStatus(_) => "unknown_status",
             MarkedError::MissingDecision(_) => "missing_decision",
             MarkedError::UnknownCriterion(_) => "unknown_criterion",
             MarkedError::UnmatchedResult(_) => "unmatched_result",

@@ -10,62 +10,7 @@ use serde_json::{Map, Number, Value};
 
 use super::number::Stored;
 
-/// A marking question's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuestionStatus {
-    /// Waiting for a worker.
-    Queued,
-    /// A worker is marking it.
-    Running,
-    /// Marked, with no review flag.
-    Completed,
-    /// Marked, with at least one review flag.
-    NeedsReview,
-    /// Not marked: see the question's error.
-    Failed,
-    /// Cancelled before it was marked.
-    Cancelled,
-}
-
-impl QuestionStatus {
-    /// Every status.
-    pub const ALL: &'static [QuestionStatus] = &[
-        QuestionStatus::Queued,
-        QuestionStatus::Running,
-        QuestionStatus::Completed,
-        QuestionStatus::NeedsReview,
-        QuestionStatus::Failed,
-        QuestionStatus::Cancelled,
-    ];
-
-    /// The stable name, as stored and sent.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QuestionStatus::Queued => "queued",
-            QuestionStatus::Running => "running",
-            QuestionStatus::Completed => "completed",
-            QuestionStatus::NeedsReview => "needs_review",
-            QuestionStatus::Failed => "failed",
-            QuestionStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// The status named `name`.
-    pub fn parse(name: &str) -> Option<QuestionStatus> {
-        QuestionStatus::ALL
-            .iter()
-            .copied()
-            .find(|s| s.as_str() == name)
-    }
-
-    /// Whether the question has a result a person can review.
-    pub fn is_marked(self) -> bool {
-        matches!(
-            self,
-            QuestionStatus::Completed | QuestionStatus::NeedsReview
-        )
-    }
-}
+pub use crate::store::words::QuestionStatus;
 
 /// A score range: `awarded ≤ possible ≤ max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

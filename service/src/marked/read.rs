@@ -16,11 +16,12 @@ use super::error::MarkedError;
 use super::number::Stored;
 use super::question::{
     ConditionCheck, ConditionMode, Decision, Evidence, EvidencePlacement, MarkedCriterion,
-    MarkerClaims, MarkerRun, MarkerSource, MarkingFailure, Outcome, PartScore, QuestionStatus,
-    ReviewFlag, RubricPart, Score, ScoreRange, SourceDocuments, present,
+    MarkerClaims, MarkerRun, MarkerSource, MarkingFailure, Outcome, PartScore, ReviewFlag,
+    RubricPart, Score, ScoreRange, SourceDocuments, present,
 };
 use crate::store::marking::QuestionRow;
 
+use crate::store::words::AssetKind;
 /// The question as the contract has it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -162,10 +163,9 @@ impl MarkedQuestion {
     /// session's assets by id.
     pub fn from_row(
         row: &QuestionRow,
-        asset_kinds: &HashMap<String, String>,
+        asset_kinds: &HashMap<String, AssetKind>,
     ) -> Result<MarkedQuestion, MarkedError> {
-        let status = QuestionStatus::parse(&row.status)
-            .ok_or_else(|| MarkedError::UnknownStatus(row.status.clone()))?;
+        let status = row.status;
         let question: Option<StoredQuestion> = document("question", &row.question_json)?;
         let result: Option<StoredResult> = document("result", &row.result_json)?;
         let error = row
@@ -280,7 +280,7 @@ impl FromQuestion {
         question: Option<StoredQuestion>,
         results: &mut Vec<CriterionResult>,
         placements: &[PlacementRecord],
-        asset_kinds: &HashMap<String, String>,
+        asset_kinds: &HashMap<String, AssetKind>,
     ) -> Result<FromQuestion, MarkedError> {
         let Some(question) = question else {
             return Ok(FromQuestion {
@@ -301,17 +301,17 @@ impl FromQuestion {
             results,
             placements,
         )?;
-        let of_kind = |kind: &str| -> Vec<String> {
+        let of_kind = |kind: AssetKind| -> Vec<String> {
             question
                 .page_selections
                 .keys()
-                .filter(|id| asset_kinds.get(*id).map(String::as_str) == Some(kind))
+                .filter(|id| asset_kinds.get(*id) == Some(&kind))
                 .cloned()
                 .collect()
         };
         let sources = SourceDocuments {
-            work_asset_ids: of_kind("work"),
-            scheme_asset_ids: of_kind("scheme"),
+            work_asset_ids: of_kind(AssetKind::Work),
+            scheme_asset_ids: of_kind(AssetKind::Scheme),
             page_selections: Some(question.page_selections),
         };
         let claims = MarkerClaims {

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::store::marking::QuestionData;
+use crate::store::words::QuestionStatus;
 
 /// A marker flag's stable code, published in `schemas/openapi.json` (a question's review flags)
 /// and `schemas/README.md`.
@@ -103,7 +104,7 @@ pub fn apply(data: &mut QuestionData, flags: &[MarkerFlag]) -> Result<(), String
         listed.push(json!({ "code": flag.code, "path": flag.path, "message": flag.message }));
     }
     result["status"] = json!("needs_review");
-    data.status = "needs_review".into();
+    data.status = QuestionStatus::NeedsReview;
     data.result_json = serde_json::to_string(&result)
         .map_err(|e| format!("the engine's report cannot be written: {e}"))?;
     Ok(())
@@ -129,7 +130,7 @@ mod tests {
     fn completed() -> QuestionData {
         QuestionData {
             label: "1".into(),
-            status: "completed".into(),
+            status: QuestionStatus::Completed,
             awarded: 2,
             possible: 2,
             max_marks: 2,
@@ -154,7 +155,7 @@ mod tests {
             )],
         )
         .expect("applies");
-        assert_eq!(data.status, "needs_review");
+        assert_eq!(data.status, QuestionStatus::NeedsReview);
         assert_eq!(data.awarded, 2);
         let result: Value = serde_json::from_str(&data.result_json).expect("json");
         assert_eq!(result["status"], "needs_review");

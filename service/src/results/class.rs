@@ -13,6 +13,7 @@ use crate::marked::{MarkedError, MarkedQuestion, MarkerSource, QuestionStatus};
 use crate::results::returned::{ClassScript, ScriptHeading};
 use crate::store::marking::SessionRow;
 use crate::store::results::SessionReviews;
+use crate::store::words::AssetKind;
 use crate::store::{Store, StoreError};
 
 /// The most sessions one markbook of sessions takes (a class set's most copies).
@@ -371,10 +372,7 @@ async fn script(store: &Store, user_id: &str, session_id: &str) -> Result<Script
         .session_with_assets(user_id, session_id)
         .await?
         .ok_or(ResultsError::NotFound("marking session"))?;
-    let kinds: HashMap<String, String> = assets
-        .iter()
-        .map(|a| (a.id.clone(), a.kind.clone()))
-        .collect();
+    let kinds: HashMap<String, AssetKind> = assets.iter().map(|a| (a.id.clone(), a.kind)).collect();
     let rows = store.session_questions(session_id).await?;
     let questions = rows
         .iter()

@@ -1,8 +1,9 @@
 //! Marking sessions (imports are sessions of origin `import`), their assets and questions.
 
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
+use super::words::{AssetKind, IndexingState, Origin, QuestionStatus, SessionStatus};
 use super::{Durability, Store, StoreError, now_ms};
 
 /// Files per session.
@@ -11,7 +12,7 @@ pub const MAX_FILES_PER_SESSION: i64 = 100;
 pub const MAX_SESSION_BYTES: i64 = 300 * 1024 * 1024;
 
 /// A stored marking session.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromRow)]
 pub struct SessionRow {
     /// Session id (UUID).
     pub id: String,
@@ -19,10 +20,10 @@ pub struct SessionRow {
     pub user_id: String,
     /// Title given at creation.
     pub title: String,
-    /// `import` for imported work.
-    pub origin: String,
-    /// `draft` or `completed`.
-    pub status: String,
+    /// How it was made.
+    pub origin: Origin,
+    /// Where it stands.
+    pub status: SessionStatus,
     /// Creation time, Unix milliseconds.
     pub created_at: i64,
     /// Last change, Unix milliseconds.
@@ -38,9 +39,10 @@ pub struct SessionRow {
     /// The engine's outcome at completion, canonical JSON.
     pub outcome_json: Option<String>,
     /// The paper a session for automated marking was made from, and its revision.
+    #[sqlx(flatten, try_from = "PaperColumns")]
     pub paper: Option<(String, i64)>,
-    /// Indexing: `None` before start, then `queued`, `running`, `completed` or `failed`.
-    pub indexing_state: Option<String>,
+    /// Indexing: `None` before start.
+    pub indexing_state: Option<IndexingState>,
     /// Pages to index.
     pub pages_total: i64,
     /// Pages indexed (successfully or not).
@@ -51,28 +53,62 @@ pub struct SessionRow {
     pub indexed_at: Option<i64>,
 }
 
+/// A session's `paper_id` and `paper_revision` columns: a paper pin when both are set.
+#[derive(Debug, Clone, FromRow)]
+pub struct PaperColumns {
+    /// The paper.
+    pub paper_id: Option<String>,
+    /// Its revision.
+    pub paper_revision: Option<i64>,
+}
+
+impl From<PaperColumns> for Option<(String, i64)> {
+    fn from(columns: PaperColumns) -> Self {
+        columns.paper_id.zip(columns.paper_revision)
+    }
+}
+
+/// A row's `awarded`, `possible` and `max_marks` columns.
+#[derive(Debug, Clone, Copy, FromRow)]
+pub struct ScoreColumns {
+    /// Marks awarded.
+    pub awarded: i64,
+    /// Marks possible.
+    pub possible: i64,
+    /// Maximum marks.
+    pub max_marks: i64,
+}
+
+impl From<ScoreColumns> for (i64, i64, i64) {
+    fn from(columns: ScoreColumns) -> Self {
+        (columns.awarded, columns.possible, columns.max_marks)
+    }
+}
+
 /// A session with its counts, for lightweight listings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromRow)]
 pub struct SessionSummaryRow {
     /// The session.
+    #[sqlx(flatten)]
     pub session: SessionRow,
     /// Number of assets.
     pub asset_count: i64,
     /// Number of questions.
     pub question_count: i64,
     /// Sum of question scores: awarded, possible, max.
+    #[sqlx(flatten, try_from = "ScoreColumns")]
     pub score: (i64, i64, i64),
 }
 
 /// A stored asset (without its bytes).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromRow)]
 pub struct AssetRow {
     /// Asset id (UUID).
     pub id: String,
     /// The session it belongs to.
     pub session_id: String,
-    /// `work` or `scheme`.
-    pub kind: String,
+    /// What the file is.
+    pub kind: AssetKind,
     /// The name given at upload.
     pub name: String,
     /// The sniffed content type.
@@ -88,7 +124,7 @@ pub struct AssetRow {
 }
 
 /// A stored marking question.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromRow)]
 pub struct QuestionRow {
     /// Question id (UUID).
     pub id: String,
@@ -98,8 +134,8 @@ pub struct QuestionRow {
     pub position: i64,
     /// The question's label.
     pub label: String,
-    /// `completed` or `needs_review`.
-    pub status: String,
+    /// Its status.
+    pub status: QuestionStatus,
     /// Revision, from 1, increased by each review.
     pub revision: i64,
     /// Marks awarded.
@@ -120,6 +156,7 @@ pub struct QuestionRow {
     pub error_json: Option<String>,
     /// Who marked an automated question: the submission `source` its result was validated with,
     /// JSON.
+    #[sqlx(rename = "marker")]
     pub marker_json: Option<String>,
     /// What the marker recorded of its run (a vision model's latency, tokens, repair rounds and
     /// evidence placements), JSON.
@@ -127,19 +164,21 @@ pub struct QuestionRow {
 }
 
 /// One question of a class set (see [`Store::paper_set`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromRow)]
 pub struct SetQuestion {
     /// The question id.
     pub id: String,
     /// Its session (one student's script).
     pub session_id: String,
     /// The session's title.
+    #[sqlx(rename = "title")]
     pub session_title: String,
     /// The question's label.
     pub label: String,
     /// Its status.
-    pub status: String,
+    pub status: QuestionStatus,
     /// Awarded, possible and maximum marks.
+    #[sqlx(flatten, try_from = "ScoreColumns")]
     pub score: (i64, i64, i64),
     /// Its position in the session.
     pub position: i64,
@@ -151,7 +190,7 @@ pub struct QuestionData {
     /// The label.
     pub label: String,
     /// `completed` or `needs_review`.
-    pub status: String,
+    pub status: QuestionStatus,
     /// Marks awarded.
     pub awarded: i64,
     /// Marks possible.
@@ -227,54 +266,44 @@ const QUESTION_COLUMNS: &str = "id, session_id, position, label, status, revisio
      possible, max_marks, question_json, result_json, created_at, updated_at, error_json, marker, \
      marker_run_json";
 
-fn session_from_row(row: &AnyRow) -> Result<SessionRow, sqlx::Error> {
-    Ok(SessionRow {
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        title: row.try_get("title")?,
-        origin: row.try_get("origin")?,
-        status: row.try_get("status")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        completed_at: row.try_get("completed_at")?,
-        submission_sha256: row.try_get("submission_sha256")?,
-        source_json: row.try_get("source_json")?,
-        coverage_kind: row.try_get("coverage_kind")?,
-        outcome_json: row.try_get("outcome_json")?,
-        paper: match (
-            row.try_get::<Option<String>, _>("paper_id")?,
-            row.try_get::<Option<i64>, _>("paper_revision")?,
-        ) {
-            (Some(id), Some(revision)) => Some((id, revision)),
-            _ => None,
-        },
-        indexing_state: row.try_get("indexing_state")?,
-        pages_total: row.try_get("pages_total")?,
-        pages_done: row.try_get("pages_done")?,
-        started_at: row.try_get("started_at")?,
-        indexed_at: row.try_get("indexed_at")?,
-    })
+/// An asset's columns named `asset_` in a join where the session's columns take the plain
+/// names (all null in the row of a session without assets).
+#[derive(FromRow)]
+struct JoinedAsset {
+    asset_id: Option<String>,
+    asset_session_id: Option<String>,
+    asset_kind: Option<AssetKind>,
+    asset_name: Option<String>,
+    asset_content_type: Option<String>,
+    asset_size_bytes: Option<i64>,
+    asset_page_count: Option<i64>,
+    asset_sha256: Option<String>,
+    asset_created_at: Option<i64>,
+}
+
+impl JoinedAsset {
+    /// The asset, if the row has one.
+    fn into_asset(self) -> Result<Option<AssetRow>, StoreError> {
+        let Some(id) = self.asset_id else {
+            return Ok(None);
+        };
+        let missing = || StoreError::Corrupt(format!("asset {id} has a null column"));
+        Ok(Some(AssetRow {
+            session_id: self.asset_session_id.ok_or_else(missing)?,
+            kind: self.asset_kind.ok_or_else(missing)?,
+            name: self.asset_name.ok_or_else(missing)?,
+            content_type: self.asset_content_type.ok_or_else(missing)?,
+            size_bytes: self.asset_size_bytes.ok_or_else(missing)?,
+            page_count: self.asset_page_count.ok_or_else(missing)?,
+            sha256: self.asset_sha256.ok_or_else(missing)?,
+            created_at: self.asset_created_at.ok_or_else(missing)?,
+            id,
+        }))
+    }
 }
 
 pub(super) fn asset_from_row(row: &AnyRow) -> Result<AssetRow, sqlx::Error> {
-    asset_from_named_row(row, "")
-}
-
-/// An asset from a row whose asset columns are named with `prefix` (in a join, where the
-/// session's columns take the plain names).
-fn asset_from_named_row(row: &AnyRow, prefix: &str) -> Result<AssetRow, sqlx::Error> {
-    let column = |name: &str| format!("{prefix}{name}");
-    Ok(AssetRow {
-        id: row.try_get(&*column("id"))?,
-        session_id: row.try_get(&*column("session_id"))?,
-        kind: row.try_get(&*column("kind"))?,
-        name: row.try_get(&*column("name"))?,
-        content_type: row.try_get(&*column("content_type"))?,
-        size_bytes: row.try_get(&*column("size_bytes"))?,
-        page_count: row.try_get(&*column("page_count"))?,
-        sha256: row.try_get(&*column("sha256"))?,
-        created_at: row.try_get(&*column("created_at"))?,
-    })
+    AssetRow::from_row(row)
 }
 
 /// `columns` (a list like [`SESSION_COLUMNS`]) read from `table`, each named `prefix` + its name.
@@ -297,36 +326,14 @@ static SESSION_WITH_ASSETS: std::sync::LazyLock<String> = std::sync::LazyLock::n
     )
 });
 
-fn question_from_row(row: &AnyRow) -> Result<QuestionRow, sqlx::Error> {
-    Ok(QuestionRow {
-        id: row.try_get("id")?,
-        session_id: row.try_get("session_id")?,
-        position: row.try_get("position")?,
-        label: row.try_get("label")?,
-        status: row.try_get("status")?,
-        revision: row.try_get("revision")?,
-        awarded: row.try_get("awarded")?,
-        possible: row.try_get("possible")?,
-        max_marks: row.try_get("max_marks")?,
-        question_json: row.try_get("question_json")?,
-        result_json: row.try_get("result_json")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        error_json: row.try_get("error_json")?,
-        marker_json: row.try_get("marker")?,
-        marker_run_json: row.try_get("marker_run_json")?,
-    })
-}
-
 impl AssetRow {
     /// The engine's view of the asset; `None` when a stored value is out of its range.
     pub fn to_engine(&self) -> Option<examkit_engine::Asset> {
         Some(examkit_engine::Asset {
             id: uuid::Uuid::parse_str(&self.id).ok()?,
-            kind: if self.kind == "work" {
-                examkit_engine::AssetKind::Work
-            } else {
-                examkit_engine::AssetKind::Scheme
+            kind: match self.kind {
+                AssetKind::Work => examkit_engine::AssetKind::Work,
+                AssetKind::Scheme => examkit_engine::AssetKind::Scheme,
             },
             page_count: u32::try_from(self.page_count).ok()?,
         })
@@ -339,15 +346,15 @@ impl Store {
         &self,
         user_id: &str,
         title: &str,
-        origin: &str,
+        origin: Origin,
     ) -> Result<SessionRow, StoreError> {
         let now = now_ms();
         let session = SessionRow {
             id: uuid::Uuid::new_v4().to_string(),
             user_id: user_id.to_owned(),
             title: title.to_owned(),
-            origin: origin.to_owned(),
-            status: "draft".to_owned(),
+            origin,
+            status: SessionStatus::Draft,
             created_at: now,
             updated_at: now,
             completed_at: None,
@@ -369,8 +376,8 @@ impl Store {
         .bind(&session.id)
         .bind(&session.user_id)
         .bind(&session.title)
-        .bind(&session.origin)
-        .bind(&session.status)
+        .bind(session.origin.as_str())
+        .bind(session.status.as_str())
         .bind(now)
         .bind(now);
         self.execute_write(Durability::Saved, statement).await?;
@@ -379,14 +386,13 @@ impl Store {
 
     /// A session of this account (another account's session is `None`).
     pub async fn session(&self, user_id: &str, id: &str) -> Result<Option<SessionRow>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {SESSION_COLUMNS} FROM marking_sessions WHERE id = $1 AND user_id = $2"
         )))
         .bind(id)
         .bind(user_id)
         .fetch_optional(self.pool())
-        .await?;
-        Ok(row.as_ref().map(session_from_row).transpose()?)
+        .await?)
     }
 
     /// A session of this account with its assets in upload order, in one read (what
@@ -404,12 +410,10 @@ impl Store {
         let Some(first) = rows.first() else {
             return Ok(None);
         };
-        let session = session_from_row(first)?;
+        let session = SessionRow::from_row(first)?;
         let mut assets = Vec::with_capacity(rows.len());
         for row in &rows {
-            if row.try_get::<Option<String>, _>("asset_id")?.is_some() {
-                assets.push(asset_from_named_row(row, "asset_")?);
-            }
+            assets.extend(JoinedAsset::from_row(row)?.into_asset()?);
         }
         Ok(Some((session, assets)))
     }
@@ -421,7 +425,7 @@ impl Store {
         user_id: &str,
         limit: i64,
     ) -> Result<Vec<SessionSummaryRow>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {SESSION_COLUMNS}, \
              (SELECT COUNT(*) FROM assets a WHERE a.session_id = s.id) AS asset_count, \
              (SELECT COUNT(*) FROM marking_questions q WHERE q.session_id = s.id) AS question_count, \
@@ -434,33 +438,17 @@ impl Store {
         .bind(user_id)
         .bind(limit)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(SessionSummaryRow {
-                    session: session_from_row(row)?,
-                    asset_count: row.try_get("asset_count")?,
-                    question_count: row.try_get("question_count")?,
-                    score: (
-                        row.try_get("awarded")?,
-                        row.try_get("possible")?,
-                        row.try_get("max_marks")?,
-                    ),
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        .await?)
     }
 
     /// A session's assets, in upload order.
     pub async fn session_assets(&self, session_id: &str) -> Result<Vec<AssetRow>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {ASSET_COLUMNS} FROM assets WHERE session_id = $1 ORDER BY created_at, id"
         )))
         .bind(session_id)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows.iter().map(asset_from_row).collect::<Result<_, _>>()?)
+        .await?)
     }
 
     /// Adds an asset to a draft session of this account and `origin` (`import` or `automated`),
@@ -470,8 +458,8 @@ impl Store {
         &self,
         user_id: &str,
         session_id: &str,
-        origin: &str,
-        kind: &str,
+        origin: Origin,
+        kind: AssetKind,
         name: &str,
         content_type: &str,
         page_count: i64,
@@ -488,28 +476,26 @@ impl Store {
         .bind(now)
         .bind(session_id)
         .bind(user_id)
-        .bind(origin)
+        .bind(origin.as_str())
         .execute(&mut *tx)
         .await?;
         if touched.rows_affected() == 0 {
             return Err(AddAssetError::NotFound);
         }
-        let status: String = sqlx::query("SELECT status FROM marking_sessions WHERE id = $1")
-            .bind(session_id)
-            .fetch_one(&mut *tx)
-            .await?
-            .try_get("status")?;
-        if status != "draft" {
+        let status: SessionStatus =
+            sqlx::query_scalar("SELECT status FROM marking_sessions WHERE id = $1")
+                .bind(session_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if status != SessionStatus::Draft {
             return Err(AddAssetError::Completed);
         }
-        let row = sqlx::query(
+        let (files, total): (i64, i64) = sqlx::query_as(
             "SELECT COUNT(*) AS files, CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT) AS total FROM assets WHERE session_id = $1",
         )
         .bind(session_id)
         .fetch_one(&mut *tx)
         .await?;
-        let files: i64 = row.try_get("files")?;
-        let total: i64 = row.try_get("total")?;
         let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
         if files >= MAX_FILES_PER_SESSION {
             return Err(AddAssetError::TooManyFiles);
@@ -520,7 +506,7 @@ impl Store {
         let asset = AssetRow {
             id: uuid::Uuid::new_v4().to_string(),
             session_id: session_id.to_owned(),
-            kind: kind.to_owned(),
+            kind,
             name: name.to_owned(),
             content_type: content_type.to_owned(),
             size_bytes: size,
@@ -535,7 +521,7 @@ impl Store {
         .bind(&asset.id)
         .bind(session_id)
         .bind(user_id)
-        .bind(kind)
+        .bind(kind.as_str())
         .bind(name)
         .bind(content_type)
         .bind(size)
@@ -561,14 +547,13 @@ impl Store {
         user_id: &str,
         asset_id: &str,
     ) -> Result<Option<AssetRow>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {ASSET_COLUMNS} FROM assets WHERE id = $1 AND user_id = $2"
         )))
         .bind(asset_id)
         .bind(user_id)
         .fetch_optional(self.pool())
-        .await?;
-        Ok(row.as_ref().map(asset_from_row).transpose()?)
+        .await?)
     }
 
     /// An asset of this account with its bytes.
@@ -577,15 +562,9 @@ impl Store {
         user_id: &str,
         asset_id: &str,
     ) -> Result<Option<(AssetRow, Vec<u8>)>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ASSET_COLUMNS} FROM assets WHERE id = $1 AND user_id = $2"
-        )))
-        .bind(asset_id)
-        .bind(user_id)
-        .fetch_optional(self.pool())
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        let asset = asset_from_row(&row)?;
+        let Some(asset) = self.asset(user_id, asset_id).await? else {
+            return Ok(None);
+        };
         let bytes = self
             .asset_blob(asset_id)
             .await?
@@ -624,7 +603,7 @@ impl Store {
         if updated.rows_affected() == 0 {
             tx.rollback().await?;
             return Ok(match self.session(user_id, session_id).await? {
-                Some(s) if s.origin == "import" => Completion::AlreadyCompleted {
+                Some(s) if s.origin == Origin::Import => Completion::AlreadyCompleted {
                     same: s.submission_sha256.as_deref() == Some(submission_sha256),
                 },
                 _ => Completion::NotFound,
@@ -641,7 +620,7 @@ impl Store {
             .bind(user_id)
             .bind(i64::try_from(position).unwrap_or(i64::MAX))
             .bind(&q.label)
-            .bind(&q.status)
+            .bind(q.status.as_str())
             .bind(q.awarded)
             .bind(q.possible)
             .bind(q.max_marks)
@@ -668,16 +647,12 @@ impl Store {
         &self,
         session_id: &str,
     ) -> Result<Vec<QuestionRow>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {QUESTION_COLUMNS} FROM marking_questions WHERE session_id = $1 ORDER BY position"
         )))
         .bind(session_id)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .iter()
-            .map(question_from_row)
-            .collect::<Result<_, _>>()?)
+        .await?)
     }
 
     /// Every question of this account's sessions made from one paper revision: the class set
@@ -688,7 +663,7 @@ impl Store {
         paper_id: &str,
         revision: i64,
     ) -> Result<Vec<SetQuestion>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT q.id, q.session_id, s.title, q.label, q.status, q.awarded, q.possible, \
              q.max_marks, q.position FROM marking_questions q \
              JOIN marking_sessions s ON s.id = q.session_id \
@@ -699,25 +674,7 @@ impl Store {
         .bind(paper_id)
         .bind(revision)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(SetQuestion {
-                    id: row.try_get("id")?,
-                    session_id: row.try_get("session_id")?,
-                    session_title: row.try_get("title")?,
-                    label: row.try_get("label")?,
-                    status: row.try_get("status")?,
-                    score: (
-                        row.try_get("awarded")?,
-                        row.try_get("possible")?,
-                        row.try_get("max_marks")?,
-                    ),
-                    position: row.try_get("position")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        .await?)
     }
 
     /// The questions labelled `label` of the scripts of this account made from one paper
@@ -729,7 +686,7 @@ impl Store {
         revision: i64,
         label: &str,
     ) -> Result<Vec<QuestionRow>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {QUESTION_COLUMNS} FROM marking_questions WHERE user_id = $1 AND label = $2 \
              AND session_id IN (SELECT id FROM marking_sessions \
              WHERE user_id = $3 AND paper_id = $4 AND paper_revision = $5)"
@@ -740,11 +697,7 @@ impl Store {
         .bind(paper_id)
         .bind(revision)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .iter()
-            .map(question_from_row)
-            .collect::<Result<_, sqlx::Error>>()?)
+        .await?)
     }
 
     /// A question of this account.
@@ -753,14 +706,13 @@ impl Store {
         user_id: &str,
         id: &str,
     ) -> Result<Option<QuestionRow>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {QUESTION_COLUMNS} FROM marking_questions WHERE id = $1 AND user_id = $2"
         )))
         .bind(id)
         .bind(user_id)
         .fetch_optional(self.pool())
-        .await?;
-        Ok(row.as_ref().map(question_from_row).transpose()?)
+        .await?)
     }
 
     /// Saves a reviewed question when `revision` is still current; the revision increases by one.
@@ -781,7 +733,7 @@ impl Store {
              possible = $3, max_marks = $4, question_json = $5, result_json = $6, updated_at = $7 \
              WHERE id = $8 AND user_id = $9 AND revision = $10",
         )
-        .bind(&data.status)
+        .bind(data.status.as_str())
         .bind(data.awarded)
         .bind(data.possible)
         .bind(data.max_marks)
@@ -830,73 +782,40 @@ impl Store {
         &self,
         question_id: &str,
     ) -> Result<std::collections::HashMap<String, LoggedDecision>, StoreError> {
-        let rows = sqlx::query(
+        let rows: Vec<LoggedRow> = sqlx::query_as(
             "SELECT criterion_id, revision, outcome, reviewer_kind, reviewer_name, decided_at \
              FROM review_log WHERE question_id = $1 ORDER BY revision",
         )
         .bind(question_id)
         .fetch_all(self.pool())
         .await?;
-        let mut latest = std::collections::HashMap::new();
-        for row in rows {
-            latest.insert(
-                row.try_get::<String, _>("criterion_id")?,
-                logged_decision(&row)?,
-            );
-        }
-        Ok(latest)
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.criterion_id, row.decision))
+            .collect())
     }
 }
 
-/// A `review_log` row's decision (its `revision`, `outcome`, `reviewer_kind`, `reviewer_name`
-/// and `decided_at`).
-pub(crate) fn logged_decision(row: &AnyRow) -> Result<LoggedDecision, StoreError> {
-    let kind: String = row.try_get("reviewer_kind")?;
-    Ok(LoggedDecision {
-        revision: row.try_get("revision")?,
-        outcome: row.try_get("outcome")?,
-        reviewer: Reviewer {
-            kind: ReviewerKind::parse(&kind)
-                .ok_or_else(|| StoreError::Corrupt(format!("unknown reviewer kind {kind:?}")))?,
-            name: row.try_get("reviewer_name")?,
-        },
-        decided_at: row.try_get("decided_at")?,
-    })
+/// A `review_log` row: the criterion and the decision logged for it.
+#[derive(Debug, Clone, FromRow)]
+pub(crate) struct LoggedRow {
+    /// The criterion.
+    pub criterion_id: String,
+    /// The decision.
+    #[sqlx(flatten)]
+    pub decision: LoggedDecision,
 }
 
-/// How a reviewer reached the review path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewerKind {
-    /// A teacher signed in to the app.
-    Teacher,
-    /// A client of `PATCH /v1/marking/questions/{id}`, by its API key.
-    ApiKey,
-}
-
-impl ReviewerKind {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewerKind::Teacher => "teacher",
-            ReviewerKind::ApiKey => "api_key",
-        }
-    }
-
-    fn parse(name: &str) -> Option<ReviewerKind> {
-        match name {
-            "teacher" => Some(ReviewerKind::Teacher),
-            "api_key" => Some(ReviewerKind::ApiKey),
-            _ => None,
-        }
-    }
-}
+pub use super::words::ReviewerKind;
 
 /// Who made a review: a teacher (by email or name) or an API key (by its name).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct Reviewer {
     /// How they reached the review path.
+    #[sqlx(rename = "reviewer_kind")]
     pub kind: ReviewerKind,
     /// The account's email or name, or the key's name.
+    #[sqlx(rename = "reviewer_name")]
     pub name: String,
 }
 
@@ -910,13 +829,14 @@ pub struct ChangedDecision {
 }
 
 /// The latest logged review of one criterion.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct LoggedDecision {
     /// The revision the review made.
     pub revision: i64,
     /// The submitted outcome.
     pub outcome: String,
     /// Who made it.
+    #[sqlx(flatten)]
     pub reviewer: Reviewer,
     /// When, Unix milliseconds.
     pub decided_at: i64,

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use sqlx::Row;
+use sqlx::FromRow;
 
-use super::marking::{LoggedDecision, logged_decision};
+use super::marking::{LoggedDecision, LoggedRow};
 use super::{Store, StoreError};
 
 /// The latest logged review of each criterion, by question id and then criterion id.
@@ -14,7 +14,7 @@ pub type SessionReviews = HashMap<String, HashMap<String, LoggedDecision>>;
 impl Store {
     /// The latest logged review of each criterion of every question of a session, in one query.
     pub async fn session_reviews(&self, session_id: &str) -> Result<SessionReviews, StoreError> {
-        let rows = sqlx::query(
+        let rows: Vec<QuestionLoggedRow> = sqlx::query_as(
             "SELECT r.question_id, r.criterion_id, r.revision, r.outcome, r.reviewer_kind, \
              r.reviewer_name, r.decided_at FROM review_log r \
              JOIN marking_questions q ON q.id = r.question_id \
@@ -26,13 +26,18 @@ impl Store {
         let mut latest: SessionReviews = HashMap::new();
         for row in rows {
             latest
-                .entry(row.try_get::<String, _>("question_id")?)
+                .entry(row.question_id)
                 .or_default()
-                .insert(
-                    row.try_get::<String, _>("criterion_id")?,
-                    logged_decision(&row)?,
-                );
+                .insert(row.logged.criterion_id, row.logged.decision);
         }
         Ok(latest)
     }
+}
+
+/// A `review_log` row with its question.
+#[derive(FromRow)]
+struct QuestionLoggedRow {
+    question_id: String,
+    #[sqlx(flatten)]
+    logged: LoggedRow,
 }

@@ -1,8 +1,6 @@
 //! What returning marked scripts reads beyond the rest of the store: which stack file each work
 //! file of a class-set script's session views.
 
-use sqlx::Row;
-
 use super::{Store, StoreError};
 
 impl Store {
@@ -12,16 +10,12 @@ impl Store {
         &self,
         session_id: &str,
     ) -> Result<Vec<(String, String)>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, source_asset_id FROM assets \
              WHERE session_id = $1 AND source_asset_id IS NOT NULL ORDER BY created_at, id",
         )
         .bind(session_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| Ok((row.try_get("id")?, row.try_get("source_asset_id")?)))
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        .await?)
     }
 }

@@ -703,7 +703,7 @@ async fn an_unreadable_page_fails_alone(db: Db) {
             &user,
             &session,
             examkit::store::automated::ORIGIN,
-            "work",
+            examkit::store::words::AssetKind::Work,
             "bomb.png",
             "image/png",
             1,

@@ -120,8 +120,8 @@ async fn started_session(store: &Store) -> (String, usize) {
         .add_asset(
             &user,
             &session.id,
-            "automated",
-            "work",
+            examkit::store::words::Origin::Automated,
+            examkit::store::words::AssetKind::Work,
             "script.pdf",
             "application/pdf",
             6,
@@ -193,7 +193,10 @@ async fn a_killed_worker_loses_and_duplicates_nothing(db: Db) {
         .await
         .expect("read")
         .expect("session");
-    assert_eq!(row.indexing_state.as_deref(), Some("completed"));
+    assert_eq!(
+        row.indexing_state,
+        Some(examkit::store::words::IndexingState::Completed)
+    );
     assert_eq!(row.pages_done, i64::try_from(count).expect("count"));
 }
 

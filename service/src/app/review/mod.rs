@@ -27,7 +27,7 @@ use super::{AppError, Form, Signed, html, see_other};
 use crate::http::ApiError;
 use crate::marked::{
     CheckResult, Decision, MarkedCriterion, MarkedError, MarkedQuestion, MarkerSource, Outcome,
-    PlacementRule,
+    PlacementRule, QuestionStatus,
 };
 use crate::review::ReviewError;
 use crate::store::marking::{QuestionRow, Reviewer, ReviewerKind, SessionRow, SetQuestion};
@@ -66,7 +66,7 @@ pub async fn sessions(signed: Signed) -> Result<Response, AppError> {
         let questions = store.session_questions(&row.session.id).await?;
         let questions: Vec<QuestionRow> = questions
             .into_iter()
-            .filter(|q| !only_review || q.status == "needs_review")
+            .filter(|q| !only_review || q.status == QuestionStatus::NeedsReview)
             .collect();
         if only_review && questions.is_empty() {
             continue;
@@ -111,7 +111,7 @@ pub async fn sessions(signed: Signed) -> Result<Response, AppError> {
                         @for q in questions {
                             li {
                                 a href={ "/app/questions/" (q.id) } { "Question " (q.label) }
-                                " " (status_badge(&q.status)) " "
+                                " " (status_badge(q.status.as_str())) " "
                                 span.score { (score(q.awarded, q.possible, q.max_marks)) }
                             }
                         }
@@ -156,7 +156,7 @@ pub async fn session(signed: Signed, id: &str) -> Result<Response, AppError> {
                     @for q in &questions {
                         tr {
                             th scope="row" { a href={ "/app/questions/" (q.id) } { "Question " (q.label) } }
-                            td { (status_badge(&q.status)) }
+                            td { (status_badge(q.status.as_str())) }
                             td { (score(q.awarded, q.possible, q.max_marks)) }
                             td.num { (q.revision) }
                         }

@@ -20,11 +20,11 @@ pub(super) fn labels_of(set: &[SetQuestion]) -> Vec<String> {
 pub(super) fn stepping_order<'a>(set: &'a [SetQuestion], label: &str) -> Vec<&'a SetQuestion> {
     let mut order: Vec<&SetQuestion> = set
         .iter()
-        .filter(|q| q.label == label && q.status == "needs_review")
+        .filter(|q| q.label == label && q.status == QuestionStatus::NeedsReview)
         .collect();
     order.extend(
         set.iter()
-            .filter(|q| q.label == label && q.status != "needs_review"),
+            .filter(|q| q.label == label && q.status != QuestionStatus::NeedsReview),
     );
     order
 }
@@ -70,7 +70,7 @@ pub async fn set(signed: Signed, paper: &str, revision: &str) -> Result<Response
             tbody {
                 @for label in labels_of(&set) {
                     @let answers = set.iter().filter(|q| q.label == label).count();
-                    @let waiting = set.iter().filter(|q| q.label == label && q.status == "needs_review").count();
+                    @let waiting = set.iter().filter(|q| q.label == label && q.status == QuestionStatus::NeedsReview).count();
                     tr {
                         th scope="row" { a href={ "/app/sets/" (paper) "/" (revision) "/questions/" (label) } { "Question " (label) } }
                         td.num { (answers) }
@@ -253,12 +253,12 @@ pub(super) fn set_nav(
         .iter()
         .skip(me + 1)
         .chain(same.iter().take(me))
-        .find(|q| q.status == "needs_review")
+        .find(|q| q.status == QuestionStatus::NeedsReview)
         .copied()
         .or_else(|| {
             labels.iter().skip(here + 1).find_map(|label| {
                 set.iter()
-                    .find(|q| &q.label == label && q.status == "needs_review")
+                    .find(|q| &q.label == label && q.status == QuestionStatus::NeedsReview)
             })
         })
         .map(|q| (q.id.clone(), q.label.clone()));

@@ -36,6 +36,7 @@ use crate::store::class_sets::stacks::StackRead;
 use crate::store::jobs::Job;
 use crate::store::now_ms;
 use examkit_pdf::CopyCode;
+use crate::store::words::AssetKind;
 use examkit_scan::Format;
 use examkit_scan::IndexOptions;
 use reading::{Found, index_blocking};
@@ -109,7 +110,7 @@ pub async fn run(
     })?;
     let page = u32::try_from(payload.page)
         .map_err(|_| JobFailure::permanent("the page number is out of range"))?;
-    if asset.kind == "scheme"
+    if asset.kind == AssetKind::Scheme
         && let Some(saved) = reuse_scheme_page(context, job, &asset, payload.page).await?
     {
         return Ok(saved);
@@ -126,7 +127,7 @@ pub async fn run(
         }
         (None, None) => None,
     };
-    let work = asset.kind == "work";
+    let work = asset.kind == AssetKind::Work;
     let started = std::time::Instant::now();
     let (found, reference) = read_page(
         context,
@@ -145,7 +146,7 @@ pub async fn run(
     let record = record(
         &asset.id,
         payload.page,
-        &asset.kind,
+        asset.kind.as_str(),
         &found,
         reference.as_ref(),
     )?;
@@ -307,7 +308,7 @@ pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), St
     };
     let kind = match store.asset(&job.user_id, &asset_id).await? {
         Some(asset) => asset.kind,
-        None => "work".into(),
+        None => AssetKind::Work,
     };
     let record = PageRecord {
         asset_id,
@@ -318,7 +319,7 @@ pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), St
         text_source: "none".into(),
         width_px: 0,
         height_px: 0,
-        role: if kind == "work" { "work" } else { "scheme" }.into(),
+        role: kind.as_str().into(),
         role_reason: "the page could not be indexed".into(),
         code_json: None,
         labels_json: "[]".into(),

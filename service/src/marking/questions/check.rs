@@ -8,6 +8,7 @@ use crate::marking::marker::Problem;
 use crate::marking::marker::Scheme;
 use crate::store::marking::AssetRow;
 use crate::store::now_ms;
+use crate::store::words::AssetKind;
 use examkit_engine::Outcome;
 use serde_json::Value;
 use serde_json::json;
@@ -200,9 +201,6 @@ fn criterion_key(c: &Value) -> String {
 }
 
 /// Which kind of file each asset of a session is.
-pub fn asset_kinds(assets: &[AssetRow]) -> HashMap<String, String> {
-    assets
-        .iter()
-        .map(|a| (a.id.clone(), a.kind.clone()))
-        .collect()
+pub fn asset_kinds(assets: &[AssetRow]) -> HashMap<String, AssetKind> {
+    assets.iter().map(|a| (a.id.clone(), a.kind)).collect()
 }

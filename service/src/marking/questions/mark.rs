@@ -8,8 +8,8 @@ use super::records::{
     answer_regions, code_of, comparison_of, layout_of, session_of, structured_scheme, words_of,
 };
 use crate::marked::engine::EngineError;
+use crate::marked::engine::question_status;
 use crate::marked::engine::run_engine;
-use crate::marked::engine::status_str;
 use crate::marking::evidence;
 use crate::marking::failure::FailureCode;
 use crate::marking::flags::MarkerFlag;
@@ -26,6 +26,7 @@ use crate::store::jobs::Job;
 use crate::store::marking::AssetRow;
 use crate::store::marking::QuestionData;
 use crate::store::marking::SessionRow;
+use crate::store::words::AssetKind;
 use examkit_engine::Outcome;
 use examkit_pdf::DocumentKind;
 use examkit_pdf::Layout;
@@ -245,7 +246,7 @@ async fn assemble(
             let page_id = format!("{asset_id}:p{page}");
             let width_px = u32::try_from(record.width_px).unwrap_or(0);
             let height_px = u32::try_from(record.height_px).unwrap_or(0);
-            if asset.kind == "work" {
+            if asset.kind == AssetKind::Work {
                 work_pages.push(work_page(loaded, asset_id, page, &record)?);
             } else {
                 scheme_pages.push(SchemePage {
@@ -426,7 +427,7 @@ pub(crate) async fn score(
         .ok_or_else(|| JobFailure::permanent("the engine returned no question"))?;
     Ok(QuestionData {
         label: result.label.clone(),
-        status: status_str(result.status).to_owned(),
+        status: question_status(result.status),
         awarded: i64::from(result.score.awarded),
         possible: i64::from(result.score.possible),
         max_marks: i64::from(result.score.max),

@@ -18,6 +18,7 @@ use crate::marked::MarkedQuestion;
 use crate::store::Store;
 use crate::store::class_sets::scripts::ScriptRow;
 use crate::store::marking::{AssetRow, SessionRow};
+use crate::store::words::AssetKind;
 
 /// Rendering resolution of pages without a kept image (the review page's).
 const DPI: u32 = 110;
@@ -247,7 +248,10 @@ fn class_set_plan(
 
 /// Any other session's pages: every page of its work files, in upload order.
 fn session_plan(assets: &[AssetRow]) -> Vec<Planned> {
-    let work: Vec<&AssetRow> = assets.iter().filter(|a| a.kind == "work").collect();
+    let work: Vec<&AssetRow> = assets
+        .iter()
+        .filter(|a| a.kind == AssetKind::Work)
+        .collect();
     let named = work.len() > 1;
     work.iter()
         .flat_map(|asset| {

@@ -13,6 +13,7 @@ use super::draw::{Mm, box_on_page, image_area, upright_box};
 use super::*;
 use crate::marked::{EvidenceBox, MarkedQuestion};
 use crate::store::marking::QuestionRow;
+use crate::store::words::{AssetKind, Origin, QuestionStatus};
 
 /// The work file every page id of these scripts names.
 const ASSET: &str = "0b7c1f0e-5d2a-4c1e-9a57-3c0d8e1f2a4b";
@@ -58,7 +59,7 @@ fn made<'a>(code: &'a str, outcome: &'a str, page: u32, region: [f64; 4]) -> Mad
 /// A question of status `status` read from a stored row, as the store keeps it; `queued`
 /// stores nothing marked.
 fn question(label: &str, status: &str, criteria: &[Made<'_>]) -> MarkedQuestion {
-    let kinds = HashMap::from([(ASSET.to_owned(), "work".to_owned())]);
+    let kinds = HashMap::from([(ASSET.to_owned(), AssetKind::Work)]);
     MarkedQuestion::from_row(&question_row(ASSET, label, status, criteria), &kinds)
         .expect("a question made here reads")
 }
@@ -117,7 +118,7 @@ fn question_row(asset: &str, label: &str, status: &str, criteria: &[Made<'_>]) -
         session_id: "s".into(),
         position: 0,
         label: label.into(),
-        status: status.into(),
+        status: QuestionStatus::parse(status).expect("a question status"),
         revision: 1,
         awarded: if marked { awarded } else { 0 },
         possible: if marked { awarded + uncertain } else { 0 },
@@ -742,7 +743,7 @@ async fn a_script_is_loaded_from_its_marking_session_with_its_pages_as_the_revie
         .await
         .expect("an account");
     let session = store
-        .create_session(&teacher.id, "Ada Lovelace", "import")
+        .create_session(&teacher.id, "Ada Lovelace", Origin::Import)
         .await
         .expect("a session");
     let (w, h) = (620, 877);
@@ -752,8 +753,8 @@ async fn a_script_is_loaded_from_its_marking_session_with_its_pages_as_the_revie
         .add_asset(
             &teacher.id,
             &session.id,
-            "import",
-            "work",
+            Origin::Import,
+            AssetKind::Work,
             "scan.png",
             "image/png",
             1,
@@ -783,7 +784,7 @@ async fn a_script_is_loaded_from_its_marking_session_with_its_pages_as_the_revie
         .iter()
         .map(|r| QuestionData {
             label: r.label.clone(),
-            status: r.status.clone(),
+            status: r.status,
             awarded: r.awarded,
             possible: r.possible,
             max_marks: r.max_marks,

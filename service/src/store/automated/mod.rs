@@ -19,6 +19,7 @@ use sqlx::Row;
 
 use crate::store::jobs::NewJob;
 use crate::store::marking::SessionRow;
+use crate::store::words::Origin;
 use crate::store::{Durability, Store, StoreError, now_ms};
 
 /// The kind of the job that places a paper session's questions once its pages are indexed
@@ -26,7 +27,7 @@ use crate::store::{Durability, Store, StoreError, now_ms};
 pub const PLAN_QUESTIONS_JOB: &str = "plan_questions";
 
 /// The session origin of automated marking.
-pub const ORIGIN: &str = "automated";
+pub const ORIGIN: Origin = Origin::Automated;
 
 /// The frozen paper revision a session is made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +128,7 @@ impl Store {
         .bind(now)
         .bind(session_id)
         .bind(user_id)
-        .bind(ORIGIN)
+        .bind(ORIGIN.as_str())
         .execute(&mut *tx)
         .await?;
         if updated.rows_affected() == 0 {

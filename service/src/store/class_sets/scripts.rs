@@ -264,7 +264,7 @@ impl Store {
         .bind(&session_id)
         .bind(user_id)
         .bind(&script.title)
-        .bind(crate::store::automated::ORIGIN)
+        .bind(crate::store::automated::ORIGIN.as_str())
         .bind(now)
         .bind(scheme.page_count)
         .bind(&paper.paper_id)

@@ -16,10 +16,11 @@ use crate::store::automated::allowance::Allowance;
 use crate::store::jobs::NewJob;
 use crate::store::marking::{ASSET_COLUMNS, AssetRow, asset_from_row};
 use crate::store::objects::Kept;
+use crate::store::words::{AssetKind, Origin};
 use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// The origin of a class set's stack session.
-pub const STACK_ORIGIN: &str = "class_set";
+pub const STACK_ORIGIN: Origin = Origin::ClassSet;
 
 /// What indexing read on a page of a stack, saved with the page's index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -249,7 +250,7 @@ impl Store {
         let asset = AssetRow {
             id: uuid::Uuid::new_v4().to_string(),
             session_id: session_id.clone(),
-            kind: "work".to_owned(),
+            kind: AssetKind::Work,
             name: file.name.to_owned(),
             content_type: file.content_type.to_owned(),
             size_bytes: size,
@@ -283,7 +284,7 @@ impl Store {
         .bind(&id)
         .bind(user_id)
         .bind(&set.title)
-        .bind(STACK_ORIGIN)
+        .bind(STACK_ORIGIN.as_str())
         .bind(now)
         .execute(&mut **tx)
         .await?;
@@ -321,7 +322,7 @@ impl Store {
         .bind(&asset.id)
         .bind(&asset.session_id)
         .bind(user_id)
-        .bind(&asset.kind)
+        .bind(asset.kind.as_str())
         .bind(&asset.name)
         .bind(&asset.content_type)
         .bind(asset.size_bytes)
