@@ -8,6 +8,8 @@
 //! ([`Placement::forward`], so the truth about where the ink went is exact) and inverted
 //! numerically on a grid for drawing.
 //!
+//! Ink: a blot over the page code in the top right corner ([`blot_code`]).
+//!
 //! Light and paper: grey and uneven paper, the shadow a page's edge casts on a scanner bed, a
 //! photo's light falling off to one side with a vignette and a warm tint, optical blur, sensor
 //! noise and dust specks; and last a quarter or half turn of the whole image.
@@ -370,6 +372,64 @@ pub fn table(frame: (u32, u32), rng: &mut Rng) -> impl Fn(u32, u32, f64) -> [f64
     }
 }
 
+/// Where examkit prints a page's code, in millimetres: its right edge 20 mm from the page's right
+/// edge and its top 6 mm from the top, 18 mm square (`examkit-pdf`'s page and copy codes).
+const CODE_RIGHT_MM: f64 = 20.0;
+const CODE_TOP_MM: f64 = 6.0;
+const CODE_SIZE_MM: f64 = 18.0;
+
+/// An ink blot over the page code in the top right corner (a spill, or a student's scribble), so
+/// that no code can be read there: a dark ragged disc covering the code and its quiet zone.
+pub fn blot_code(image: &mut RgbImage, dpi: u32, rng: &mut Rng) {
+    let mm = f64::from(dpi) / 25.4;
+    let (w, h) = (f64::from(image.width()), f64::from(image.height()));
+    let cx = w - (CODE_RIGHT_MM + CODE_SIZE_MM / 2.0) * mm;
+    let cy = (CODE_TOP_MM + CODE_SIZE_MM / 2.0) * mm;
+    // Wide enough that the code's corners (at 0.71 of its side from the centre) stay inside
+    // however far the edge wavers in (at most a fifth).
+    let radius = 1.05 * CODE_SIZE_MM * mm;
+    let waves: Vec<(f64, f64, f64)> = (0..4)
+        .map(|k| {
+            (
+                f64::from(k + 3),
+                rng.range(0.02, 0.05),
+                rng.range(0.0, std::f64::consts::TAU),
+            )
+        })
+        .collect();
+    let ink = [
+        rng.range(20.0, 40.0),
+        rng.range(25.0, 45.0),
+        rng.range(60.0, 90.0),
+    ];
+    let reach = radius * 1.35;
+    let (x0, x1) = ((cx - reach).max(0.0) as u32, (cx + reach).min(w) as u32);
+    let (y0, y1) = ((cy - reach).max(0.0) as u32, (cy + reach).min(h) as u32);
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let (dx, dy) = (f64::from(x) - cx, f64::from(y) - cy);
+            let angle = dy.atan2(dx);
+            let edge = radius
+                * (1.0
+                    + waves
+                        .iter()
+                        .map(|(k, a, ph)| a * (k * angle + ph).sin())
+                        .sum::<f64>());
+            let d = (dx * dx + dy * dy).sqrt();
+            if d > edge + 1.5 {
+                continue;
+            }
+            // A soft edge over a pixel and a half; the ink is a little uneven inside.
+            let cover = ((edge + 1.5 - d) / 3.0).clamp(0.0, 1.0);
+            let p = image.get_pixel_mut(x, y);
+            for (c, i) in p.0.iter_mut().zip(ink) {
+                let v = f64::from(*c) * (1.0 - cover) + i * cover;
+                *c = v.round().clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+}
+
 /// Grey, uneven paper: every pixel scaled by `tone` (1 = white) and by a slow variation of up
 /// to ±`uneven` across the page.
 pub fn paper(image: &mut RgbImage, tone: f64, uneven: f64, rng: &mut Rng) {
@@ -501,6 +561,35 @@ pub fn noise(image: &mut RgbImage, amount: f64, rng: &mut Rng) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blot_covers_the_whole_page_code_and_nothing_far_from_it() {
+        let dpi = 100;
+        let mm = f64::from(dpi) / 25.4;
+        let (w, h) = ((210.0 * mm) as u32, (297.0 * mm) as u32);
+        for seed in 0..20 {
+            let mut image = RgbImage::from_pixel(w, h, Rgb([255, 255, 255]));
+            blot_code(&mut image, dpi, &mut Rng::new(seed));
+            // Every pixel of the code's square, with a module of quiet zone, is dark.
+            let left = f64::from(w) - (CODE_RIGHT_MM + CODE_SIZE_MM + 1.0) * mm;
+            let right = f64::from(w) - (CODE_RIGHT_MM - 1.0) * mm;
+            let (top, bottom) = (
+                (CODE_TOP_MM - 1.0) * mm,
+                (CODE_TOP_MM + CODE_SIZE_MM + 1.0) * mm,
+            );
+            for y in top as u32..bottom as u32 {
+                for x in left as u32..right as u32 {
+                    assert!(
+                        image.get_pixel(x, y).0.iter().all(|&c| c < 100),
+                        "seed {seed}: ({x}, {y})"
+                    );
+                }
+            }
+            // The page's middle and its left half are untouched.
+            assert_eq!(image.get_pixel(w / 2, h / 2).0, [255, 255, 255]);
+            assert!((0..h).all(|y| image.get_pixel(w / 3, y).0 == [255, 255, 255]));
+        }
+    }
 
     #[test]
     fn the_generator_is_deterministic_and_in_range() {

@@ -5,9 +5,10 @@
 //! the answer spaces that the paper's recorded layout gives, and then treats the pages as a
 //! scanner or a phone camera would: grey uneven paper, skew, a page smaller than the glass on a
 //! grey bed, pages turned, blur, noise and specks, JPEG; or a photo with perspective, a curled
-//! edge, uneven light and a dark border. The result is a PDF of page images (no text layer) or
-//! one image file per page, and, on request, the truth about where every answer's ink ended up
-//! (`--truth`). See `examples/scanmaker/README.md`.
+//! edge, uneven light and a dark border; on request an ink blot over a page's code, so that only
+//! a person can place it. The result is a PDF of page images (no text layer) or one image file
+//! per page, and, on request, the truth about where every answer's ink ended up (`--truth`). See
+//! `examples/scanmaker/README.md`.
 
 mod effects;
 mod handwriting;
@@ -40,7 +41,7 @@ const USAGE: &str =
        [--scale 0.94:1] [--shift 0.02] [--bed 160] [--paper-tone 0.9:0.95] [--uneven 0.03]
        [--blur 0.6:0.9] [--noise 0.03] [--photo] [--perspective 8] [--curl 0.01]
        [--dpi 150] [--seed N] [--font PATH] [--quality 80] [--truth truth.json] [--pages 5:8]
-       [--name \"Ada Lovelace\"]";
+       [--name \"Ada Lovelace\"] [--blot-code 2,3]";
 
 /// Why nothing was made.
 #[derive(Debug)]
@@ -110,6 +111,8 @@ pub struct Options {
     pages: Option<(u32, u32)>,
     /// The name the student writes on the cover's name line.
     name: Option<String>,
+    /// Pages (of this scan, from 1) whose page code an ink blot covers, so no code is read.
+    blot_code: Vec<u32>,
 }
 
 /// `A` or `A:B` within `low..=high`: a fixed value or a range (`A <= B`).
@@ -168,6 +171,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
     let mut quality = 80;
     let mut pages = None;
     let mut name = None;
+    let mut blot_code = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -257,6 +261,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
                 }
                 name = Some(value.clone());
             }
+            "--blot-code" => blot_code = parse_pages(value)?,
             "--pages" => {
                 let range = value
                     .split_once(':')
@@ -338,7 +343,26 @@ pub fn parse_args(args: &[String]) -> Result<Options, Error> {
         truth,
         pages,
         name,
+        blot_code,
     })
+}
+
+/// `2,5` → pages 2 and 5 (from 1).
+fn parse_pages(text: &str) -> Result<Vec<u32>, Error> {
+    text.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|item| {
+            item.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|p| *p >= 1)
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--blot-code takes pages from 1 such as 2 or 2,5, not {item:?}"
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// `3:180,5:90` → page 3 turned half round, page 5 a quarter turn clockwise.
@@ -590,6 +614,9 @@ pub fn run(options: &Options) -> Result<Vec<PathBuf>, Error> {
         } else {
             (0.0, 0.0)
         };
+        if options.blot_code.contains(&number) {
+            effects::blot_code(&mut page, options.dpi, &mut rng);
+        }
         let tone = options.paper_tone.pick(&mut rng);
         effects::paper(&mut page, tone, options.uneven, &mut rng);
         let (placement, mut image) = if options.photo {
@@ -782,6 +809,29 @@ mod tests {
             (o.paper_tone, o.blur),
             (Spread::fixed(1.0), Spread::fixed(0.0))
         );
+    }
+
+    #[test]
+    fn blotted_codes_are_pages_from_one() {
+        let with = |value: &str| {
+            parse_args(&args(&[
+                "--paper",
+                "p",
+                "--layout",
+                "l",
+                "--out",
+                "s",
+                "--blot-code",
+                value,
+            ]))
+        };
+        assert_eq!(with("2").expect("one page").blot_code, vec![2]);
+        assert_eq!(with("2, 5").expect("two pages").blot_code, vec![2, 5]);
+        for bad in ["0", "two", "2:3", "-1"] {
+            assert!(matches!(with(bad), Err(Error::Usage(_))), "{bad}");
+        }
+        let none = parse_args(&args(&["--paper", "p", "--layout", "l", "--out", "s"]));
+        assert!(none.expect("valid").blot_code.is_empty());
     }
 
     #[test]
