@@ -1,6 +1,7 @@
 //! A marked question, typed: what was marked (the pages, the rubric, each decision with its
 //! evidence and condition checks), how the engine scored it (each criterion's submitted and
-//! effective outcome, the question's review flags), who marked it and what its marker recorded.
+//! effective outcome, the question's review flags), who marked it and what its marker recorded
+//! (with a vision model's transcription of the answer, part by part: `transcription.rs`).
 //!
 //! [`MarkedQuestion::from_row`] is the one place a stored question row is read; `/v1` serialises
 //! the model ([`MarkedQuestion::to_v1`]), the app draws it, and the review path edits it and
@@ -13,6 +14,7 @@ pub mod number;
 mod question;
 mod read;
 mod submission;
+mod transcription;
 mod v1;
 
 #[cfg(test)]
@@ -25,6 +27,7 @@ pub use question::{
     PageFit, PartScore, PlacementRule, QuestionStatus, ReviewFlag, RubricPart, Score, ScoreRange,
     SourceDocuments,
 };
+pub use transcription::{TranscribedPart, Transcription};
 
 /// A marking question as the service knows it.
 #[derive(Debug, Clone, PartialEq)]

@@ -19,6 +19,7 @@ use super::question::{
     MarkerClaims, MarkerRun, MarkerSource, MarkingFailure, Outcome, PartScore, ReviewFlag,
     RubricPart, Score, ScoreRange, SourceDocuments, present,
 };
+use super::transcription::Transcription;
 use crate::store::marking::QuestionRow;
 
 use crate::store::words::AssetKind;
@@ -148,6 +149,19 @@ impl MarkerRun {
         })
     }
 
+    /// The vision model's transcription of the answer, part by part, where the record keeps one
+    /// (runs recorded before it was kept have none).
+    pub fn transcription(&self) -> Result<Option<Transcription>, MarkedError> {
+        match self.record.get("transcription") {
+            None => Ok(None),
+            Some(Value::String(text)) => Ok(Some(Transcription::read(text))),
+            Some(_) => Err(MarkedError::unreadable(
+                "marker run record's transcription",
+                "it is not text",
+            )),
+        }
+    }
+
     /// How the marker placed the evidence of `criterion` on `page_id`, where the record says.
     fn placements(&self) -> Result<Vec<PlacementRecord>, MarkedError> {
         match self.record.get("placements") {
@@ -184,7 +198,11 @@ impl MarkedQuestion {
             .map(MarkerRun::from_json)
             .transpose()?;
         let placements = match &marker_run {
-            Some(run) => run.placements()?,
+            Some(run) => {
+                // A transcription that is not text makes the record unreadable.
+                run.transcription()?;
+                run.placements()?
+            }
             None => Vec::new(),
         };
         check_labels(

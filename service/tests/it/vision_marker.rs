@@ -314,6 +314,8 @@ async fn boxes_in_the_wrong_place_are_moved_onto_the_students_writing() {
     assert_eq!(run["repairRounds"], 0);
     assert_eq!(run["promptTokens"], 1200);
     assert_eq!(run["completionTokens"], 300);
+    // The model's transcription is kept for the person who reviews the question.
+    assert_eq!(run["transcription"], "x = 3");
     let placements: Vec<(&str, &str)> = run["placements"]
         .as_array()
         .expect("placements")

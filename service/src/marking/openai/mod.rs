@@ -294,6 +294,7 @@ impl Marker for OpenAi {
                         records,
                         flags,
                     }) => match check(&question) {
+                        transcription,
                         Ok(()) => {
                             let run = json!({
                                 "marker": "openai",
@@ -305,6 +306,7 @@ impl Marker for OpenAi {
                                 "repairRounds": repairs,
                                 "placements": records,
                             });
+                                "transcription": transcription,
                             return Ok(Marked {
                                 question,
                                 name: "examkit vision-model marker".into(),

@@ -56,6 +56,9 @@ pub struct Built {
     pub records: Vec<PlacementRecord>,
     /// Why a person must look at the question whatever its decisions.
     pub flags: Vec<MarkerFlag>,
+    /// The model's transcription of the student's writing, kept in the run record so that a
+    /// person reviewing the question reads what the model read.
+    pub transcription: String,
 }
 
 /// What the deployment asks of every award beyond the guards.
@@ -207,6 +210,7 @@ pub fn question_from(
         }),
         records,
         flags,
+        transcription: answer.transcription.clone(),
     })
 }
 
