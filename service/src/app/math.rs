@@ -8,6 +8,11 @@
 //! with [`Maths::rich`] then only reads the cache. The cache is bounded ([`MAX_ENTRIES`]
 //! fragments, [`MAX_BYTES`] of SVG; the oldest go first) and keyed by the SHA-256 of each
 //! fragment; a fragment that cannot be drawn is remembered too, and not tried again.
+//!
+//! Each drawing is named for screen readers by the words of its maths ([`spoken`]:
+//! `frac(1, 2)` is "1 over 2"), not by its typst source.
+
+mod spoken;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -19,6 +24,8 @@ use examkit_pdf::math::{Piece, pieces};
 use examkit_pdf::{RenderError, Renderer};
 use maud::{Markup, PreEscaped, html};
 use sha2::{Digest, Sha256};
+
+use spoken::spoken;
 
 /// The most fragments the cache keeps.
 pub const MAX_ENTRIES: usize = 2048;
@@ -202,7 +209,7 @@ impl Maths {
     }
 
     /// `text` as markup: plain text escaped, each piece of maths as its drawing inside
-    /// `<span class="math" role="img" aria-label="…">` (labelled with its source). Maths not
+    /// `<span class="math" role="img" aria-label="…">` (labelled with its words, [`spoken`]). Maths not
     /// drawn (not prepared, or that cannot be) is shown as its source in
     /// `<code class="math-source">`, with why in its `title` when it cannot be drawn. Text
     /// whose dollars do not pair up is shown as it is.
@@ -233,7 +240,7 @@ impl Maths {
                     // Typst's drawing of checked maths, rebuilt through an allow-list: never
                     // the fragment's own text.
                     (Piece::Math(math), Some(Ok(svg))) => {
-                        span.math role="img" aria-label=(math.trim()) { (PreEscaped(&**svg)) }
+                        span.math role="img" aria-label=(spoken(math)) { (PreEscaped(&**svg)) }
                     }
                     (Piece::Math(math), Some(Err(why))) => {
                         code.math-source title=(why) { (math) }
@@ -266,7 +273,7 @@ mod tests {
         let html = maths.rich(text).into_string();
         assert!(
             html.starts_with(
-                "Find &lt;b&gt;<span class=\"math\" role=\"img\" aria-label=\"z^2\"><svg "
+                "Find &lt;b&gt;<span class=\"math\" role=\"img\" aria-label=\"z squared\"><svg "
             ),
             "{html}"
         );
