@@ -1,7 +1,8 @@
 //! A class set's results in the app (`/app/class-sets/{id}/results`): the marks as the markbook
 //! has them, what the class got and lost (a table per question, a chart of each criterion's
-//! share awarded drawn here as SVG, and the criteria most often lost with the answers that lost
-//! them, each linked to its review page, stepping through those answers), the markbook's downloads
+//! share awarded drawn here as SVG, and the criteria most often lost, each with its requirement
+//! typeset as the papers set it and the answers that lost it, each linked to its review page,
+//! stepping through those answers), the markbook's downloads
 //! (`/app/class-sets/{id}/markbook.csv`, `.xlsx`, `criteria.csv`) and the marked scripts to hand
 //! back (`returned.pdf`, `returned.zip`, `?draft=true`), written by [`crate::results`] as the
 //! API's are.
@@ -10,8 +11,12 @@ use maud::{Markup, html};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use std::collections::HashMap;
+
 use super::layout::{Section, page};
+use super::math::Maths;
 use super::review::question_href;
+use super::review::scheme::SessionScheme;
 use super::{AppError, Signed, header, html};
 use crate::http::ApiError;
 use crate::results::analysis::{self, CriterionStats, ItemAnalysis};
@@ -168,6 +173,10 @@ pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
     let (id, results) = load(&signed, id).await?;
     let marks = markbook::marks(&results);
     let analysis = analysis::analyse(&results);
+    let lost = analysis.most_lost(MOST_LOST);
+    let requirements = requirements(&signed, &lost).await?;
+    let maths = &signed.visit.state.maths;
+    maths.prepare(requirements.values()).await;
     let body = html! {
         p.crumbs {
             a href="/app/class-sets" { "Class sets" } " › "
@@ -189,7 +198,7 @@ pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
                 }
             }
         }
-        (analysis_section(&analysis))
+        (analysis_section(maths, &analysis, &lost, &requirements))
     };
     Ok(html(
         StatusCode::OK,
@@ -200,6 +209,35 @@ pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
             body,
         ),
     ))
+}
+
+/// The requirement of each criterion in `lost`, by question label and criterion id, as the
+/// scheme its answers were marked against has it (read from the session of the first answer
+/// that lost it).
+async fn requirements(
+    signed: &Signed,
+    lost: &[&CriterionStats],
+) -> Result<HashMap<(String, String), String>, AppError> {
+    let store = &signed.visit.state.store;
+    let mut schemes: HashMap<String, Option<SessionScheme>> = HashMap::new();
+    let mut requirements = HashMap::new();
+    for c in lost {
+        let Some(first) = c.lost_by.first() else {
+            continue;
+        };
+        if !schemes.contains_key(&first.session_id) {
+            let scheme = SessionScheme::of_session(store, &first.session_id).await?;
+            schemes.insert(first.session_id.clone(), scheme);
+        }
+        let requirement = schemes
+            .get(&first.session_id)
+            .and_then(Option::as_ref)
+            .and_then(|s| s.criterion(&c.question, &c.id));
+        if let Some(r) = requirement.filter(|r| !r.requirement.is_empty()) {
+            requirements.insert((c.question.clone(), c.id.clone()), r.requirement.clone());
+        }
+    }
+    Ok(requirements)
 }
 
 fn cell_text(cell: &Cell) -> String {
@@ -219,8 +257,12 @@ fn percent(share: Option<f64>) -> String {
     share.map_or_else(|| "—".to_owned(), |s| format!("{:.0}%", s * 100.0))
 }
 
-fn analysis_section(analysis: &ItemAnalysis) -> Markup {
-    let lost = analysis.most_lost(MOST_LOST);
+fn analysis_section(
+    maths: &Maths,
+    analysis: &ItemAnalysis,
+    lost: &[&CriterionStats],
+    requirements: &HashMap<(String, String), String>,
+) -> Markup {
     html! {
         section #analysis aria-labelledby="analysis-title" {
             h2 #analysis-title { "What the class got wrong" }
@@ -247,9 +289,13 @@ fn analysis_section(analysis: &ItemAnalysis) -> Markup {
                 p #most-lost { "No mark was withheld in a marked question." }
             } @else {
                 ol #most-lost {
-                    @for c in &lost {
+                    @for c in lost {
                         li data-criterion=(c.id) {
-                            strong { (c.name) } ": withheld in " (c.withheld) " of " (c.marked) " (" (percent(Some(c.lost_share()))) "). "
+                            strong { (c.name) }
+                            @if let Some(requirement) = requirements.get(&(c.question.clone(), c.id.clone())) {
+                                " — " span.requirement { (maths.rich(requirement)) }
+                            }
+                            ": withheld in " (c.withheld) " of " (c.marked) " (" (percent(Some(c.lost_share()))) "). "
                             @if let Some(first) = c.lost_by.first() {
                                 a.step href=(question_href(&first.question_id, Some(&c.id))) { "Review the answers that lost it" }
                                 ". "

@@ -2174,6 +2174,20 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
         "{}",
         results.body
     );
+    // Each is named by its requirement, its maths typeset and named in words, never raw.
+    let most_lost = results
+        .body
+        .split("id=\"most-lost\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</ol>").next())
+        .expect("the marks most often lost");
+    assert!(
+        most_lost.contains("<span class=\"requirement\">")
+            && most_lost.contains("<span class=\"math\" role=\"img\" aria-label=")
+            && most_lost.contains("<svg"),
+        "{most_lost}"
+    );
+    assert!(!most_lost.contains('$'), "{most_lost}");
     let csv = b.get(&format!("{path}/markbook.csv")).await;
     assert_eq!(csv.status, 200);
     let api_csv = s
@@ -2366,6 +2380,62 @@ async fn the_answers_that_lost_a_mark_are_stepped_through(db: Db) {
         page.body
     );
     assert!(!page.body.contains("id=\"lost-filter\""));
+    // Each criterion shows the scheme's accepted answers beside its requirement, their maths
+    // typeset and named in words; no raw maths reaches the page.
+    assert!(
+        page.body.contains("aria-label=\"Accepted answers\""),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("role=\"img\" aria-label=\"(x - 5)(x + 1) = 0\"><svg"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("aria-label=\"f g(3) = 7\"><svg"),
+        "{}",
+        page.body
+    );
+    assert!(
+        !page.body.contains("id=\"transcription\""),
+        "no model, no transcription"
+    );
+    // A vision model's transcription is shown part by part, its maths typeset.
+    s.store
+        .execute_write(
+            examkit::store::Durability::Saved,
+            sqlx::query("UPDATE marking_questions SET marker_run_json = $1 WHERE id = $2")
+                .bind(
+                    json!({
+                        "marker": "openai",
+                        "transcription": "(a) $g(3) = 4/(3 - 1) = 2$\n(c) $x^2 - 4x - 5 = 0$ so $x = 9$",
+                    })
+                    .to_string(),
+                )
+                .bind(&questions[0]),
+        )
+        .await
+        .expect("a run record");
+    let page = b.get(&format!("/app/questions/{}", questions[0])).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let read = page
+        .body
+        .split("id=\"transcription\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</section>").next())
+        .expect("the transcription");
+    assert!(
+        read.contains("Part (a)") && read.contains("Part (c)"),
+        "{read}"
+    );
+    assert!(
+        read.contains("aria-label=\"g(3) = 4 over (3 - 1) = 2\"><svg"),
+        "{read}"
+    );
+    assert!(read.contains("aria-label=\"x = 9\"><svg"), "{read}");
+    assert!(!read.contains('$') && !page.body.contains("$x"), "{read}");
 
     // Awarding it from the filtered stepping keeps the filter; the answer drops out of it.
     let done = decide_on(

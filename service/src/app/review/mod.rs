@@ -4,10 +4,13 @@
 //! Decisions are saved through [`crate::review::review`], the path of
 //! `PATCH /v1/marking/questions/{id}`: the same checks, engine and revision rule.
 //!
-//! Its rooms: [`sets`] (a class set's questions and the stepping through its answers) and
-//! [`question`] (one question's page); this file holds the session lists and the decision form.
+//! Its rooms: [`sets`] (a class set's questions and the stepping through its answers),
+//! [`question`] (one question's page) and [`scheme`] (the scheme a session made from a paper is
+//! marked against, read for its requirements and accepted answers); this file holds the session
+//! lists and the decision form.
 
 mod question;
+pub(crate) mod scheme;
 mod sets;
 
 pub use question::question;

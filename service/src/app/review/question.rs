@@ -1,7 +1,12 @@
-//! One marked question's page: its scan pages with every evidence box, one row per criterion
-//! with the marker's decision, reason and quoted words, the form that decides, and the keys.
+//! One marked question's page: its scan pages with every evidence box, what a vision model read
+//! of the answer (its transcription, part by part), one row per criterion with its requirement,
+//! the scheme's accepted answers (a question marked from a paper), the marker's decision, reason
+//! and quoted words, the form that decides, and the keys. Every text that may hold maths is
+//! typeset ([`prepare_maths`]) before the page is drawn.
 
+use super::scheme::SessionScheme;
 use super::*;
+use crate::marked::Transcription;
 use crate::marking::flags::MarkerFlagCode;
 
 /// One criterion as the review page shows it.
@@ -9,6 +14,8 @@ pub(super) struct Row {
     pub(super) id: String,
     pub(super) code: String,
     pub(super) requirement: String,
+    /// The scheme's accepted answers, for a question marked from a paper.
+    pub(super) answers: Vec<String>,
     pub(super) submitted: Outcome,
     pub(super) effective: Outcome,
     pub(super) flags: Vec<String>,
@@ -102,6 +109,7 @@ pub(super) fn rows_of(
     marked: &MarkedQuestion,
     logged: &HashMap<String, crate::store::marking::LoggedDecision>,
     machine: &str,
+    scheme: Option<&SessionScheme>,
 ) -> Vec<Row> {
     let mut rows: Vec<Row> = marked
         .criteria
@@ -138,6 +146,10 @@ pub(super) fn rows_of(
                 id: c.id.clone(),
                 code: c.code.clone(),
                 requirement: c.requirement.clone(),
+                answers: scheme
+                    .and_then(|s| s.criterion(&marked.label, &c.id))
+                    .map(|sc| sc.answers.clone())
+                    .unwrap_or_default(),
                 submitted: c.submitted,
                 effective: c.effective,
                 flags: c.flags.clone(),
@@ -234,9 +246,18 @@ pub(super) async fn render_question(
     };
     let store = &signed.visit.state.store;
     let logged = store.review_log(&marked.id).await?;
-    let rows = rows_of(&marked, &logged, &machine);
+    let scheme = match s.paper {
+        Some(_) => SessionScheme::of_session(store, &s.id).await?,
+        None => None,
+    };
+    let rows = rows_of(&marked, &logged, &machine, scheme.as_ref());
+    let transcription = match marked.marker_run.as_ref().map(|run| run.transcription()) {
+        Some(Ok(transcription)) => transcription,
+        Some(Err(e)) => return Ok(unreadable_page(signed, &q, &s, &e)),
+        None => None,
+    };
     let maths = &signed.visit.state.maths;
-    prepare_maths(maths, &rows).await;
+    prepare_maths(maths, &marked, &rows, transcription.as_ref()).await;
     let notice = saved_notice(notice, &rows);
     let pages = marked.sources.work_pages();
     let turns = page_turns(store, &s).await?;
@@ -266,7 +287,7 @@ pub(super) async fn render_question(
         }
         div.review #review data-question=(marked.id) data-revision=(marked.revision) {
             (pages_section(&pages, &turns, &rows))
-            (criteria_section(signed, maths, &marked, &rows, lost))
+            (criteria_section(signed, maths, &marked, &rows, transcription.as_ref(), lost))
         }
         (shortcuts_dialog())
     };
@@ -281,16 +302,30 @@ pub(super) async fn render_question(
     ))
 }
 
-/// Typesets before the page is drawn the maths the requirements, the marker's reasons and the
-/// words it quoted may hold.
-async fn prepare_maths(maths: &crate::app::math::Maths, rows: &[Row]) {
-    let texts: Vec<String> = rows
+/// Typesets before the page is drawn the maths the requirements, their accepted answers, the
+/// marker's reasons, the words it quoted, its transcription and its flags' messages may hold.
+async fn prepare_maths(
+    maths: &crate::app::math::Maths,
+    marked: &MarkedQuestion,
+    rows: &[Row],
+    transcription: Option<&Transcription>,
+) {
+    let texts: Vec<&str> = rows
         .iter()
         .flat_map(|row| {
-            [row.requirement.clone(), row.reason.clone()]
+            [row.requirement.as_str(), row.reason.as_str()]
                 .into_iter()
-                .chain(row.evidence.iter().map(|e| e.quote.clone()))
+                .chain(row.answers.iter().map(String::as_str))
+                .chain(row.evidence.iter().map(|e| e.quote.as_str()))
         })
+        .chain(transcription.into_iter().flat_map(Transcription::lines))
+        .chain(
+            marked
+                .review_flags
+                .iter()
+                .flatten()
+                .map(|f| f.message.as_str()),
+        )
         .collect();
     maths.prepare(texts).await;
 }
@@ -489,16 +524,40 @@ fn pages_section(
     }
 }
 
-/// The criteria in order, uncertain ones first.
+/// What the vision model read of the student's writing, part by part, its maths typeset.
+fn transcription_section(maths: &crate::app::math::Maths, transcription: &Transcription) -> Markup {
+    html! {
+        section #transcription aria-labelledby="transcription-title" {
+            h2 #transcription-title { "What the marker read" }
+            @if transcription.is_empty() {
+                p { "The marker read nothing written for this question." }
+            } @else {
+                p.hint { "The vision model's transcription of the student's writing: check it against the pages." }
+                @for part in &transcription.parts {
+                    div.transcribed data-part=[part.label.as_deref()] {
+                        @if let Some(label) = &part.label { h3 { "Part (" (label) ")" } }
+                        @for line in &part.lines { p { (maths.rich(line)) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The criteria in order, uncertain ones first, after what the marker read of the answer.
 fn criteria_section(
     signed: &Signed,
     maths: &crate::app::math::Maths,
     marked: &MarkedQuestion,
     rows: &[Row],
+    transcription: Option<&Transcription>,
     lost: Option<&str>,
 ) -> Markup {
     html! {
         section.criteria aria-labelledby="criteria-title" {
+            @if let Some(transcription) = transcription {
+                (transcription_section(maths, transcription))
+            }
             h2 #criteria-title { "Criteria" }
             p.hint {
                 "Uncertain decisions come first. "
@@ -532,6 +591,14 @@ fn criterion(
                 span class={ "decision " (row.effective.as_str()) } { span aria-hidden="true" { (icon) } " " (word) }
             }
             p.requirement { (maths.rich(&row.requirement)) }
+            @if !row.answers.is_empty() {
+                div.answers {
+                    span.label { "Accepted answers:" }
+                    ul aria-label="Accepted answers" {
+                        @for answer in &row.answers { li { (maths.rich(answer)) } }
+                    }
+                }
+            }
             @if row.submitted != row.effective {
                 p.effective { "Submitted as " (outcome_text(row.submitted).1.to_lowercase()) "; the engine's outcome is " (word.to_lowercase())
                     @if !row.depends_on.is_empty() { " (it depends on " (row.depends_on.join(", ")) ")" } "." }
