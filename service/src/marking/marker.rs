@@ -252,12 +252,49 @@ impl MarkerError {
     }
 }
 
+/// What is wrong with a marker's answer: serialised as its stable code, which a repair request
+/// and a failed question's `error.details.errors` show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemCode {
+    /// `invalid_json`: the answer is not JSON.
+    InvalidJson,
+    /// `schema`: the answer does not have the shape its schema asks for.
+    Schema,
+    /// A check of the answer against the session failed (`marker_rubric_mismatch`…).
+    Check(FailureCode),
+    /// The engine refused the question built from the answer (`required`, `unknown_part`…).
+    Engine(examkit_engine::ErrorCode),
+}
+
+impl ProblemCode {
+    /// The stable code.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ProblemCode::InvalidJson => "invalid_json",
+            ProblemCode::Schema => "schema",
+            ProblemCode::Check(code) => code.as_str(),
+            ProblemCode::Engine(code) => code.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for ProblemCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ProblemCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// A problem found in a marker's answer: a stable code, where, and what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
-    /// `invalid_json`, `schema`, a check's code (`marker_rubric_mismatch`…) or an engine error
-    /// code.
-    pub code: String,
+    /// What is wrong.
+    pub code: ProblemCode,
     /// A JSON pointer into the answer (or into the import question built from it).
     pub path: String,
     /// What is wrong.
@@ -398,4 +435,45 @@ pub fn structured_rubric(parts: &Value, criteria: &Value) -> Result<Value, Marke
         })
         .collect();
     Ok(serde_json::json!({ "parts": parts, "criteria": criteria }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FailureCode, Problem, ProblemCode};
+    use examkit_engine::ErrorCode;
+
+    #[test]
+    fn problem_codes_serialise_as_their_stable_text() {
+        let spelled = [
+            (ProblemCode::InvalidJson, "invalid_json"),
+            (ProblemCode::Schema, "schema"),
+            (
+                ProblemCode::Check(FailureCode::MarkerRubricMismatch),
+                "marker_rubric_mismatch",
+            ),
+            (
+                ProblemCode::Check(FailureCode::EvidenceNotStudentWork),
+                "evidence_not_student_work",
+            ),
+            (ProblemCode::Engine(ErrorCode::UnknownPart), "unknown_part"),
+            (ProblemCode::Engine(ErrorCode::Required), "required"),
+        ];
+        for (code, text) in spelled {
+            assert_eq!(code.as_str(), text);
+            assert_eq!(code.to_string(), text);
+            assert_eq!(
+                serde_json::to_string(&code).expect("serialises"),
+                format!("\"{text}\"")
+            );
+        }
+        let problem = Problem {
+            code: ProblemCode::Engine(ErrorCode::Required),
+            path: "/decisions".into(),
+            message: "decisions is required".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&problem).expect("serialises"),
+            r#"{"code":"required","path":"/decisions","message":"decisions is required"}"#
+        );
+    }
 }

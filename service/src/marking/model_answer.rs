@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::marker::Problem;
+use super::marker::{Problem, ProblemCode};
 
 /// The published schema.
 pub const PUBLISHED: &str = include_str!("../../../schemas/model-answer-v1.schema.json");
@@ -204,14 +204,14 @@ fn shortened(message: &str) -> String {
 pub fn read(text: &str, schema: &Value) -> Result<ModelAnswer, Vec<Problem>> {
     let value: Value = serde_json::from_str(unfenced(text)).map_err(|e| {
         vec![Problem {
-            code: "invalid_json".into(),
+            code: ProblemCode::InvalidJson,
             path: String::new(),
             message: format!("the answer is not JSON: {e}"),
         }]
     })?;
     let validator = jsonschema::validator_for(schema).map_err(|e| {
         vec![Problem {
-            code: "schema".into(),
+            code: ProblemCode::Schema,
             path: String::new(),
             message: format!("the answer's schema cannot be compiled: {e}"),
         }]
@@ -220,7 +220,7 @@ pub fn read(text: &str, schema: &Value) -> Result<ModelAnswer, Vec<Problem>> {
         .iter_errors(&value)
         .take(50)
         .map(|e| Problem {
-            code: "schema".into(),
+            code: ProblemCode::Schema,
             path: e.instance_path().to_string(),
             message: shortened(&e.to_string()),
         })
@@ -230,7 +230,7 @@ pub fn read(text: &str, schema: &Value) -> Result<ModelAnswer, Vec<Problem>> {
     }
     serde_json::from_value(value).map_err(|e| {
         vec![Problem {
-            code: "schema".into(),
+            code: ProblemCode::Schema,
             path: String::new(),
             message: format!("the answer does not have the schema's shape: {e}"),
         }]
@@ -373,7 +373,7 @@ mod tests {
     fn bad_answers_are_problems_with_paths() {
         let schema = schema_for(&structured());
         let problems = read("I think the answer is right.", &schema).unwrap_err();
-        assert_eq!(problems[0].code, "invalid_json");
+        assert_eq!(problems[0].code, ProblemCode::InvalidJson);
         let mut bad = json!({ "transcription": "x", "rubric": null,
                               "decisions": [decision("q1-M1"), decision("q1-A1")] });
         bad["decisions"][0]["box"] = json!([0, 0, 2000]);

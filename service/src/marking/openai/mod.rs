@@ -44,6 +44,7 @@ use super::marker::Marker;
 use super::marker::MarkerError;
 use super::marker::NameFuture;
 use super::marker::NameRequest;
+use super::marker::ProblemCode;
 use super::model_answer;
 pub use names::{
     MAX_NAME_CHARS, NAME_PROMPT, NAME_SCHEMA_NAME, name_from, name_messages, name_schema,
@@ -293,8 +294,8 @@ impl Marker for OpenAi {
                         question,
                         records,
                         flags,
-                    }) => match check(&question) {
                         transcription,
+                    }) => match check(&question) {
                         Ok(()) => {
                             let run = json!({
                                 "marker": "openai",
@@ -305,8 +306,8 @@ impl Marker for OpenAi {
                                 "completionTokens": usage.completion_tokens,
                                 "repairRounds": repairs,
                                 "placements": records,
-                            });
                                 "transcription": transcription,
+                            });
                             return Ok(Marked {
                                 question,
                                 name: "examkit vision-model marker".into(),
@@ -320,7 +321,7 @@ impl Marker for OpenAi {
                     Err(problems) => problems,
                 };
                 if repairs >= 1 {
-                    let invalid_json = problems.iter().all(|p| p.code == "invalid_json");
+                    let invalid_json = problems.iter().all(|p| p.code == ProblemCode::InvalidJson);
                     let mut error = MarkerError::new(
                         if invalid_json {
                             FailureCode::MarkerInvalidJson

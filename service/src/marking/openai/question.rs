@@ -24,7 +24,7 @@ use super::super::builtin::BLANK_QUOTE;
 use super::super::evidence::{self, Claim, Guard, GuardCode, PageInk, Placed, Placement};
 use super::super::flags::{MarkerFlag, MarkerFlagCode};
 use super::super::instructions;
-use super::super::marker::{Fit, MarkRequest, Problem, Scheme, structured_rubric};
+use super::super::marker::{Fit, MarkRequest, Problem, ProblemCode, Scheme, structured_rubric};
 use super::super::model_answer::{ModelAnswer, ModelDecision, ModelOutcome, ModelRubric};
 
 /// The most marks a rubric the model wrote may give one question; criteria beyond are dropped.
@@ -149,7 +149,7 @@ pub fn question_from(
         let named = request.work_pages.iter().find(|p| p.page_id == d.page_id);
         let Some(named) = named.filter(|p| p.evidence || p.blank) else {
             return Err(vec![Problem {
-                code: "schema".into(),
+                code: ProblemCode::Schema,
                 path: format!("/decisions/{i}/pageId"),
                 message: format!("{} is not one of the work pages shown", d.page_id),
             }]);
@@ -252,7 +252,7 @@ fn rubric_of<'a>(
         (Scheme::Structured { parts, criteria }, _) => {
             let rubric = structured_rubric(parts, criteria).map_err(|e| {
                 vec![Problem {
-                    code: e.code.as_str().into(),
+                    code: ProblemCode::Check(e.code),
                     path: String::new(),
                     message: e.message,
                 }]
@@ -282,7 +282,7 @@ fn rubric_of<'a>(
         }
         (Scheme::Pages, None) => {
             return Err(vec![Problem {
-                code: "schema".into(),
+                code: ProblemCode::Schema,
                 path: "/rubric".into(),
                 message:
                     "the scheme was given as pages: the answer must give the rubric read from them"

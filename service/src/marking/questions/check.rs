@@ -4,8 +4,8 @@
 use crate::marking::failure::FailureCode;
 use crate::marking::jobs::JobFailure;
 use crate::marking::marker::MarkRequest;
-use crate::marking::marker::Problem;
 use crate::marking::marker::Scheme;
+use crate::marking::marker::{Problem, ProblemCode};
 use crate::store::marking::AssetRow;
 use crate::store::now_ms;
 use crate::store::words::AssetKind;
@@ -36,7 +36,7 @@ pub fn answer_check<'a>(
     move |question: &Value| {
         check_answer(request, question).map_err(|f| {
             vec![Problem {
-                code: f.code.as_str().to_owned(),
+                code: ProblemCode::Check(f.code),
                 path: String::new(),
                 message: f.message,
             }]
@@ -50,7 +50,7 @@ pub fn answer_check<'a>(
                 .errors()
                 .iter()
                 .map(|e| Problem {
-                    code: e.code().as_str().to_owned(),
+                    code: ProblemCode::Engine(e.code()),
                     path: e.path.clone(),
                     message: e.message.clone(),
                 })

@@ -204,7 +204,10 @@ fn engine_codes(request: &MarkRequest, question: &Value) -> Vec<String> {
     let check = answer_check(request, &assets, "builtin");
     match check(question) {
         Ok(()) => Vec::new(),
-        Err(problems) => problems.into_iter().map(|p| p.code).collect(),
+        Err(problems) => problems
+            .into_iter()
+            .map(|p| p.code.as_str().to_owned())
+            .collect(),
     }
 }
 
