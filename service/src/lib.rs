@@ -24,6 +24,7 @@
 //! - [`marking`]: the queue, workers, indexing, placement and markers.
 //! - [`review`]: a reviewer's decisions scored again and saved as the next revision.
 //! - [`class_sets`]: class sets: print runs, stacks, decisions, names.
+//! - [`fields`]: a problem with one field of a request, as every room reports it.
 //! - [`results`]: markbooks, analysis and returned scripts.
 //! - [`calibration`]: a marker measured against trusted decisions.
 //! - [`assets`]: where stored files live, moving them and sweeping those nothing names.
@@ -48,6 +49,7 @@ pub mod assets;
 pub mod auth;
 pub mod calibration;
 pub mod class_sets;
+pub mod fields;
 pub mod marked;
 pub mod marking;
 pub mod papers;

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use examkit_engine::Outcome;
 
+use crate::fields::FieldError;
 use crate::marked::engine::{EngineError, engine_assets, question_status, run_engine};
 use crate::marked::{MarkedError, MarkedQuestion, MarkerClaims, MarkerSource};
 use crate::store::marking::{ChangedDecision, QuestionData, Reviewer};
@@ -39,7 +40,7 @@ pub enum ReviewError {
     Stale(i64),
     /// The engine found the reviewed question invalid, with paths into the reviewed decisions.
     #[error("the reviewed question is invalid: {} error(s)", .0.len())]
-    Invalid(Vec<ReviewProblem>),
+    Invalid(Vec<FieldError>),
     /// The stored question cannot be read.
     #[error(transparent)]
     Unreadable(#[from] MarkedError),
@@ -73,18 +74,6 @@ impl ReviewError {
             ReviewError::Store(_) => "store_failed",
         }
     }
-}
-
-/// One reason the engine refused a reviewed question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReviewProblem {
-    /// JSON Pointer: into the reviewed decisions (`/decisions/{j}/…`) where the problem is in one,
-    /// otherwise into the one-question submission the engine checked.
-    pub path: String,
-    /// The engine's stable error code.
-    pub code: &'static str,
-    /// A sentence for people.
-    pub message: String,
 }
 
 /// Replaces `decisions` (one per criterion named) of question `id` of `user_id` at `revision`,
@@ -273,8 +262,10 @@ fn question_data(
     })
 }
 
-/// The engine's errors, with paths inside the reviewed decisions pointed at the body.
-fn problems(outcome: &Outcome, origin: &HashMap<usize, usize>) -> Vec<ReviewProblem> {
+/// The engine's errors as field errors, with paths inside the reviewed decisions pointed at the
+/// body (`/decisions/{j}/…`); the others stay paths into the one-question submission the engine
+/// checked. The code is the engine's.
+fn problems(outcome: &Outcome, origin: &HashMap<usize, usize>) -> Vec<FieldError> {
     let prefix = "/questions/0/decisions/";
     outcome
         .errors()
@@ -287,7 +278,7 @@ fn problems(outcome: &Outcome, origin: &HashMap<usize, usize>) -> Vec<ReviewProb
                     path = format!("/decisions/{j}{tail}");
                 }
             }
-            ReviewProblem {
+            FieldError {
                 path,
                 code: e.code().as_str(),
                 message: e.message.clone(),

@@ -12,6 +12,7 @@ use warp::reply::Response;
 use super::layout::{Section, csrf, page};
 use super::papers::pins::{diagram_href, pin_fields};
 use super::{AppError, Signed, content, html};
+use crate::fields::FieldError;
 use crate::questions::parse_search;
 use crate::store::search::FacetsView;
 
@@ -236,7 +237,7 @@ pub async fn search(signed: Signed) -> Result<Response, AppError> {
 async fn found_page(
     signed: &Signed,
     asked: &Asked,
-) -> Result<(Option<crate::questions::Page>, Vec<super::problems::Listed>), AppError> {
+) -> Result<(Option<crate::questions::Page>, Vec<FieldError>), AppError> {
     let store = &signed.visit.state.store;
     Ok(match parse_search(&asked.api_query()) {
         Ok(params) => match crate::questions::search(store, &signed.user.id, &params).await {
@@ -246,7 +247,7 @@ async fn found_page(
                 None => return Err(e.into()),
             },
         },
-        Err(errors) => (None, super::problems::from_fields(errors)),
+        Err(errors) => (None, errors),
     })
 }
 

@@ -1,51 +1,19 @@
-//! The problems of a refused request as a page lists them: the `{path, code, message}` of each
-//! field or parameter the shared error registry ([`crate::http::ApiError`]) reports, read back
-//! from the details it carries, so a form shows the same sentences an API client reads.
+//! The problems of a refused request as a page lists them: the field errors
+//! ([`crate::fields::FieldError`]) an `invalid_fields` or `invalid_parameters` error of the shared
+//! registry ([`crate::http::ApiError`]) carries, so a form shows the same sentences an API client
+//! reads.
 
-use serde::Deserialize;
-
+use crate::fields::FieldError;
 use crate::http::ApiError;
-use crate::http::fields::FieldError;
-
-/// One problem: where, its stable code, and the sentence for people.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Listed {
-    /// The field's JSON Pointer or the parameter's name.
-    pub path: String,
-    /// The stable code.
-    pub code: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-#[derive(Deserialize)]
-struct Details {
-    errors: Vec<Listed>,
-}
 
 /// The problems an error lists (`invalid_fields`, `invalid_parameters`); `None` for another error.
-pub fn listed(e: &ApiError) -> Option<Vec<Listed>> {
-    let details = match e {
-        ApiError::InvalidFields { details, .. } | ApiError::InvalidParameters { details, .. } => {
-            details
+pub fn listed(e: &ApiError) -> Option<Vec<FieldError>> {
+    match e {
+        ApiError::InvalidFields { errors, .. } | ApiError::InvalidParameters { errors, .. } => {
+            Some(errors.clone())
         }
-        _ => return None,
-    };
-    serde_json::from_str::<Details>(details.get())
-        .ok()
-        .map(|d| d.errors)
-}
-
-/// Field problems found before any request was made.
-pub fn from_fields(errors: Vec<FieldError>) -> Vec<Listed> {
-    errors
-        .into_iter()
-        .map(|e| Listed {
-            path: e.path,
-            code: e.code.to_owned(),
-            message: e.message,
-        })
-        .collect()
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -53,7 +21,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_registry_details_read_back() {
+    fn the_registry_lists_its_field_errors() {
         let e = crate::http::fields::invalid_fields(vec![
             FieldError::new("/title", "max_length", "too long"),
             FieldError::new("/questions/0", "pin_unknown", "no such pin"),

@@ -30,23 +30,12 @@ pub struct NewClassSet {
     pub copies: Vec<examkit_pdf::CopyLabel>,
 }
 
-/// One problem with the body: where (a JSON Pointer), a stable code, and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// The field's JSON Pointer (`""` for the body).
-    pub path: String,
-    /// A stable code (the field-error codes of `schemas/README.md`).
-    pub code: &'static str,
-    /// What is wrong, for people.
-    pub message: String,
-}
+/// One problem with the body: where (a JSON Pointer), a stable code, and a sentence; the
+/// service's one field error, by the name the class-set rooms use.
+pub use crate::fields::FieldError as Problem;
 
 pub(super) fn problem(path: &str, code: &'static str, message: impl Into<String>) -> Problem {
-    Problem {
-        path: path.to_owned(),
-        code,
-        message: message.into(),
-    }
+    Problem::new(path, code, message)
 }
 
 /// Reads the body (already parsed as JSON): the set to make, or every problem.

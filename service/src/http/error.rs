@@ -112,15 +112,17 @@ pub enum ApiError {
     InvalidParameters {
         /// A summary sentence.
         message: String,
-        /// `{"errors": [{path, code, message}], "truncated": false}`, serialised.
-        details: Box<RawValue>,
+        /// Each invalid parameter, sent as
+        /// `{"errors": [{path, code, message}], "truncated": false}`.
+        errors: Vec<crate::fields::FieldError>,
     },
     /// JSON body fields are invalid; details list each one at its JSON Pointer.
     InvalidFields {
         /// A summary sentence.
         message: String,
-        /// `{"errors": [{path, code, message}], "truncated": false}`, serialised.
-        details: Box<RawValue>,
+        /// Each invalid field, sent as
+        /// `{"errors": [{path, code, message}], "truncated": false}`.
+        errors: Vec<crate::fields::FieldError>,
     },
     /// A paper with this id exists in the account with other content.
     PaperExists,
@@ -515,6 +517,12 @@ impl ApiError {
             #[serde(skip_serializing_if = "Option::is_none")]
             details: Option<&'a RawValue>,
         }
+        let listed = match self {
+            ApiError::InvalidParameters { errors, .. } | ApiError::InvalidFields { errors, .. } => {
+                super::fields::details(errors)
+            }
+            _ => None,
+        };
         let body = Body {
             error: Inner {
                 code: self.code(),
@@ -528,10 +536,8 @@ impl ApiError {
                 details: match self {
                     ApiError::ValidationFailed { details, .. }
                     | ApiError::NotReady { details, .. }
-                    | ApiError::InvalidParameters { details, .. }
-                    | ApiError::InvalidFields { details, .. }
                     | ApiError::ScriptsNotFinal { details, .. } => Some(details),
-                    _ => None,
+                    _ => listed.as_deref(),
                 },
             },
             request_id,
@@ -612,11 +618,19 @@ mod tests {
             ApiError::Internal,
             ApiError::InvalidParameters {
                 message: "bad".into(),
-                details: raw(),
+                errors: vec![crate::fields::FieldError::new(
+                    "/a",
+                    "type",
+                    "a must be a number",
+                )],
             },
             ApiError::InvalidFields {
                 message: "bad".into(),
-                details: raw(),
+                errors: vec![crate::fields::FieldError::new(
+                    "/a",
+                    "type",
+                    "a must be a number",
+                )],
             },
             ApiError::PaperExists,
             ApiError::TooManyPapers(1000),

@@ -10,29 +10,12 @@ use serde_json::value::RawValue;
 
 use super::ApiError;
 
-/// One invalid parameter or field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FieldError {
-    /// The parameter's name, or the body field's JSON Pointer.
-    pub path: String,
-    /// What is wrong, a stable code (listed in `schemas/README.md`).
-    pub code: &'static str,
-    /// A sentence for people.
-    pub message: String,
-}
+/// One invalid parameter or field: the domain's [`crate::fields::FieldError`].
+pub use crate::fields::FieldError;
 
-impl FieldError {
-    /// A field error.
-    pub fn new(path: &str, code: &'static str, message: impl Into<String>) -> FieldError {
-        FieldError {
-            path: path.to_owned(),
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-fn details(errors: &[FieldError]) -> Option<Box<RawValue>> {
+/// `{"errors": [...], "truncated": false}`: the `error.details` of a 422 that lists field errors,
+/// the one place they become part of a response.
+pub(super) fn details(errors: &[FieldError]) -> Option<Box<RawValue>> {
     #[derive(Serialize)]
     struct Details<'a> {
         errors: &'a [FieldError],
@@ -67,23 +50,17 @@ fn summary(kind: &str, errors: &[FieldError]) -> String {
 
 /// The 422 for invalid query or path parameters (`invalid_parameters`).
 pub fn invalid_parameters(errors: Vec<FieldError>) -> ApiError {
-    match details(&errors) {
-        Some(details) => ApiError::InvalidParameters {
-            message: summary("parameter", &errors),
-            details,
-        },
-        None => ApiError::Internal,
+    ApiError::InvalidParameters {
+        message: summary("parameter", &errors),
+        errors,
     }
 }
 
 /// The 422 for invalid JSON body fields (`invalid_fields`).
 pub fn invalid_fields(errors: Vec<FieldError>) -> ApiError {
-    match details(&errors) {
-        Some(details) => ApiError::InvalidFields {
-            message: summary("field", &errors),
-            details,
-        },
-        None => ApiError::Internal,
+    ApiError::InvalidFields {
+        message: summary("field", &errors),
+        errors,
     }
 }
 
@@ -231,9 +208,10 @@ mod tests {
             summary("field", &errors),
             "invalid fields /title, (the body); see error.details.errors"
         );
-        let ApiError::InvalidFields { details, .. } = invalid_fields(errors) else {
+        let ApiError::InvalidFields { errors, .. } = invalid_fields(errors) else {
             panic!("invalid_fields");
         };
+        let details = details(&errors).expect("details");
         let value: serde_json::Value = serde_json::from_str(details.get()).expect("json");
         assert_eq!(value["errors"][1]["code"], "min_length");
         assert_eq!(value["truncated"], false);

@@ -19,8 +19,9 @@ use super::{
     read_body, require_json,
 };
 use crate::auth::Scope;
+use crate::fields::FieldError;
 use crate::marked::{MarkedError, MarkedQuestion};
-use crate::review::{ReviewError, ReviewProblem};
+use crate::review::ReviewError;
 use crate::store::automated::PageRecord;
 use crate::store::class_sets::stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
@@ -373,7 +374,7 @@ impl From<ReviewError> for ApiError {
 }
 
 /// The 422 of a review: the engine's errors, with paths into the reviewed decisions.
-fn review_failed(problems: &[ReviewProblem]) -> ApiError {
+fn review_failed(problems: &[FieldError]) -> ApiError {
     let errors: Vec<Value> = problems
         .iter()
         .map(|p| json!({ "path": p.path, "code": p.code, "message": p.message }))

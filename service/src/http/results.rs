@@ -494,21 +494,10 @@ mod tests {
     fn codes(query: &str) -> Vec<(String, String)> {
         match session_ids(query) {
             Ok(_) => Vec::new(),
-            Err(ApiError::InvalidParameters { details, .. }) => {
-                let details: serde_json::Value =
-                    serde_json::from_str(details.get()).expect("details are JSON");
-                details["errors"]
-                    .as_array()
-                    .expect("errors")
-                    .iter()
-                    .map(|e| {
-                        (
-                            e["path"].as_str().unwrap_or("").to_owned(),
-                            e["code"].as_str().unwrap_or("").to_owned(),
-                        )
-                    })
-                    .collect()
-            }
+            Err(ApiError::InvalidParameters { errors, .. }) => errors
+                .into_iter()
+                .map(|e| (e.path, e.code.to_owned()))
+                .collect(),
             Err(other) => panic!("unexpected {other:?}"),
         }
     }

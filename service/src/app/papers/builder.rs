@@ -212,10 +212,7 @@ async fn save(signed: &Signed, paper: &StoredPaper, draft: Draft) -> Result<Resp
     let change = match crate::http::paper_body::update(&body) {
         Ok(change) => change,
         Err(errors) => {
-            let problems = crate::app::problems::from_fields(errors)
-                .into_iter()
-                .map(|p| p.message)
-                .collect();
+            let problems = errors.into_iter().map(|p| p.message).collect();
             return not_saved(signed, paper, &draft, problems).await;
         }
     };
