@@ -1,6 +1,8 @@
 // examkit: the teachers' app. Every page works without this script; it adds the copy button on a
-// new key, and on the review page: selecting criteria and their evidence boxes, the keyboard,
-// zoom, pan and turning pages, and saving a decision in place.
+// new key; on the review page: selecting criteria and their evidence boxes, the keyboard, zoom,
+// pan and turning pages, and saving a decision in place; uploads with their progress (dropped
+// files too) and a set's progress without a reload; and moving a paper's questions in place, by
+// their buttons or by dragging.
 "use strict";
 
 (function () {
@@ -364,11 +366,14 @@
       input.value = "";
       sendAll(files);
     });
+    // Files held over the form: it says it takes them (`.dropping`) until they leave or drop.
     form.addEventListener("dragover", (event) => {
       event.preventDefault();
       form.classList.add("dropping");
     });
-    form.addEventListener("dragleave", () => form.classList.remove("dropping"));
+    form.addEventListener("dragleave", (event) => {
+      if (!form.contains(event.relatedTarget)) form.classList.remove("dropping");
+    });
     form.addEventListener("drop", (event) => {
       event.preventDefault();
       form.classList.remove("dropping");
@@ -403,13 +408,16 @@
     }, 4000);
   }
 
-  // --- The paper builder: moving questions in place ------------------------------------------
+  // --- The paper builder: moving questions in place, by their buttons or by dragging ---------
   function initBuilder() {
     const list = document.getElementById("questions");
     const form = document.getElementById("builder");
     if (!list || !form) return;
+    function questions() {
+      return Array.from(list.querySelectorAll("li.paper-question"));
+    }
     function renumber() {
-      const rows = Array.from(list.querySelectorAll("li.paper-question"));
+      const rows = questions();
       rows.forEach((row, i) => {
         row.querySelectorAll("button[name=action]").forEach((b) => {
           const verb = b.value.split(":")[0];
@@ -428,22 +436,87 @@
         form.parentNode.insertBefore(note, form);
       }
     }
+    // One step up or down: what the server does with the button's value when script is off.
+    function move(row, verb) {
+      if (verb === "up" && row.previousElementSibling) {
+        row.parentNode.insertBefore(row, row.previousElementSibling);
+      } else if (verb === "down" && row.nextElementSibling) {
+        row.parentNode.insertBefore(row.nextElementSibling, row);
+      } else return false;
+      return true;
+    }
     list.addEventListener("click", (event) => {
       const button = event.target.closest("button[name=action]");
       if (!button) return;
       const [verb] = button.value.split(":");
       const row = button.closest("li.paper-question");
-      if (verb === "up" && row.previousElementSibling) {
-        event.preventDefault();
-        row.parentNode.insertBefore(row, row.previousElementSibling);
-      } else if (verb === "down" && row.nextElementSibling) {
-        event.preventDefault();
-        row.parentNode.insertBefore(row.nextElementSibling, row);
-      } else return;
+      if (!move(row, verb)) return;
+      event.preventDefault();
       renumber();
       const same = row.querySelector('button[value^="' + verb + ':"]');
       if (same && !same.disabled) same.focus();
       else row.querySelector("button:not([disabled])")?.focus();
+    });
+
+    // Dragging a question onto another puts it before or after that one (by which half the
+    // pointer is over), as the same steps up or down the buttons make; the saved order is still
+    // whatever the form sends, checked by the server. The buttons stay the keyboard's way.
+    let dragged = null;
+    function clearMarks() {
+      questions().forEach((r) => r.classList.remove("drop-before", "drop-after"));
+    }
+    function after(row, event) {
+      const box = row.getBoundingClientRect();
+      return event.clientY > box.top + box.height / 2;
+    }
+    questions().forEach((row) => {
+      row.draggable = true;
+    });
+    list.addEventListener("dragstart", (event) => {
+      const row = event.target.closest && event.target.closest("li.paper-question");
+      if (!row) return;
+      dragged = row;
+      row.classList.add("dragged");
+      event.dataTransfer.effectAllowed = "move";
+      // Some browsers start no drag without data.
+      event.dataTransfer.setData("text/plain", row.querySelector(".q-title")?.textContent || "");
+    });
+    list.addEventListener("dragover", (event) => {
+      const row = event.target.closest && event.target.closest("li.paper-question");
+      if (!dragged || !row) return;
+      event.preventDefault();
+      event.dataTransfer.dropEffect = "move";
+      clearMarks();
+      if (row !== dragged) row.classList.add(after(row, event) ? "drop-after" : "drop-before");
+    });
+    list.addEventListener("dragleave", (event) => {
+      if (!list.contains(event.relatedTarget)) clearMarks();
+    });
+    list.addEventListener("drop", (event) => {
+      const row = event.target.closest && event.target.closest("li.paper-question");
+      if (!dragged || !row) return;
+      event.preventDefault();
+      clearMarks();
+      const rows = questions();
+      const from = rows.indexOf(dragged);
+      let to = rows.indexOf(row);
+      if (from < 0 || to < 0 || row === dragged) return;
+      // Over the lower half of a row the question goes after it, else before it.
+      if (to > from && !after(row, event)) to -= 1;
+      if (to < from && after(row, event)) to += 1;
+      const verb = to < from ? "up" : "down";
+      let moved = false;
+      for (let steps = Math.abs(to - from); steps > 0; steps -= 1) moved = move(dragged, verb) || moved;
+      if (!moved) return;
+      renumber();
+      const title = dragged.querySelector(".q-title")?.textContent || "The question";
+      const note = document.getElementById("unsaved");
+      if (note) note.textContent = "Changed, not saved yet: “" + title + "” is now question " + (to + 1) + ".";
+    });
+    list.addEventListener("dragend", () => {
+      if (dragged) dragged.classList.remove("dragged");
+      dragged = null;
+      clearMarks();
     });
   }
 
