@@ -198,12 +198,15 @@ pub async fn receive(visit: Visit, id: String, body: Body) -> Result<Response, A
 }
 
 fn outcome_list(outcomes: &[Outcome]) -> Markup {
+    // The status role on a wrapper: on the list itself it would hide the list from readers.
     html! {
-        ul.outcomes #upload-outcomes role="status" {
-            @for o in outcomes {
-                @match &o.result {
-                    Ok(pages) => li.added data-outcome="added" { strong { (o.name) } ": added, " (pages) (if *pages == 1 { " page" } else { " pages" }) " to read" },
-                    Err(why) => li.refused data-outcome="refused" { strong { (o.name) } ": refused, " (why) },
+        div role="status" {
+            ul.outcomes #upload-outcomes {
+                @for o in outcomes {
+                    @match &o.result {
+                        Ok(pages) => li.added data-outcome="added" { strong { (o.name) } ": added, " (pages) (if *pages == 1 { " page" } else { " pages" }) " to read" },
+                        Err(why) => li.refused data-outcome="refused" { strong { (o.name) } ": refused, " (why) },
+                    }
                 }
             }
         }
