@@ -172,7 +172,8 @@ pub(crate) fn answer_with(
 }
 
 /// The reference set's README shows each script's figures as this run found them, between its
-/// `<!-- figures -->` markers; `EXAMKIT_UPDATE_README=1` writes them there instead of checking.
+/// `<!-- figures -->` markers; `EXAMKIT_UPDATE_README=1` writes them there instead of checking (and
+/// the guide's table: [`table_in_the_guide`]).
 fn figures_in_the_sets_readme(report: &Value) {
     let share = |v: &Value| {
         v.as_f64()
@@ -355,14 +356,29 @@ async fn the_shipped_reference_set_is_calibrated_against_the_test_provider() {
         .take_while(|l| !l.starts_with("by criterion"))
         .collect::<Vec<_>>()
         .join("\n");
-    let guide = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/vision-model.md"),
-    )
-    .expect("the vision-model guide");
-    assert!(
-        guide.contains(summary.trim_end()),
-        "docs/vision-model.md shows calibration's table as it is printed:\n{summary}"
-    );
+    table_in_the_guide(summary.trim_end());
+}
+
+/// The vision-model guide shows calibration's table as it is printed (down to the per-criterion
+/// rows), between its `<!-- calibration -->` markers; `EXAMKIT_UPDATE_README=1`, which rewrites the
+/// reference set's README, writes it there too instead of checking.
+fn table_in_the_guide(summary: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/vision-model.md");
+    let guide = std::fs::read_to_string(&path).expect("the vision-model guide");
+    let (open, close) = ("<!-- calibration -->\n", "<!-- /calibration -->");
+    let start = guide.find(open).expect("the guide has calibration markers") + open.len();
+    let end = guide[start..].find(close).expect("closing marker") + start;
+    let shown = format!("```text\n{summary}\n```\n");
+    if std::env::var("EXAMKIT_UPDATE_README").as_deref() == Ok("1") {
+        let updated = format!("{}{shown}{}", &guide[..start], &guide[end..]);
+        std::fs::write(&path, updated).expect("guide written");
+    } else {
+        assert_eq!(
+            &guide[start..end],
+            shown,
+            "docs/vision-model.md shows calibration's table as it is printed (EXAMKIT_UPDATE_README=1 writes it)"
+        );
+    }
 }
 
 /// With a second opinion configured, calibration measures each model alone, then the pair (the
