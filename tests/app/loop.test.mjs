@@ -1,13 +1,15 @@
 // The teacher's loop in the app, walked in Debian's Chromium (playwright-core) against a real
 // `examkit serve` on a database of its own with no account: the first account made with the setup
-// token the service printed, the bank searched by facet and words, a paper built, reordered, saved
-// and saved again, a class printed from a pasted roster with a bad line then fixed, its print PDF
-// downloaded, a stack of scans made from it by the scan maker (a skewed copy, a copy missing a
-// page, a page scanned twice and a page of another print) uploaded in one go and read, the stack
-// settled, a name confirmed, the class marked, a question reviewed across the class with its maths
-// typeset, and the markbook and returned scripts downloaded. Then the same walk with script off
-// reaches every step. Every page is checked with axe-core and
-// screenshotted into test-output/<database>/loop/ (the screenshots of docs/app.md).
+// token the service printed, the bank searched by facet and words, a paper built, reordered with the
+// keyboard and by dragging, saved and saved again, a class printed from a pasted roster with a bad
+// line then fixed, its print PDF downloaded, a stack of scans made from it by the scan maker (a
+// skewed copy, a copy missing a page with another page's code blotted out, a page scanned twice and
+// a page of another print) uploaded, partly chosen and partly dropped on the form, and read, the
+// stack settled (one scan of two chosen, the blotted page placed by hand), a name confirmed, the
+// class marked, a question reviewed across the class with its maths typeset, and the markbook and
+// returned scripts downloaded. Then the same walk with script off reaches every step by plain
+// forms. Every page is checked with axe-core and screenshotted into test-output/<database>/loop/
+// (the screenshots of docs/app.md).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -100,26 +102,30 @@ function psql(sql) {
   assert.equal(result.status, 0, `psql ${sql}: ${result.stderr}`);
 }
 
-async function screenshot(name) {
+/** A screenshot of `p`, numbered in the walk's order; `docs: false` keeps it out of docs/. */
+async function screenshot(name, { p = page, docs: forDocs = true } = {}) {
   shot += 1;
   const file = `${String(shot).padStart(2, '0')}-${name}`;
-  await page.screenshot({ path: join(output, `${file}.png`), fullPage: true });
+  await p.screenshot({ path: join(output, `${file}.png`), fullPage: true });
   // The walk's pictures in docs/app.md: EXAMKIT_DOCS_SCREENSHOTS=docs/images/app-loop makes them
   // again, as small JPEGs.
-  const docs = process.env.EXAMKIT_DOCS_SCREENSHOTS;
+  const docs = forDocs && process.env.EXAMKIT_DOCS_SCREENSHOTS;
   if (docs) {
     mkdirSync(join(root, docs), { recursive: true });
-    await page.screenshot({ path: join(root, docs, `${file}.jpg`), type: 'jpeg', quality: 55, fullPage: true });
+    await p.screenshot({ path: join(root, docs, `${file}.jpg`), type: 'jpeg', quality: 55, fullPage: true });
   }
 }
 
-/** axe-core on the page as it stands (no serious or critical violation), then its screenshot. */
-async function audit(name) {
-  const html = await page.content();
-  const address = new URL(page.url());
+/**
+ * axe-core on the page as it stands (no serious or critical violation), then its screenshot: the
+ * walk's page by default, or `p` of the browser context `from` (the walk with script off).
+ */
+async function audit(name, { p = page, from = context, docs = true } = {}) {
+  const html = await p.content();
+  const address = new URL(p.url());
   address.hash = '';
   await auditContext.clearCookies();
-  await auditContext.addCookies(await context.cookies());
+  await auditContext.addCookies(await from.cookies());
   const view = await auditContext.newPage();
   try {
     let served = false;
@@ -136,7 +142,7 @@ async function audit(name) {
   } finally {
     await view.close();
   }
-  await screenshot(name);
+  await screenshot(name, { p, docs });
 }
 
 /**
@@ -263,11 +269,30 @@ test('a paper is built, reordered, saved, then changed and saved again', async (
   await page.goto(baseUrl + state.paperPath);
   const order = () => page.locator('#questions input[name=pin]').evaluateAll((inputs) => inputs.map((i) => i.value.split(':')[0]));
   assert.deepStrictEqual(await order(), [QUESTIONS[0].id, QUESTIONS[1].id]);
-  // Moved in place by the page's script, with the keyboard: focus stays on the moved question.
+  // Moved in place by the page's script, with the keyboard: focus stays on the moved question
+  // (on its Up button, now that it is last and cannot go down).
   await page.locator('#questions li').first().locator('button[value^="down:"]').focus();
   await page.keyboard.press('Enter');
   assert.deepStrictEqual(await order(), [QUESTIONS[1].id, QUESTIONS[0].id]);
   assert.ok(await page.locator('#unsaved').isVisible());
+  const focused = () => page.evaluate(() => {
+    const button = document.activeElement;
+    const row = button?.closest('li.paper-question');
+    return row ? { button: button.value, pin: row.querySelector('input[name=pin]').value.split(':')[0] } : null;
+  });
+  assert.deepStrictEqual(await focused(), { button: 'up:1', pin: QUESTIONS[0].id });
+  // Dragged with the mouse: the first question onto the lower half of the second goes after it,
+  // the second onto the upper half of the first goes before it; the buttons follow the order.
+  const rows = page.locator('#questions li.paper-question');
+  const lower = async (row) => ({ x: 40, y: (await row.boundingBox()).height * 0.8 });
+  await rows.nth(0).locator('.q-title').dragTo(rows.nth(1), { targetPosition: await lower(rows.nth(1)) });
+  assert.deepStrictEqual(await order(), [QUESTIONS[0].id, QUESTIONS[1].id]);
+  assert.match(await page.textContent('#unsaved'), /is now question 2/);
+  await rows.nth(1).locator('.q-title').dragTo(rows.nth(0), { targetPosition: { x: 40, y: 4 } });
+  assert.deepStrictEqual(await order(), [QUESTIONS[1].id, QUESTIONS[0].id]);
+  assert.deepStrictEqual(await rows.evaluateAll((lis) => lis.map((li) => [...li.querySelectorAll('button[name=action]')]
+    .map((b) => `${b.value}${b.disabled ? ' disabled' : ''}`))), [['up:0 disabled', 'down:0', 'remove:0'], ['up:1', 'down:1 disabled', 'remove:1']]);
+  assert.equal(await page.locator('#questions .drop-before, #questions .drop-after, #questions .dragged').count(), 0);
   await page.fill('#title', 'Year 13 mock: functions and numerical methods');
   await audit('paper-builder');
   await page.locator('button[value=save]').first().click();
@@ -327,6 +352,7 @@ test('a stack of scans made from the print is uploaded in one go and read', { ti
   const set = JSON.parse(await read.text());
   assert.equal(read.status, 200, JSON.stringify(set));
   const per = set.classSet.pagesPerCopy;
+  state.per = per;
   const scans = join(output, 'scans');
   mkdirSync(scans, { recursive: true });
   // What the students wrote: the scan maker's example answers to the paper's two questions.
@@ -335,12 +361,14 @@ test('a stack of scans made from the print is uploaded in one go and read', { ti
   writeFileSync(answers, JSON.stringify(Object.fromEntries(QUESTIONS.map((q) => [q.id, example[q.id]]))));
   const make = (out, first, last, extra = []) => run(SCANMAKER, ['--paper', state.printPdf, '--layout', layout,
     '--answers', answers, '--out', join(scans, out), '--pages', `${first}:${last}`, '--font', FONT, ...extra]);
-  // Copy 1 whole, skewed; copy 2 as page images, its first turned upside down, without its last
-  // page; copy 1's first page again, as a phone photo.
+  // Copy 1 whole, skewed; copy 2 as page images, its first turned upside down, its second's code
+  // under an ink blot (a page no one can place but a person), without its last page; copy 1's
+  // first page again, as a phone photo.
+  assert.ok(per >= 3, `${per} pages a copy: the walk needs a page between the cover and the last`);
   make('copy-1.pdf', 1, per, ['--skew', '1.5', '--seed', '3']);
   const pages2 = join(output, 'copy-2');
   run(SCANMAKER, ['--paper', state.printPdf, '--layout', layout, '--answers', answers, '--out', join(pages2, 'copy-2.jpg'),
-    '--pages', `${per + 1}:${2 * per}`, '--font', FONT, '--rotate', '1:180', '--seed', '4']);
+    '--pages', `${per + 1}:${2 * per}`, '--font', FONT, '--rotate', '1:180', '--blot-code', '2', '--seed', '4']);
   mkdirSync(pages2, { recursive: true });
   for (const name of readdirSync(pages2).sort().slice(0, per - 1)) {
     writeFileSync(join(scans, name), readFileSync(join(pages2, name)));
@@ -356,20 +384,54 @@ test('a stack of scans made from the print is uploaded in one go and read', { ti
   run(SCANMAKER, ['--paper', join(output, 'question-paper.pdf'), '--layout', layout, '--answers', answers,
     '--out', join(stray, 'stray.jpg'), '--font', FONT]);
   writeFileSync(join(scans, 'stray-1.jpg'), readFileSync(join(stray, 'stray-1.jpg')));
-  const files = readdirSync(scans).map((name) => join(scans, name));
+  const names = readdirSync(scans);
+  const files = names.map((name) => join(scans, name));
+  // Chosen in the form and sent, but for two files dropped on the form after.
+  const dropped = ['again-1.jpg', 'stray-1.jpg'];
+  const chosen = files.filter((f) => !dropped.some((d) => f.endsWith(d)));
 
   await page.goto(baseUrl + state.setPath);
-  await page.setInputFiles('#files', files);
+  await page.setInputFiles('#files', chosen);
   await page.click('#upload button[type=submit]');
-  await page.waitForFunction((n) => document.querySelectorAll('#upload-progress li[data-outcome]').length === n, files.length);
+  const sent = (n) => page.waitForFunction((k) => document.querySelectorAll('#upload-progress li[data-outcome]').length === k, n);
+  await sent(chosen.length);
+  // Files held over the form: it says it takes them (an outline, with no animation for a teacher
+  // who asks for less motion), and they are sent when dropped.
+  const transfer = await page.evaluateHandle((given) => {
+    const data = new DataTransfer();
+    for (const { name, base64 } of given) {
+      const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+      data.items.add(new File([bytes], name, { type: 'image/jpeg' }));
+    }
+    return data;
+  }, dropped.map((name) => ({ name, base64: readFileSync(join(scans, name)).toString('base64') })));
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.dispatchEvent('#upload', 'dragenter', { dataTransfer: transfer });
+  await page.dispatchEvent('#upload', 'dragover', { dataTransfer: transfer });
+  const held = await page.$eval('#upload', (form) => {
+    const style = getComputedStyle(form);
+    return { dropping: form.classList.contains('dropping'), outline: style.outlineStyle, width: style.outlineWidth,
+      transition: style.transitionDuration };
+  });
+  assert.deepStrictEqual(held, { dropping: true, outline: 'solid', width: '3px', transition: '0s' });
+  await page.emulateMedia({ reducedMotion: 'no-preference' });
+  await screenshot('files-held-over-the-form');
+  await page.dispatchEvent('#upload', 'drop', { dataTransfer: transfer });
+  assert.equal(await page.$eval('#upload', (form) => form.classList.contains('dropping')), false);
+  await sent(files.length);
   const outcomes = await page.locator('#upload-progress li').allInnerTexts();
   assert.equal(outcomes.filter((o) => /added/.test(o)).length, files.length, outcomes.join('\n'));
+  for (const name of dropped) assert.ok(outcomes.some((o) => o.startsWith(`${name}: `)), `${name} sent: ${outcomes.join('\n')}`);
   await audit('stack-uploaded');
   // The page follows the reading without a reload.
   await page.waitForFunction(() => /Every page is read/.test(document.getElementById('stack-state')?.textContent ?? ''),
     null, { timeout: 6 * 60_000, polling: 1000 });
   const counts = await page.textContent('#counts');
   assert.match(counts, /\d/);
+  // The blotted page is unknown, the page of the other print not of this set.
+  const counted = (name) => page.locator(`#counts tr[data-placement="${name}"] td`).textContent();
+  assert.equal(await counted('unknown'), '1');
+  assert.equal(await counted('foreign'), '1');
   await page.reload();
   assert.ok(await page.locator('#waiting .stack-page, #nothing-waiting').count() > 0);
   await audit('stack-read');
@@ -379,9 +441,24 @@ test('a stack of scans made from the print is uploaded in one go and read', { ti
 test('the stack is settled, a name confirmed, the class marked, reviewed and returned', { timeout: 12 * 60_000 }, async () => {
   await page.goto(baseUrl + state.setPath);
   // Two scans of copy 1's first page: the flat scan is kept, the photo set aside.
+  const readAgain = () => page.waitForFunction(() => /Every page is read/.test(document.getElementById('stack-state')?.textContent ?? ''),
+    null, { timeout: 6 * 60_000, polling: 1000 });
   await page.locator('#waiting .stack-page', { hasText: 'copy-1.pdf' }).locator('button', { hasText: 'Use this scan' }).click();
   await page.waitForURL(/saved=/);
   assert.match(await page.textContent('#saved'), /Saved/);
+  // A decision reads the stack again; the page follows it.
+  await readAgain();
+  // The page whose code is blotted out, placed by hand where it belongs: copy 2's second page.
+  const unknown = page.locator('#waiting .stack-page[data-placement="unknown"]', { hasText: 'copy-2-2.jpg' });
+  await unknown.locator('input[name=copy]').fill('2');
+  await unknown.locator('input[name=copyPage]').fill('2');
+  await unknown.locator('button', { hasText: 'Place the page' }).click();
+  await page.waitForURL(/saved=/);
+  assert.match(await page.textContent('#saved'), /Saved/);
+  await readAgain();
+  assert.match(await page.locator('.stack-page', { hasText: 'copy-2-2.jpg' }).innerText(), /Placed by hand as copy 0*2 page 2/);
+  // Copy 2's last page is still missing, and said to be.
+  assert.equal(await page.textContent('tr[data-copy="2"] td[data-state]'), `Incomplete: missing page ${state.per}`);
   // Who wrote copy 1, confirmed in one step.
   await page.selectOption('#student-1', '1');
   await page.locator('tr[data-copy="1"] button', { hasText: 'Set student' }).click();
@@ -427,16 +504,27 @@ async function reloadUntil(p, done, what, limitMs) {
   }
 }
 
-test('with script off every step is reached by plain forms', { timeout: 12 * 60_000 }, async () => {
-  const plain = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+test('with script off every step is reached by plain forms', { timeout: 15 * 60_000 }, async () => {
+  const plain = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false, acceptDownloads: true });
   plain.setDefaultTimeout(STEP_LIMIT_MS);
   const p = await plain.newPage();
+  const check = (name, docs = false) => audit(`no-script-${name}`, { p, from: plain, docs });
   try {
     await p.goto(`${baseUrl}/app/sign-in`);
+    await check('sign-in');
     await p.fill('#email', EMAIL);
     await p.fill('#password', PASSWORD);
     await p.click('button[type=submit]');
-    await p.goto(`${baseUrl}/app/bank?q=${encodeURIComponent(QUESTIONS[1].words)}`);
+    await p.waitForURL(/\/app\/sessions$/);
+    // The bank by facet and words, in one plain form.
+    await p.click('nav >> text=Bank');
+    await p.selectOption('#f-level', 'a-level');
+    await p.selectOption('#f-subject', 'maths');
+    await p.fill('#f-q', QUESTIONS[1].words);
+    await p.click('form.search button[type=submit]');
+    await p.waitForSelector('#results li.result');
+    assert.ok(await p.locator('#results span.math svg').count() > 0, 'maths as SVG without script');
+    await check('bank-search');
     await p.locator(`li.result:has(input[value^="${QUESTIONS[1].id}:"]) button`).click();
     await p.waitForURL(/\/app\/papers\/[0-9a-f-]{36}$/);
     const path = new URL(p.url()).pathname;
@@ -451,32 +539,55 @@ test('with script off every step is reached by plain forms', { timeout: 12 * 60_
     await p.waitForSelector('#unsaved');
     const first = await p.locator('#questions input[name=pin]').first().getAttribute('value');
     assert.ok(first.startsWith(QUESTIONS[0].id), first);
+    await check('paper-builder');
     await p.locator('button[value=save]').first().click();
     await p.waitForURL(/saved=3/);
-    await p.goto(`${baseUrl}${path}/revisions/3`);
-    await p.fill('#copies', '2');
+    // Changed and saved again (its pages as they were: the scan maker writes on a copy of the
+    // paper's own pages, with no blank back).
+    await p.fill('#title', 'Year 13 retake: functions and numerical methods');
+    await p.check('#grade-guide');
+    await p.locator('button[value=save]').first().click();
+    await p.waitForURL(/saved=4/);
+    assert.match(await p.textContent('#notice'), /Saved as revision 4/);
+    await check('paper-saved');
+
+    // A roster with a bad line, named; then right.
+    await p.goto(`${baseUrl}${path}/revisions/4`);
+    await p.fill('#roster', ROSTER_BAD);
+    await p.fill('#set-title', '13R retake');
+    await p.click('#print button[type=submit]');
+    await p.waitForSelector('#print-problems');
+    assert.match(await p.textContent('#print-problems'), /Line 4/);
+    await check('roster-refused');
+    await p.fill('#roster', ROSTER);
     await p.click('#print button[type=submit]');
     await p.waitForURL(/\/app\/class-sets\/[0-9a-f-]{36}$/);
     const setPath = new URL(p.url()).pathname;
+    await check('class-set-made');
 
-    // Both copies written and scanned, from this set's print.
-    const print = await p.request.get(`${baseUrl}${setPath}/print.pdf`);
-    assert.equal(print.status(), 200);
+    // The print PDF by its link on the set's page; two copies written and scanned from it, the
+    // second's second page with its code blotted out.
     const work = join(output, 'plain');
     mkdirSync(work, { recursive: true });
-    writeFileSync(join(work, 'print.pdf'), await print.body());
-    const exported = await fetch(`${baseUrl}/v1/papers/${paperId}/revisions/3/exports`, {
+    const [download] = await Promise.all([p.waitForEvent('download'), p.click('text=Every copy, to print (PDF)')]);
+    await download.saveAs(join(work, 'print.pdf'));
+    assert.equal(readFileSync(join(work, 'print.pdf')).subarray(0, 5).toString(), '%PDF-');
+    const exported = await fetch(`${baseUrl}/v1/papers/${paperId}/revisions/4/exports`, {
       method: 'POST', headers: { authorization: `Bearer ${state.key}`, 'content-type': 'application/json' }, body: '{}',
     });
     assert.equal(exported.status, 200);
     writeFileSync(join(work, 'export.json'), await exported.text());
-    const per = Number(/(\d+) pages a copy/.exec(await p.textContent('p.meta'))[1]);
+    // A copy's pages in the print (a paper of an odd number of pages ends on a blank back).
+    const read = await fetch(`${baseUrl}/v1/class-sets/${setPath.split('/').pop()}`, { headers: { authorization: `Bearer ${state.key}` } });
+    assert.equal(read.status, 200);
+    const per = JSON.parse(await read.text()).classSet.pagesPerCopy;
+    assert.ok(per >= 2, `${per} pages a copy`);
     const scans = [];
     for (const copy of [1, 2]) {
       const out = join(work, `copy-${copy}.pdf`);
       run(SCANMAKER, ['--paper', join(work, 'print.pdf'), '--layout', join(work, 'export.json'),
         '--answers', join(output, 'answers.json'), '--out', out, '--pages', `${(copy - 1) * per + 1}:${copy * per}`,
-        '--font', FONT, '--skew', '1', '--seed', String(10 + copy)]);
+        '--font', FONT, '--skew', '1', '--seed', String(10 + copy), ...(copy === 2 ? ['--blot-code', '2'] : [])]);
       scans.push(out);
     }
     const notes = join(work, 'notes.txt');
@@ -489,27 +600,49 @@ test('with script off every step is reached by plain forms', { timeout: 12 * 60_
     assert.match(said, /copy-1\.pdf: added/);
     assert.match(said, /copy-2\.pdf: added/);
     assert.match(said, /notes\.txt: refused, not a PDF or image/);
-    page = p;
-    await screenshot('no-script-upload');
+    await check('upload', true);
     await p.goto(baseUrl + setPath);
     await reloadUntil(p, async () => /Every page is read/.test(await p.textContent('#stack-state')), 'the stack read', 6 * 60_000);
+    // The page with no readable code, placed by hand; a name confirmed.
+    const unknown = p.locator('#waiting .stack-page[data-placement="unknown"]', { hasText: 'copy-2.pdf' });
+    await check('stack-read');
+    await unknown.locator('input[name=copy]').fill('2');
+    await unknown.locator('input[name=copyPage]').fill('2');
+    await unknown.locator('button', { hasText: 'Place the page' }).click();
+    await p.waitForURL(/saved=/);
+    // A decision reads the stack again.
+    await reloadUntil(p, async () => /Every page is read/.test(await p.textContent('#stack-state')), 'the stack read again', 6 * 60_000);
+    assert.equal(await p.textContent('tr[data-copy="2"] td[data-state]'), 'Complete');
+    await p.selectOption('#student-1', '1');
+    await p.locator('tr[data-copy="1"] button', { hasText: 'Set student' }).click();
+    await p.waitForURL(/saved=/);
+    assert.equal(await p.getAttribute('tr[data-copy="1"] td[data-writer]', 'data-writer'), 'confirmed');
+    await check('stack-settled');
     await p.click('#start-marking');
     await p.waitForURL(/started=/);
     await reloadUntil(p, async () => (await p.getAttribute('#marking', 'data-marking')) === 'marked', 'every script marked', 8 * 60_000);
+    await check('class-marked');
     await p.click('#results-link a');
     await p.waitForSelector('#marks-table');
-    const markbook = await p.getAttribute('#downloads a[href$="markbook.csv"]', 'href');
-    const csv = await withinLimits(() => p.request.get(baseUrl + markbook));
-    assert.equal(csv.status(), 200);
-    // A decision on a question, by the plain form.
-    await p.goto(`${baseUrl}/app/sets/${paperId}/3`);
+    await check('results');
+    for (const [link, type] of [['#downloads a[href$="markbook.csv"]', 'text/csv'], ['#returned a[href$="returned.pdf?draft=true"]', 'application/pdf']]) {
+      const href = await p.getAttribute(link, 'href');
+      const response = await withinLimits(() => p.request.get(baseUrl + href));
+      assert.equal(response.status(), 200, href);
+      assert.ok(response.headers()['content-type'].startsWith(type), `${href}: ${response.headers()['content-type']}`);
+    }
+    // A decision on a question, by the plain form, its maths typeset without script.
+    await p.goto(`${baseUrl}/app/sets/${paperId}/4`);
     await p.locator('a', { hasText: 'Question 1' }).first().click();
+    await p.waitForSelector('li.criterion');
+    assert.ok(await p.locator('p.requirement span.math svg').count() > 0, 'requirements typeset without script');
+    await check('review');
     const criterion = p.locator('li.criterion').first();
     await criterion.locator('input[name=reason]').fill('Checked by hand');
     await criterion.locator('button[value=withhold]').click();
     await p.waitForSelector('#saved');
     assert.match(await p.textContent('#saved'), /Saved/);
-    await screenshot('no-script-decided');
+    await check('decided', true);
   } finally {
     await plain.close();
   }
