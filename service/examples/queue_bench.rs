@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use examkit::store::jobs::NewJob;
+use examkit::store::job_kind::{JobKind, MarkQuestion};
 use examkit::store::{Store, now_ms};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -50,11 +50,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .id;
     let started = Instant::now();
     for chunk in (0..jobs).collect::<Vec<_>>().chunks(1000) {
-        let batch: Vec<NewJob> = chunk
+        let batch: Vec<JobKind> = chunk
             .iter()
-            .map(|i| NewJob {
-                kind: "bench".into(),
-                payload: format!("{{\"n\":{i}}}"),
+            .map(|i| {
+                JobKind::MarkQuestion(MarkQuestion {
+                    question_id: format!("q{i}"),
+                })
             })
             .collect();
         let mut tx = store.begin_write().await?;

@@ -6,7 +6,6 @@
 use crate::auth::sha256_hex;
 use crate::http::ApiError;
 use crate::http::upload::ReceivedFile;
-use crate::marking::jobs::INDEX_PAGE;
 use crate::server::state::AppState;
 use crate::store::class_sets::stacks::{AddStackFileError, NewStackFile};
 
@@ -31,7 +30,6 @@ pub async fn add(
                 sha256: &sha,
                 bytes: &file.bytes,
             },
-            INDEX_PAGE,
             &config.allowance,
             config.max_attempts,
         )

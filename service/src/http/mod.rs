@@ -15,6 +15,7 @@ pub mod health;
 pub mod imports;
 pub mod marking;
 pub mod me;
+pub mod paper_body;
 pub mod papers;
 pub mod questions;
 pub mod range;

@@ -18,7 +18,6 @@ use super::imports::{checked_title, receive_asset};
 use super::marking::{indexing_view, page_view, question_view, session_view};
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
 use crate::auth::Scope;
-use crate::marking::jobs::INDEX_PAGE;
 use crate::marking::questions::QuestionRequest;
 use crate::store::automated::questions::{CancelOutcome, NewQuestion, QueueOutcome};
 use crate::store::automated::{ORIGIN, PageToIndex, PaperBinding, StartOutcome};
@@ -309,7 +308,6 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
                 &p.user.id,
                 &session.id,
                 &pages,
-                INDEX_PAGE,
                 &config.allowance,
                 config.max_attempts,
             )
@@ -697,7 +695,6 @@ async fn mark_question(ctx: Ctx, p: Principal, id: String, body: Body) -> Result
                 &p.user.id,
                 &session.id,
                 &[new],
-                crate::marking::jobs::MARK_QUESTION,
                 config.allowance.questions_per_day,
                 config.max_attempts,
             )

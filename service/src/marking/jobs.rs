@@ -1,6 +1,7 @@
-//! The kinds of job, what every job can reach, and why an attempt failed. What a worker does with
-//! each kind is in `worker`, so this module depends on none of the jobs it names. It also holds
-//! what the workers share: their [`Pulse`] and the page [`Readers`] kept between indexing jobs.
+//! What every job can reach, and why an attempt failed. The kinds of job and their arguments are
+//! [`crate::store::job_kind::JobKind`], below the store that queues them; what a worker does with
+//! each kind is in `worker`, so this module depends on none of the jobs. It also holds what the
+//! workers share: their [`Pulse`] and the page [`Readers`] kept between indexing jobs.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,17 +15,6 @@ use super::failure::FailureCode;
 use super::marker::Marker;
 use super::qualification::Standing;
 use crate::store::{Store, StoreError, now_ms};
-
-/// Index one page of one uploaded asset: payload `{"assetId", "page"}`.
-pub const INDEX_PAGE: &str = "index_page";
-/// Place a paper session's questions on its indexed pages and queue one marking job per question:
-/// payload `{}` (enqueued with the last page of indexing).
-pub const PLAN_QUESTIONS: &str = crate::store::automated::PLAN_QUESTIONS_JOB;
-/// Mark one question: payload `{"questionId"}`.
-pub const MARK_QUESTION: &str = "mark_question";
-/// Read the name written on a named copy's cover: payload `{"assetId", "page"}` (enqueued with
-/// the cover's index).
-pub const READ_NAME: &str = crate::store::class_sets::names::READ_NAME_JOB;
 
 /// What every job can reach.
 #[derive(Debug)]

@@ -11,28 +11,18 @@ use examkit_pdf::Layout;
 use super::jobs::{JobContext, JobFailure};
 use super::marker::{NameRequest, Rect};
 use crate::store::StoreError;
+use crate::store::job_kind::ReadName;
 use crate::store::jobs::Job;
 
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Payload {
-    asset_id: String,
-    page: i64,
-}
-
-fn payload(job: &Job) -> Result<Payload, JobFailure> {
-    serde_json::from_str(&job.payload)
-        .map_err(|e| JobFailure::permanent(format!("malformed job: {e}")))
-}
-
-/// Reads the name on one cover. `Ok(false)`: the lease was lost and nothing was saved.
+/// Reads the name on one cover, `payload`. `Ok(false)`: the lease was lost and nothing was
+/// saved.
 pub async fn run(
     context: &Arc<JobContext>,
     job: &Job,
+    payload: &ReadName,
     lost: &Arc<AtomicBool>,
 ) -> Result<bool, JobFailure> {
     let store = &context.store;
-    let payload = payload(job)?;
     let page = u32::try_from(payload.page)
         .map_err(|_| JobFailure::permanent("the page number is out of range"))?;
     let image = match store.page_image(&payload.asset_id, page).await? {
@@ -105,13 +95,12 @@ async fn render(
 
 /// Records that a cover's name could not be read: the copy's name stays unread, and the printed
 /// name stands.
-pub async fn fail(context: &JobContext, job: &Job, message: &str) -> Result<(), StoreError> {
-    let Ok(payload) = payload(job) else {
-        let mut tx = context.store.begin_write().await?;
-        crate::store::Store::fail_job_in(&mut tx, job, message, crate::store::now_ms()).await?;
-        tx.commit().await?;
-        return Ok(());
-    };
+pub async fn fail(
+    context: &JobContext,
+    job: &Job,
+    payload: &ReadName,
+    message: &str,
+) -> Result<(), StoreError> {
     context
         .store
         .save_name_read(job, &payload.asset_id, payload.page, Err(message))

@@ -1,5 +1,9 @@
 //! Workers: tasks that claim jobs from the database queue and run them.
 //!
+//! A claimed job is read once ([`JobKind::decode`]): what it does decides where it runs, what it
+//! is given and what its failure means. A job that cannot be read (an unknown kind, a malformed
+//! payload) fails for good at once, with the reason as its error.
+//!
 //! A worker runs one indexing or planning job at a time and up to `marker_concurrency` question
 //! marking jobs beside it (each mostly waits on its marker), keeps each job's lease alive with
 //! heartbeats while it runs, and stops claiming when told to stop (SIGTERM). A job still running then has a grace period
@@ -15,8 +19,9 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::MarkingConfig;
-use super::jobs::{self, JobContext, JobFailure, LiveSeeds, Pulse};
+use super::jobs::{JobContext, JobFailure, LiveSeeds, Pulse};
 use super::{indexing, questions};
+use crate::store::job_kind::{JobKind, JobKindError};
 use crate::store::jobs::{Job, Retry};
 use crate::store::{Store, StoreError, now_ms};
 
@@ -125,17 +130,20 @@ async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiv
             .claim_job(&name, now_ms(), config.lease_ms())
             .await;
         match claimed {
-            // A model's answer takes seconds: these run beside the claiming loop.
-            Ok(Some(job)) if job.kind == jobs::MARK_QUESTION || job.kind == jobs::READ_NAME => {
-                let (context, name, mut stopped) = (context.clone(), name.clone(), stopped.clone());
-                marking.spawn(async move {
-                    run_one(&context, &name, job, &mut stopped).await;
-                    drop(slot);
-                });
-            }
             Ok(Some(job)) => {
-                run_one(&context, &name, job, &mut stopped).await;
-                drop(slot);
+                let kind = JobKind::decode(&job.kind, &job.payload);
+                if matches!(kind, Ok(JobKind::MarkQuestion(_) | JobKind::ReadName(_))) {
+                    // A model's answer takes seconds: these run beside the claiming loop.
+                    let (context, name) = (context.clone(), name.clone());
+                    let mut stopped = stopped.clone();
+                    marking.spawn(async move {
+                        run_one(&context, &name, job, kind, &mut stopped).await;
+                        drop(slot);
+                    });
+                } else {
+                    run_one(&context, &name, job, kind, &mut stopped).await;
+                    drop(slot);
+                }
             }
             Ok(None) => {
                 drop(slot);
@@ -159,10 +167,12 @@ async fn work(context: Arc<JobContext>, name: String, mut stopped: watch::Receiv
     tracing::info!(worker = %name, "worker stopped");
 }
 
+/// Runs a claimed job, `kind` as read from it, to its end or to shutdown.
 async fn run_one(
     context: &Arc<JobContext>,
     name: &str,
     job: Job,
+    kind: Result<JobKind, JobKindError>,
     stopped: &mut watch::Receiver<bool>,
 ) {
     let store = &context.store;
@@ -175,13 +185,21 @@ async fn run_one(
             job.max_attempts
         ))
         .with_code(FailureCode::WorkerLost);
-        give_up(context, &job, &failure).await;
+        give_up(context, &job, kind.as_ref().ok(), &failure).await;
         return;
     }
+    let started = std::time::Instant::now();
+    let kind = match kind {
+        Ok(kind) => kind,
+        Err(unreadable) => {
+            let failure = JobFailure::permanent(unreadable.to_string());
+            finish(context, name, &job, None, Err(failure), started).await;
+            return;
+        }
+    };
     let lost = Arc::new(AtomicBool::new(false));
     let heartbeat = heartbeat(context, &job, &lost);
-    let started = std::time::Instant::now();
-    let run = run(context.clone(), job.clone(), lost.clone());
+    let run = run(context.clone(), job.clone(), kind.clone(), lost.clone());
     tokio::pin!(run);
     let result = tokio::select! {
         result = &mut run => Some(result),
@@ -201,15 +219,16 @@ async fn run_one(
         }
         return;
     };
-    finish(context, name, &job, result, started).await;
+    finish(context, name, &job, Some(&kind), result, started).await;
 }
 
-/// Records how an attempt of `job` that ran to its end went: done, lost, failed for good, or
-/// queued again after a delay.
+/// Records how an attempt of `job` (of `kind`, `None` when it cannot be read) that ran to its end
+/// went: done, lost, failed for good, or queued again after a delay.
 async fn finish(
     context: &Arc<JobContext>,
     name: &str,
     job: &Job,
+    kind: Option<&JobKind>,
     result: Result<bool, JobFailure>,
     started: std::time::Instant,
 ) {
@@ -227,7 +246,7 @@ async fn finish(
         }
         Err(failure) if failure.permanent => {
             measured("failed");
-            give_up(context, job, &failure).await;
+            give_up(context, job, kind, &failure).await;
         }
         Err(failure) => {
             match store
@@ -240,7 +259,7 @@ async fn finish(
                 }
                 Ok(Retry::Failed) => {
                     measured("failed");
-                    give_up(context, job, &failure).await;
+                    give_up(context, job, kind, &failure).await;
                 }
                 Ok(Retry::LeaseLost) => {
                     tracing::warn!(job = %job.id, "lease lost before the failure was recorded");
@@ -279,18 +298,24 @@ fn heartbeat(context: &Arc<JobContext>, job: &Job, lost: &Arc<AtomicBool>) -> Jo
     })
 }
 
-async fn give_up(context: &Arc<JobContext>, job: &Job, failure: &JobFailure) {
+async fn give_up(
+    context: &Arc<JobContext>,
+    job: &Job,
+    kind: Option<&JobKind>,
+    failure: &JobFailure,
+) {
     tracing::warn!(job = %job.id, error = %failure.message, "job failed");
-    if let Err(e) = fail(context, job, failure).await {
+    if let Err(e) = fail(context, job, kind, failure).await {
         tracing::warn!(job = %job.id, error = %e, "recording a failed job failed");
     }
 }
 
-/// Runs a claimed job. `Ok(true)`: its result was saved and the job finished; `Ok(false)`: the
-/// lease was lost (`lost` set, or found at saving) and nothing was saved.
+/// Runs a claimed job, of `kind`. `Ok(true)`: its result was saved and the job finished;
+/// `Ok(false)`: the lease was lost (`lost` set, or found at saving) and nothing was saved.
 async fn run(
     context: Arc<JobContext>,
     job: Job,
+    kind: JobKind,
     lost: Arc<AtomicBool>,
 ) -> Result<bool, JobFailure> {
     if let Some(delay) = test_delay(&job.kind) {
@@ -300,22 +325,34 @@ async fn run(
         );
         tokio::time::sleep(delay).await;
     }
-    match job.kind.as_str() {
-        jobs::INDEX_PAGE => indexing::run(&context, &job, &lost).await,
-        jobs::PLAN_QUESTIONS => questions::plan(&context, &job, &lost).await,
-        jobs::MARK_QUESTION => questions::mark(&context, &job, &lost).await,
-        jobs::READ_NAME => super::names::run(&context, &job, &lost).await,
-        other => Err(JobFailure::permanent(format!("unknown job kind {other:?}"))),
+    match &kind {
+        JobKind::IndexPage(page) => indexing::run(&context, &job, page, &lost).await,
+        JobKind::PlanQuestions => questions::plan(&context, &job, &lost).await,
+        JobKind::MarkQuestion(question) => questions::mark(&context, &job, question, &lost).await,
+        JobKind::ReadName(cover) => super::names::run(&context, &job, cover, &lost).await,
     }
 }
 
-/// Records that a job failed for good, with what that means for its session.
-async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Result<(), StoreError> {
-    match job.kind.as_str() {
-        jobs::INDEX_PAGE => indexing::fail(context, job, &failure.message).await,
-        jobs::MARK_QUESTION => questions::fail(context, job, failure).await,
-        jobs::READ_NAME => super::names::fail(context, job, &failure.message).await,
-        _ => {
+/// Records that a job (of `kind`, `None` when it cannot be read) failed for good, with what that
+/// means for its session.
+async fn fail(
+    context: &JobContext,
+    job: &Job,
+    kind: Option<&JobKind>,
+    failure: &JobFailure,
+) -> Result<(), StoreError> {
+    match kind {
+        Some(JobKind::IndexPage(page)) => {
+            indexing::fail(context, job, page, &failure.message).await
+        }
+        Some(JobKind::MarkQuestion(question)) => {
+            questions::fail(context, job, question, failure).await
+        }
+        Some(JobKind::ReadName(cover)) => {
+            super::names::fail(context, job, cover, &failure.message).await
+        }
+        // Planning leaves nothing else to record, and a job that cannot be read names nothing.
+        Some(JobKind::PlanQuestions) | None => {
             let mut tx = context.store.begin_write().await?;
             Store::fail_job_in(&mut tx, job, &failure.message, crate::store::now_ms()).await?;
             tx.commit().await?;

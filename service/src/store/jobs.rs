@@ -21,6 +21,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::job_kind::JobKind;
 use super::{Backend, Durability, Store, StoreError, WriteTx};
 
 /// A claimed job.
@@ -28,13 +29,13 @@ use super::{Backend, Durability, Store, StoreError, WriteTx};
 pub struct Job {
     /// Job id (UUID).
     pub id: String,
-    /// What to do: see `crate::marking::jobs`.
+    /// What to do, as stored: read with [`JobKind::decode`].
     pub kind: String,
     /// The session the job works for.
     pub session_id: String,
     /// The session's account.
     pub user_id: String,
-    /// The job's arguments, JSON.
+    /// The job's arguments, JSON text (see [`JobKind`]).
     pub payload: String,
     /// Attempts so far, this one included.
     pub attempts: i64,
@@ -44,15 +45,6 @@ pub struct Job {
     pub lease_token: String,
     /// The error of the previous attempt, if any.
     pub last_error: Option<String>,
-}
-
-/// A job to enqueue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewJob {
-    /// What to do.
-    pub kind: String,
-    /// The arguments, JSON.
-    pub payload: String,
 }
 
 /// A job's state as stored, for reads and tests.
@@ -121,7 +113,7 @@ impl Store {
         tx: &mut WriteTx,
         session_id: &str,
         user_id: &str,
-        jobs: &[NewJob],
+        jobs: &[JobKind],
         max_attempts: i64,
         now: i64,
     ) -> Result<Vec<String>, StoreError> {
@@ -134,10 +126,10 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5, 'queued', 0, $6, $7, $7, $7)",
             )
             .bind(&id)
-            .bind(&job.kind)
+            .bind(job.kind())
             .bind(session_id)
             .bind(user_id)
-            .bind(&job.payload)
+            .bind(job.payload())
             .bind(max_attempts.max(1))
             .bind(now)
             .execute(&mut **tx)

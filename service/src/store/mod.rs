@@ -14,6 +14,7 @@ pub mod deployment;
 pub mod favourites;
 pub mod health;
 pub mod idempotency;
+pub mod job_kind;
 pub mod jobs;
 pub mod key_cache;
 pub mod marking;

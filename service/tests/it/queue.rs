@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use common::Db;
 use examkit::store::Store;
-use examkit::store::jobs::{NewJob, Retry};
+use examkit::store::job_kind::{JobKind, MarkQuestion};
+use examkit::store::jobs::Retry;
 use examkit::store::now_ms;
 
 /// A store on a fresh database, with one account and one session to hang jobs on.
@@ -35,10 +36,11 @@ async fn enqueue(
     n: usize,
     max_attempts: i64,
 ) -> Vec<String> {
-    let jobs: Vec<NewJob> = (0..n)
-        .map(|i| NewJob {
-            kind: "test".into(),
-            payload: format!("{{\"n\":{i}}}"),
+    let jobs: Vec<JobKind> = (0..n)
+        .map(|i| {
+            JobKind::MarkQuestion(MarkQuestion {
+                question_id: format!("q{i}"),
+            })
         })
         .collect();
     let mut tx = store.begin_write().await.expect("tx");

@@ -137,14 +137,7 @@ async fn started_session(store: &Store) -> (String, usize) {
         })
         .collect();
     let started = store
-        .start_indexing(
-            &user,
-            &session.id,
-            &pages,
-            "index_page",
-            &Allowance::default(),
-            3,
-        )
+        .start_indexing(&user, &session.id, &pages, &Allowance::default(), 3)
         .await
         .expect("start");
     assert_eq!(started, examkit::store::automated::StartOutcome::Started);

@@ -33,6 +33,7 @@ use crate::store::automated::PageRecord;
 use crate::store::class_sets::SetRow;
 use crate::store::class_sets::stacks::STACK_ORIGIN;
 use crate::store::class_sets::stacks::StackRead;
+use crate::store::job_kind::{IndexPage, PlacedAs};
 use crate::store::jobs::Job;
 use crate::store::now_ms;
 use examkit_pdf::CopyCode;
@@ -43,39 +44,12 @@ use reading::{Found, index_blocking};
 use record::record;
 pub use record::writes_in_answer_space;
 use reference::{Reference, reference, stack_reference};
-use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 
 /// A page whose text holds at least this many mark codes (`M1`, `A1`…) reads as a mark scheme.
 pub const SCHEME_MARK_CODES: usize = 6;
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Payload {
-    asset_id: String,
-    page: i64,
-    /// Where a person placed a stack page whose code could not be read: the page is read again
-    /// as that copy's page, lined up with its clean print like a page found by its code.
-    #[serde(default)]
-    placed_as: Option<PlacedAs>,
-}
-
-/// A copy's page, as a person placed a stack page there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PlacedAs {
-    /// The copy.
-    pub copy: u32,
-    /// Its page, from 1.
-    pub page: u32,
-}
-
-/// The payload of the job that reads stack page `page` of `asset_id` again as the copy's page a
-/// person placed it as.
-pub fn reread_payload(asset_id: &str, page: i64, placed_as: PlacedAs) -> String {
-    json!({ "assetId": asset_id, "page": page, "placedAs": placed_as }).to_string()
-}
 
 fn format_of(content_type: &str) -> Option<Format> {
     match content_type {
@@ -87,15 +61,14 @@ fn format_of(content_type: &str) -> Option<Format> {
     }
 }
 
-/// Runs one indexing job.
+/// Runs one indexing job, of the page `payload`.
 pub async fn run(
     context: &Arc<JobContext>,
     job: &Job,
+    payload: &IndexPage,
     lost: &Arc<AtomicBool>,
 ) -> Result<bool, JobFailure> {
     let store = &context.store;
-    let payload: Payload = serde_json::from_str(&job.payload)
-        .map_err(|e| JobFailure::permanent(format!("malformed job: {e}")))?;
     store.mark_indexing_running(&job.session_id).await?;
     let session = store
         .session(&job.user_id, &job.session_id)
@@ -297,15 +270,14 @@ pub fn scripts(pages: &[PageRecord]) -> std::collections::HashSet<String> {
 
 /// Records a page whose job failed for good: the page is listed with its error, the session's
 /// progress counts it, and indexing ends `failed`.
-pub async fn fail(context: &JobContext, job: &Job, error: &str) -> Result<(), StoreError> {
+pub async fn fail(
+    context: &JobContext,
+    job: &Job,
+    payload: &IndexPage,
+    error: &str,
+) -> Result<(), StoreError> {
     let store = &context.store;
-    let Ok(Payload { asset_id, page, .. }) = serde_json::from_str(&job.payload) else {
-        // A malformed job names no page to record.
-        let mut tx = store.begin_write().await?;
-        crate::store::Store::fail_job_in(&mut tx, job, error, now_ms()).await?;
-        tx.commit().await?;
-        return Ok(());
-    };
+    let IndexPage { asset_id, page, .. } = payload.clone();
     let kind = match store.asset(&job.user_id, &asset_id).await? {
         Some(asset) => asset.kind,
         None => AssetKind::Work,

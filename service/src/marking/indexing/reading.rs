@@ -2,9 +2,9 @@
 //! and words read, compared with its clean page, and its image kept for a marker that is shown
 //! images.
 
-use super::PlacedAs;
 use super::reference::{Reference, Source};
 use crate::marking::jobs::JobFailure;
+use crate::store::job_kind::PlacedAs;
 use examkit_pdf::PageCode;
 use examkit_scan::Comparison;
 use examkit_scan::Format;

@@ -22,6 +22,7 @@ use crate::marking::qualification::Standing;
 use crate::store::StoreError;
 use crate::store::automated::PageRecord;
 use crate::store::automated::questions::error_json;
+use crate::store::job_kind::MarkQuestion;
 use crate::store::jobs::Job;
 use crate::store::marking::AssetRow;
 use crate::store::marking::QuestionData;
@@ -38,15 +39,16 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 
-/// Marks one question.
+/// Marks one question, `question`.
 pub async fn mark(
     context: &Arc<JobContext>,
     job: &Job,
+    question: &MarkQuestion,
     lost: &Arc<AtomicBool>,
 ) -> Result<bool, JobFailure> {
     let started = std::time::Instant::now();
     let store = &context.store;
-    let Some(loaded) = load(context, job).await? else {
+    let Some(loaded) = load(context, job, &question.question_id).await? else {
         return Err(JobFailure::permanent("the question no longer exists"));
     };
     store.question_running(&loaded.work.id).await?;
@@ -183,14 +185,14 @@ struct Loaded {
     scripts: HashSet<String>,
 }
 
-/// Loads what marking the job's question needs; `None` when the question is gone.
-async fn load(context: &Arc<JobContext>, job: &Job) -> Result<Option<Loaded>, JobFailure> {
+/// Loads what marking the job's question `question_id` needs; `None` when the question is gone.
+async fn load(
+    context: &Arc<JobContext>,
+    job: &Job,
+    question_id: &str,
+) -> Result<Option<Loaded>, JobFailure> {
     let store = &context.store;
-    let question_id = serde_json::from_str::<Value>(&job.payload)
-        .ok()
-        .and_then(|p| p["questionId"].as_str().map(str::to_owned))
-        .ok_or_else(|| JobFailure::permanent("malformed job"))?;
-    let Some(work) = store.question_work(&question_id).await? else {
+    let Some(work) = store.question_work(question_id).await? else {
         return Ok(None);
     };
     let session = session_of(context, job).await?;
@@ -437,12 +439,13 @@ pub(crate) async fn score(
     })
 }
 
-/// Records a question whose marking failed for good.
-pub async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Result<(), StoreError> {
-    let question_id = serde_json::from_str::<Value>(&job.payload)
-        .ok()
-        .and_then(|p| p["questionId"].as_str().map(str::to_owned))
-        .unwrap_or_default();
+/// Records a question, `question`, whose marking failed for good.
+pub async fn fail(
+    context: &JobContext,
+    job: &Job,
+    question: &MarkQuestion,
+    failure: &JobFailure,
+) -> Result<(), StoreError> {
     let error = error_json(
         failure.code.as_str(),
         &failure.message,
@@ -450,7 +453,7 @@ pub async fn fail(context: &JobContext, job: &Job, failure: &JobFailure) -> Resu
     );
     context
         .store
-        .fail_marked_question(job, &question_id, &error, &failure.message)
+        .fail_marked_question(job, &question.question_id, &error, &failure.message)
         .await?;
     Ok(())
 }

@@ -8,7 +8,6 @@ use crate::marked::PAGE_NOT_SCANNED;
 use crate::marking::failure::FailureCode;
 use crate::marking::jobs::JobContext;
 use crate::marking::jobs::JobFailure;
-use crate::marking::jobs::MARK_QUESTION;
 use crate::store::Store;
 use crate::store::StoreError;
 use crate::store::automated::PageRecord;
@@ -179,7 +178,6 @@ async fn queue(
             &job.user_id,
             session_id,
             &questions,
-            MARK_QUESTION,
             config.allowance.questions_per_day,
             config.max_attempts,
         )
@@ -202,7 +200,6 @@ async fn queue(
                 &job.user_id,
                 session_id,
                 &questions,
-                MARK_QUESTION,
                 config.allowance.questions_per_day,
                 config.max_attempts,
             )

@@ -17,14 +17,10 @@ pub use pages::PageRecord;
 
 use sqlx::Row;
 
-use crate::store::jobs::NewJob;
+use crate::store::job_kind::{IndexPage, JobKind};
 use crate::store::marking::SessionRow;
 use crate::store::words::Origin;
 use crate::store::{Durability, Store, StoreError, now_ms};
-
-/// The kind of the job that places a paper session's questions once its pages are indexed
-/// (`crate::marking::jobs::PLAN_QUESTIONS`).
-pub const PLAN_QUESTIONS_JOB: &str = "plan_questions";
 
 /// The session origin of automated marking.
 pub const ORIGIN: Origin = Origin::Automated;
@@ -112,7 +108,6 @@ impl Store {
         user_id: &str,
         session_id: &str,
         pages: &[PageToIndex],
-        job_kind: &str,
         allowance: &Allowance,
         max_attempts: i64,
     ) -> Result<StartOutcome, StoreError> {
@@ -148,11 +143,14 @@ impl Store {
                 retry_after,
             });
         }
-        let jobs: Vec<NewJob> = pages
+        let jobs: Vec<JobKind> = pages
             .iter()
-            .map(|p| NewJob {
-                kind: job_kind.to_owned(),
-                payload: serde_json::json!({ "assetId": p.asset_id, "page": p.page }).to_string(),
+            .map(|p| {
+                JobKind::IndexPage(IndexPage {
+                    asset_id: p.asset_id.clone(),
+                    page: p.page,
+                    placed_as: None,
+                })
             })
             .collect();
         Store::enqueue_jobs(&mut tx, session_id, user_id, &jobs, max_attempts, now).await?;

@@ -4,9 +4,9 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::PLAN_QUESTIONS_JOB;
 use crate::store::class_sets::stacks::StackRead;
-use crate::store::jobs::{Job, NewJob};
+use crate::store::job_kind::JobKind;
+use crate::store::jobs::Job;
 use crate::store::objects::Kept;
 use crate::store::{Durability, Store, StoreError, WriteTx, now_ms};
 
@@ -221,10 +221,7 @@ impl Store {
             row.try_get::<i64, _>("pages_done")? >= row.try_get::<i64, _>("pages_total")?;
         if finished && row.try_get::<Option<String>, _>("paper_id")?.is_some() {
             let user_id: String = row.try_get("user_id")?;
-            let plan = NewJob {
-                kind: PLAN_QUESTIONS_JOB.to_owned(),
-                payload: "{}".to_owned(),
-            };
+            let plan = JobKind::PlanQuestions;
             Store::enqueue_jobs(tx, session_id, &user_id, &[plan], job.max_attempts, now).await?;
         }
         Ok(())

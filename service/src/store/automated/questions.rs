@@ -6,7 +6,8 @@
 use sqlx::Row;
 
 use super::allowance::seconds_to_next_utc_day;
-use crate::store::jobs::{Job, NewJob};
+use crate::store::job_kind::{JobKind, MarkQuestion};
+use crate::store::jobs::Job;
 use crate::store::marking::QuestionData;
 use crate::store::{Store, StoreError, WriteTx, now_ms};
 
@@ -91,16 +92,14 @@ pub fn error_json(code: &str, message: &str, details: Option<serde_json::Value>)
 
 impl Store {
     /// Queues questions of an automated session in one transaction: the allowance, the label and
-    /// count rules, the rows and their jobs. `job_kind` is the marking job's kind. Questions
-    /// given a known failure are saved `failed` and use no allowance.
-    #[allow(clippy::too_many_arguments)]
+    /// count rules, the rows and their marking jobs. Questions given a known failure are saved
+    /// `failed` and use no allowance.
     pub async fn queue_questions(
         &self,
         tx: &mut WriteTx,
         user_id: &str,
         session_id: &str,
         questions: &[NewQuestion],
-        job_kind: &str,
         questions_per_day: i64,
         max_attempts: i64,
     ) -> Result<QueueOutcome, StoreError> {
@@ -143,16 +142,7 @@ impl Store {
             position += 1;
             let id = Store::insert_question(tx, session_id, user_id, position, q, now).await?;
             if q.failed.is_none() && q.unmarked.is_none() {
-                Store::queue_question_job(
-                    tx,
-                    session_id,
-                    user_id,
-                    &id,
-                    job_kind,
-                    max_attempts,
-                    now,
-                )
-                .await?;
+                Store::queue_question_job(tx, session_id, user_id, &id, max_attempts, now).await?;
             }
             ids.push(id);
         }
@@ -204,14 +194,12 @@ impl Store {
         session_id: &str,
         user_id: &str,
         id: &str,
-        job_kind: &str,
         max_attempts: i64,
         now: i64,
     ) -> Result<(), StoreError> {
-        let job = NewJob {
-            kind: job_kind.to_owned(),
-            payload: serde_json::json!({ "questionId": id }).to_string(),
-        };
+        let job = JobKind::MarkQuestion(MarkQuestion {
+            question_id: id.to_owned(),
+        });
         let jobs = Store::enqueue_jobs(tx, session_id, user_id, &[job], max_attempts, now).await?;
         sqlx::query("UPDATE marking_questions SET job_id = $1 WHERE id = $2")
             .bind(jobs.first())

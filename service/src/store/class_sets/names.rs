@@ -1,15 +1,13 @@
 //! The names students wrote on their covers, as the vision-model marker read them (see
 //! `crate::class_sets::names`). A row is made, state `reading`, in the transaction that saves the
 //! index of a stack page decoded as a named copy's cover, with the job that reads it
-//! ([`READ_NAME_JOB`]); the job's result fills it in the transaction that finishes the job.
+//! ([`JobKind::ReadName`]); the job's result fills it in the transaction that finishes the job.
 
 use sqlx::Row;
 
-use crate::store::jobs::{Job, NewJob};
+use crate::store::job_kind::{JobKind, ReadName};
+use crate::store::jobs::Job;
 use crate::store::{Store, StoreError, WriteTx, now_ms};
-
-/// The job that reads the name on a cover: payload `{"assetId", "page"}`.
-pub const READ_NAME_JOB: &str = "read_name";
 
 /// Where a cover's name is read: the stack's session and account, and the attempts its job has.
 #[derive(Debug, Clone, Copy)]
@@ -78,10 +76,10 @@ impl Store {
         if made.rows_affected() == 0 {
             return Ok(());
         }
-        let read = NewJob {
-            kind: READ_NAME_JOB.to_owned(),
-            payload: serde_json::json!({ "assetId": asset_id, "page": page }).to_string(),
-        };
+        let read = JobKind::ReadName(ReadName {
+            asset_id: asset_id.to_owned(),
+            page,
+        });
         Store::enqueue_jobs(
             tx,
             reader.session_id,

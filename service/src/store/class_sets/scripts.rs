@@ -16,7 +16,7 @@ use crate::class_sets::rules;
 use crate::store::automated::PaperBinding;
 use crate::store::automated::allowance::Allowance;
 use crate::store::automated::questions::error_json;
-use crate::store::jobs::NewJob;
+use crate::store::job_kind::{IndexPage, JobKind};
 use crate::store::objects::Kept;
 use crate::store::{Store, StoreError, WriteTx, now_ms};
 
@@ -119,7 +119,6 @@ struct Made<'a> {
     /// The scheme's SHA-256, hex, and its size in bytes.
     sha256: &'a str,
     size: i64,
-    job_kind: &'a str,
     max_attempts: i64,
     now: i64,
 }
@@ -156,7 +155,6 @@ impl Store {
         scheme: &SchemeFile<'_>,
         scripts: &[NewScript],
         gone: &[i64],
-        job_kind: &str,
         allowance: &Allowance,
         max_attempts: i64,
     ) -> Result<StartScripts, StoreError> {
@@ -221,7 +219,6 @@ impl Store {
             kept: &kept,
             sha256: &crate::auth::sha256_hex(scheme.bytes),
             size: i64::try_from(scheme.bytes.len()).unwrap_or(i64::MAX),
-            job_kind,
             max_attempts,
             now,
         };
@@ -250,7 +247,6 @@ impl Store {
             kept,
             sha256,
             size,
-            job_kind,
             max_attempts,
             now,
         } = *made;
@@ -301,10 +297,13 @@ impl Store {
             *scheme_source = Some(scheme_id.clone());
         }
         Store::copy_script_pages(tx, user_id, &session_id, &script.pages, now).await?;
-        let jobs: Vec<NewJob> = (1..=scheme.page_count)
-            .map(|page| NewJob {
-                kind: job_kind.to_owned(),
-                payload: serde_json::json!({ "assetId": scheme_id, "page": page }).to_string(),
+        let jobs: Vec<JobKind> = (1..=scheme.page_count)
+            .map(|page| {
+                JobKind::IndexPage(IndexPage {
+                    asset_id: scheme_id.clone(),
+                    page,
+                    placed_as: None,
+                })
             })
             .collect();
         Store::enqueue_jobs(tx, &session_id, user_id, &jobs, max_attempts, now).await?;

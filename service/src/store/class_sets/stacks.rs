@@ -13,7 +13,7 @@ use super::names::NameReader;
 use super::{SET_COLUMNS, SetRow, set_row};
 use crate::class_sets::rules::{StackFull, stack_file_fits};
 use crate::store::automated::allowance::Allowance;
-use crate::store::jobs::NewJob;
+use crate::store::job_kind::{IndexPage, JobKind, PlacedAs};
 use crate::store::marking::{ASSET_COLUMNS, AssetRow, asset_from_row};
 use crate::store::objects::Kept;
 use crate::store::words::{AssetKind, Origin};
@@ -108,10 +108,8 @@ pub struct Reread<'a> {
     pub asset_id: &'a str,
     /// Its page, from 1.
     pub page: i64,
-    /// The job that reads it, and its payload.
-    pub job_kind: &'a str,
-    /// The job's payload (where the page was placed).
-    pub payload: String,
+    /// The copy's page it was placed as.
+    pub placed_as: PlacedAs,
     /// Attempts before the reading fails.
     pub max_attempts: i64,
 }
@@ -211,7 +209,6 @@ impl Store {
         user_id: &str,
         set_id: &str,
         file: &NewStackFile<'_>,
-        job_kind: &str,
         allowance: &Allowance,
         max_attempts: i64,
     ) -> Result<AssetRow, AddStackFileError> {
@@ -259,7 +256,7 @@ impl Store {
             created_at: now,
         };
         Store::insert_stack_asset(&mut tx, user_id, &asset, &kept).await?;
-        Store::queue_stack_pages(&mut tx, user_id, &asset, job_kind, max_attempts, now).await?;
+        Store::queue_stack_pages(&mut tx, user_id, &asset, max_attempts, now).await?;
         tx.commit().await?;
         Ok(asset)
     }
@@ -347,14 +344,16 @@ impl Store {
         tx: &mut WriteTx,
         user_id: &str,
         asset: &AssetRow,
-        job_kind: &str,
         max_attempts: i64,
         now: i64,
     ) -> Result<(), StoreError> {
-        let jobs: Vec<NewJob> = (1..=asset.page_count)
-            .map(|page| NewJob {
-                kind: job_kind.to_owned(),
-                payload: serde_json::json!({ "assetId": asset.id, "page": page }).to_string(),
+        let jobs: Vec<JobKind> = (1..=asset.page_count)
+            .map(|page| {
+                JobKind::IndexPage(IndexPage {
+                    asset_id: asset.id.clone(),
+                    page,
+                    placed_as: None,
+                })
             })
             .collect();
         Store::enqueue_jobs(tx, &asset.session_id, user_id, &jobs, max_attempts, now).await?;
@@ -583,10 +582,11 @@ impl Store {
         .bind(reread.session_id)
         .execute(&mut **tx)
         .await?;
-        let job = NewJob {
-            kind: reread.job_kind.to_owned(),
-            payload: reread.payload.clone(),
-        };
+        let job = JobKind::IndexPage(IndexPage {
+            asset_id: reread.asset_id.to_owned(),
+            page: reread.page,
+            placed_as: Some(reread.placed_as),
+        });
         Store::enqueue_jobs(
             tx,
             reread.session_id,
