@@ -2,7 +2,8 @@
 //! stable code, and a sentence for people. The domain rooms report every problem they find as
 //! these (a class set's body, a roster, a paper's body, a search's parameters, a reviewer's
 //! decisions); the HTTP layer turns a list of them into its 422 in one place
-//! (`http::fields`), and the app lists them on its forms as they are.
+//! (`http::fields`), and the app lists them on its forms as they are. Integers are read as JSON
+//! Schema reads them ([`json_integer`]), by every body reader alike.
 
 use serde::Serialize;
 
@@ -42,4 +43,29 @@ mod tests {
             r#"{"path":"/title","code":"max_length","message":"title is too long"}"#
         );
     }
+}
+
+/// The integer a JSON number holds, as JSON Schema reads it: `3` and `3.0` are both the integer 3
+/// (a number whose fractional part is zero is an integer), `3.5` is not one. `None` for anything
+/// else, and for integers outside `i64`.
+pub fn json_integer(value: &serde_json::Value) -> Option<i64> {
+    if let Some(n) = value.as_i64() {
+        return Some(n);
+    }
+    let f = value.as_f64()?;
+    // i64::MAX as f64 rounds up to 2^63, which is out of range.
+    (f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64).then_some(f as i64)
+}
+
+/// Deserializes an integer field as [`json_integer`] reads it, so `"revision": 2.0` is 2 as the
+/// published schemas say.
+pub fn integer_field<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    use serde::Deserialize;
+    let value = serde_json::Value::deserialize(deserializer)?;
+    json_integer(&value).ok_or_else(|| {
+        serde::de::Error::invalid_type(
+            serde::de::Unexpected::Other(&value.to_string()),
+            &"an integer",
+        )
+    })
 }

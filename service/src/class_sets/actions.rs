@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::overview::{self, LoadError, StackNow};
 use super::request::Problem;
@@ -61,7 +61,7 @@ pub struct Decided {
     pub now: StackNow,
 }
 
-/// Reads a decision (the body of `POST /v1/class-sets/{id}/decisions`, as JSON), checks it
+/// Checks a decision (as read by [`super::decision::parse`] or [`super::decision::read`])
 /// against the set's stack and earlier decisions, and records it, made by `by`. A refused
 /// decision changes nothing. A person placing a named copy's cover has its written name read,
 /// as a cover placed by its code has, when `config`'s marker reads names. A page placed by hand
@@ -70,14 +70,13 @@ pub async fn decide(
     store: &Store,
     config: &MarkingConfig,
     set: &SetRow,
-    body: &Value,
+    decision: &Decision,
     by: Actor<'_>,
 ) -> Result<Decided, DecideError> {
-    let decision = super::decision::parse(body).map_err(DecideError::Invalid)?;
     let copies = store.class_set_copies(&set.id).await?;
     let before = overview::stack_now(store, set, &copies).await?;
-    super::decision::check(&decision, &before.stack).map_err(DecideError::Invalid)?;
-    super::decision::check_changes(&decision, &before.stack, &before.decided())
+    super::decision::check(decision, &before.stack).map_err(DecideError::Invalid)?;
+    super::decision::check_changes(decision, &before.stack, &before.decided())
         .map_err(DecideError::Invalid)?;
     let most = super::decision::max_decisions(before.stack.report.pages.len(), copies.len());
     if before.decisions.len() >= most {
@@ -90,7 +89,7 @@ pub async fn decide(
             ),
         )]));
     }
-    if let Decision::Student { copy, student } = &decision {
+    if let Decision::Student { copy, student } = decision {
         students::check(
             &overview::roster(&copies),
             &before.decided(),
@@ -99,7 +98,7 @@ pub async fn decide(
         )
         .map_err(DecideError::Invalid)?;
     }
-    let named_cover = match &decision {
+    let named_cover = match decision {
         Decision::Place { copy, page: 1, .. } => copies
             .iter()
             .any(|c| c.copy == i64::from(*copy) && c.name.is_some()),
@@ -118,7 +117,7 @@ pub async fn decide(
     // A page placed by hand (one whose code could not be read) is read again as the copy's page
     // it was placed as: turned, lined up with that page's clean print and compared, as a page
     // found by its code is. A placement of a page with a code changes nothing, and reads nothing.
-    let reread = match (&decision, &set.stack_session_id) {
+    let reread = match (decision, &set.stack_session_id) {
         (Decision::Place { at, copy, page }, Some(session_id))
             if matches!(before.stack.placement(at), Some(Placement::Unknown { .. })) =>
         {
@@ -139,7 +138,7 @@ pub async fn decide(
     let row = store
         .record_decision(
             &set.id,
-            &super::decision::record(&decision, by.key_id, by.user_id),
+            &super::decision::record(decision, by.key_id, by.user_id),
             reader.as_ref(),
             reread.as_ref(),
         )

@@ -1,6 +1,7 @@
-//! The body of `POST /v1/class-sets/{id}/decisions`: what a person decided about a page or a copy
-//! of the stack, read field by field (every problem at once, at its JSON Pointer), then checked
-//! against the stack as it stands.
+//! The body of `POST /v1/class-sets/{id}/decisions` (and the app's decision forms, whose fields
+//! are read as the same [`Fields`]): what a person decided about a page or a copy of the stack,
+//! read field by field (every problem at once, at its JSON Pointer), then checked against the
+//! stack as it stands.
 //!
 //! ```json
 //! {"kind": "place",   "file": "<file id>", "page": 7, "copy": 12, "copyPage": 3}
@@ -21,7 +22,9 @@
 //! - `student` says who wrote a copy of a named set: the student of roster copy `student` (the
 //!   copy printed for them), or `null` for a student not on the roster (see `super::students`).
 
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
 
 use super::request::{Problem, integer, pointer_token, problem, text};
 use super::scans::Stack;
@@ -34,16 +37,53 @@ pub const MAX_QUESTION_CHARS: usize = 40;
 /// The kinds of decision.
 pub const KINDS: [&str; 6] = ["place", "choose", "extra", "absent", "present", "student"];
 
+/// A field of a decision as a client sent it, as far as a decision reads one: a value of the
+/// route's JSON body, or a field of the app's form read the same way (see [`read`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent<'a> {
+    /// `null`: for `student`, a student not on the roster.
+    Null,
+    /// A whole number (JSON may write one with a zero fraction, `3.0`).
+    Integer(i64),
+    /// Text.
+    Text(&'a str),
+    /// Anything else: a fraction, a boolean, an array, an object.
+    Other,
+}
+
+impl<'a> From<&'a Value> for Sent<'a> {
+    fn from(value: &'a Value) -> Self {
+        match value {
+            Value::Null => Sent::Null,
+            Value::String(s) => Sent::Text(s),
+            _ => integer(value).map_or(Sent::Other, Sent::Integer),
+        }
+    }
+}
+
+/// A decision's fields as sent, by name: in name order, the order their problems are told in.
+pub type Fields<'a> = BTreeMap<&'a str, Sent<'a>>;
+
 /// Reads the body (already parsed as JSON): the decision as asked, or every problem.
 pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
     let Some(object) = body.as_object() else {
         return Err(vec![problem("", "type", "the body must be a JSON object")]);
     };
+    read(
+        &object
+            .iter()
+            .map(|(name, value)| (name.as_str(), Sent::from(value)))
+            .collect(),
+    )
+}
+
+/// Reads a decision's fields, whoever sent them: the decision as asked, or every problem.
+pub fn read(fields: &Fields<'_>) -> Result<Decision, Vec<Problem>> {
     let mut problems = Vec::new();
-    let kind = kind_of(object).map_err(|p| vec![p])?;
-    let fields = fields_of(kind);
-    for key in object.keys() {
-        if !fields.contains(&key.as_str()) {
+    let kind = kind_of(fields).map_err(|p| vec![p])?;
+    let known = fields_of(kind);
+    for key in fields.keys() {
+        if !known.contains(key) {
             problems.push(problem(
                 &format!("/{}", pointer_token(key)),
                 "unknown_field",
@@ -51,37 +91,25 @@ pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
             ));
         }
     }
-    let at = fields
+    let at = known
         .contains(&"file")
-        .then(|| stack_page(object, &mut problems));
-    let copy = fields
+        .then(|| stack_page(fields, &mut problems));
+    let copy = known
         .contains(&"copy")
-        .then(|| number(object, "copy", &mut problems));
-    let copy_page = fields
+        .then(|| number(fields, "copy", &mut problems));
+    let copy_page = known
         .contains(&"copyPage")
-        .then(|| number(object, "copyPage", &mut problems));
-    let question = fields
+        .then(|| number(fields, "copyPage", &mut problems));
+    let question = known
         .contains(&"question")
-        .then(|| match object.get("question") {
-            None => {
-                problems.push(problem("/question", "required", "question is required"));
-                None
-            }
-            Some(value) => text(
-                value,
-                "/question",
-                "question",
-                MAX_QUESTION_CHARS,
-                &mut problems,
-            ),
-        });
-    let student = (kind == "student").then(|| match object.get("student") {
+        .then(|| question_of(fields, &mut problems));
+    let student = (kind == "student").then(|| match fields.get("student") {
         None => {
             problems.push(problem("/student", "required", "student is required"));
             None
         }
-        Some(Value::Null) => Some(None),
-        Some(_) => number(object, "student", &mut problems).map(Some),
+        Some(Sent::Null) => Some(None),
+        Some(_) => number(fields, "student", &mut problems).map(Some),
     });
     let (at, copy, copy_page, question) = (
         at.flatten(),
@@ -110,11 +138,11 @@ pub fn parse(body: &Value) -> Result<Decision, Vec<Problem>> {
 }
 
 /// The decision's `kind`, one of [`KINDS`].
-fn kind_of(object: &Map<String, Value>) -> Result<&str, Problem> {
-    match object.get("kind") {
+fn kind_of<'a>(fields: &Fields<'a>) -> Result<&'a str, Problem> {
+    match fields.get("kind") {
         None => Err(problem("/kind", "required", "kind is required")),
-        Some(Value::String(kind)) if KINDS.contains(&kind.as_str()) => Ok(kind.as_str()),
-        Some(Value::String(kind)) => Err(problem(
+        Some(Sent::Text(kind)) if KINDS.contains(kind) => Ok(kind),
+        Some(Sent::Text(kind)) => Err(problem(
             "/kind",
             "enum",
             format!("kind is one of {}, not {kind:?}", KINDS.join(", ")),
@@ -135,13 +163,13 @@ fn fields_of(kind: &str) -> &'static [&'static str] {
 }
 
 /// `file` and `page`: a page of the stack, as named.
-fn stack_page(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<StackPage> {
-    let file = match object.get("file") {
+fn stack_page(fields: &Fields<'_>, problems: &mut Vec<Problem>) -> Option<StackPage> {
+    let file = match fields.get("file") {
         None => {
             problems.push(problem("/file", "required", "file is required"));
             None
         }
-        Some(Value::String(s)) => match uuid::Uuid::try_parse(s) {
+        Some(Sent::Text(s)) => match uuid::Uuid::try_parse(s) {
             Ok(id) if s.len() == 36 => Some(id.hyphenated().to_string()),
             _ => {
                 problems.push(problem(
@@ -157,36 +185,58 @@ fn stack_page(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Optio
             None
         }
     };
-    let page = number(object, "page", problems);
+    let page = number(fields, "page", problems);
     Some(StackPage {
         file: file?,
         page: page?,
     })
 }
 
+/// `question`: the label of the question an extra sheet answers.
+fn question_of(fields: &Fields<'_>, problems: &mut Vec<Problem>) -> Option<String> {
+    match fields.get("question") {
+        None => {
+            problems.push(problem("/question", "required", "question is required"));
+            None
+        }
+        // The label is checked as every text field of the room is (`super::request::text`).
+        Some(Sent::Text(label)) => text(
+            &Value::from(*label),
+            "/question",
+            "question",
+            MAX_QUESTION_CHARS,
+            problems,
+        ),
+        Some(_) => {
+            problems.push(problem("/question", "type", "question must be a string"));
+            None
+        }
+    }
+}
+
 /// A whole number from 1, at `/name`.
-fn number(object: &Map<String, Value>, name: &str, problems: &mut Vec<Problem>) -> Option<u32> {
+fn number(fields: &Fields<'_>, name: &str, problems: &mut Vec<Problem>) -> Option<u32> {
     let path = format!("/{name}");
-    match object.get(name).map(integer) {
+    match fields.get(name) {
         None => {
             problems.push(problem(&path, "required", format!("{name} is required")));
             None
         }
-        Some(None) => {
-            problems.push(problem(&path, "type", format!("{name} must be an integer")));
-            None
-        }
-        Some(Some(n)) if n < 1 => {
+        Some(Sent::Integer(n)) if *n < 1 => {
             problems.push(problem(&path, "minimum", format!("{name} is at least 1")));
             None
         }
-        Some(Some(n)) => match u32::try_from(n) {
+        Some(Sent::Integer(n)) => match u32::try_from(*n) {
             Ok(n) => Some(n),
             Err(_) => {
                 problems.push(problem(&path, "maximum", format!("{name} is too large")));
                 None
             }
         },
+        Some(_) => {
+            problems.push(problem(&path, "type", format!("{name} must be an integer")));
+            None
+        }
     }
 }
 
@@ -608,6 +658,71 @@ mod tests {
                 ("/copy".to_owned(), "minimum"),
                 ("/student".to_owned(), "type")
             ]
+        );
+    }
+
+    #[test]
+    fn a_json_value_is_sent_as_its_kind() {
+        assert_eq!(Sent::from(&json!(null)), Sent::Null);
+        assert_eq!(Sent::from(&json!(3)), Sent::Integer(3));
+        assert_eq!(Sent::from(&json!(3.0)), Sent::Integer(3));
+        assert_eq!(Sent::from(&json!(-2)), Sent::Integer(-2));
+        assert_eq!(Sent::from(&json!("4(b)")), Sent::Text("4(b)"));
+        for other in [json!(1.5), json!(true), json!([1]), json!({"a": 1})] {
+            assert_eq!(Sent::from(&other), Sent::Other, "{other}");
+        }
+    }
+
+    #[test]
+    fn fields_are_read_whoever_sent_them() {
+        assert_eq!(
+            read(&Fields::from([
+                ("kind", Sent::Text("student")),
+                ("copy", Sent::Integer(4)),
+                ("student", Sent::Null),
+            ])),
+            Ok(Decision::Student {
+                copy: 4,
+                student: None
+            })
+        );
+        // Unknown fields are told in name order, then each field of the kind in turn.
+        let problems = read(&Fields::from([
+            ("kind", Sent::Text("extra")),
+            ("zone", Sent::Null),
+            ("file", Sent::Integer(1)),
+            ("page", Sent::Text("one")),
+            ("copy", Sent::Other),
+            ("question", Sent::Integer(4)),
+            ("alpha", Sent::Other),
+        ]))
+        .expect_err("refused");
+        let told: Vec<(&str, &str, &str)> = problems
+            .iter()
+            .map(|p| (p.path.as_str(), p.code, p.message.as_str()))
+            .collect();
+        assert_eq!(
+            told,
+            [
+                (
+                    "/alpha",
+                    "unknown_field",
+                    "\"alpha\" is not a field of a extra decision"
+                ),
+                (
+                    "/zone",
+                    "unknown_field",
+                    "\"zone\" is not a field of a extra decision"
+                ),
+                ("/file", "type", "file must be a string"),
+                ("/page", "type", "page must be an integer"),
+                ("/copy", "type", "copy must be an integer"),
+                ("/question", "type", "question must be a string"),
+            ]
+        );
+        assert_eq!(
+            read(&Fields::from([("kind", Sent::Null)])),
+            Err(vec![problem("/kind", "type", "kind must be a string")])
         );
     }
 

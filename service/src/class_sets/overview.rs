@@ -98,6 +98,38 @@ impl StackNow {
         )
     }
 
+    /// How many pages of the stack have each placement, in the order of [`PLACEMENTS`].
+    pub fn counts(&self) -> Vec<(&'static str, usize)> {
+        let mut counts = PLACEMENTS.map(|name| (name, 0));
+        for (_, placement) in &self.stack.report.pages {
+            let name = placement_name(placement);
+            if let Some((_, n)) = counts.iter_mut().find(|(counted, _)| *counted == name) {
+                *n += 1;
+            }
+        }
+        counts.to_vec()
+    }
+
+    /// Every page of the stack in stack order (files in upload order, pages in file order),
+    /// read or being read: with where it went, or `None` while it is being read.
+    pub fn pages(&self) -> Vec<(&StackPage, Option<&Placement>)> {
+        let mut pages: Vec<(&StackPage, Option<&Placement>)> = self
+            .stack
+            .report
+            .pages
+            .iter()
+            .map(|(at, placement)| (at, Some(placement)))
+            .chain(self.stack.reading.iter().map(|at| (at, None)))
+            .collect();
+        pages.sort_by_key(|(at, _)| self.stack_order(at));
+        pages
+    }
+
+    /// Where a page is in stack order: its file's place among the uploads, then its page.
+    fn stack_order(&self, at: &StackPage) -> (Option<usize>, u32) {
+        (self.files.iter().position(|f| f.id == at.file), at.page)
+    }
+
     /// The name a file was uploaded with (its id when it is none of the stack's).
     pub fn file_name<'a>(&'a self, id: &'a str) -> &'a str {
         self.files
@@ -297,6 +329,48 @@ impl MarkingState {
     }
 }
 
+/// A script's questions by status: how many are placed, and how many of them are at each
+/// status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QuestionCounts {
+    /// Every question placed.
+    pub total: i64,
+    /// Waiting to be marked.
+    pub queued: i64,
+    /// Being marked.
+    pub running: i64,
+    /// Marked.
+    pub completed: i64,
+    /// Marked, waiting for a person's review.
+    pub needs_review: i64,
+    /// Marking failed.
+    pub failed: i64,
+    /// Marking was cancelled.
+    pub cancelled: i64,
+}
+
+impl QuestionCounts {
+    /// The counts of a session's questions (status, count, …).
+    fn of(questions: &[(String, i64, i64, i64, i64)]) -> QuestionCounts {
+        let count = |status: &str| {
+            questions
+                .iter()
+                .filter(|q| q.0 == status)
+                .map(|q| q.1)
+                .sum::<i64>()
+        };
+        QuestionCounts {
+            total: questions.iter().map(|q| q.1).sum(),
+            queued: count("queued"),
+            running: count("running"),
+            completed: count("completed"),
+            needs_review: count("needs_review"),
+            failed: count("failed"),
+            cancelled: count("cancelled"),
+        }
+    }
+}
+
 /// A current script of a set: its session, its state and its score.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptSummary {
@@ -306,6 +380,8 @@ pub struct ScriptSummary {
     pub session_id: String,
     /// How far its marking is.
     pub state: ScriptState,
+    /// Its questions by status.
+    pub questions: QuestionCounts,
     /// Marks awarded by its marked questions.
     pub awarded: i64,
     /// Marks its marked questions could still give once reviewed.
@@ -316,28 +392,23 @@ pub struct ScriptSummary {
     pub current: bool,
     /// The paper pages it lacks.
     pub missing: Vec<i64>,
+    /// When it was made (Unix milliseconds).
+    pub made_at: i64,
 }
 
 fn summary(progress: &ScriptProgress, current: Option<&[Script]>) -> ScriptSummary {
     let row = &progress.script;
-    let count = |status: &str| {
-        progress
-            .questions
-            .iter()
-            .filter(|q| q.0 == status)
-            .map(|q| q.1)
-            .sum::<i64>()
-    };
-    let total: i64 = progress.questions.iter().map(|q| q.1).sum();
+    let questions = QuestionCounts::of(&progress.questions);
     let marked = |q: &&(String, i64, i64, i64, i64)| q.0 == "completed" || q.0 == "needs_review";
     ScriptSummary {
         copy: row.copy,
         session_id: row.session_id.clone(),
         state: ScriptState::of(
-            total,
-            count("queued") + count("running"),
+            questions.total,
+            questions.queued + questions.running,
             progress.pending_jobs,
         ),
+        questions,
         awarded: progress.questions.iter().filter(marked).map(|q| q.2).sum(),
         possible: progress.questions.iter().filter(marked).map(|q| q.3).sum(),
         max: progress.questions.iter().map(|q| q.4).sum(),
@@ -348,6 +419,60 @@ fn summary(progress: &ScriptProgress, current: Option<&[Script]>) -> ScriptSumma
                 .any(|s| i64::from(s.copy) == row.copy && s.pages_json() == row.pages_json)
         }),
         missing: serde_json::from_str(&row.missing_json).unwrap_or_default(),
+        made_at: row.created_at,
+    }
+}
+
+/// A set's scripts as they stand against its stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scripts {
+    /// Its current scripts, in copy order.
+    pub scripts: Vec<ScriptSummary>,
+    /// The copies whose script is not the stack as it stands (start again to mark them).
+    pub out_of_date: Vec<i64>,
+}
+
+impl Scripts {
+    /// The scripts of `progress` (each with its session's progress) against `stack`.
+    pub fn of(progress: &[ScriptProgress], stack: &Stack) -> Scripts {
+        // While pages are being read, what the scripts will be is not known yet: nothing is
+        // judged out of date until the stack is read.
+        let current = match scripts::scripts(stack) {
+            Ok(scripts) => Some(scripts),
+            Err(NotReady::Reading { .. }) => None,
+            Err(_) => Some(Vec::new()),
+        };
+        let summaries: Vec<ScriptSummary> = progress
+            .iter()
+            .map(|p| summary(p, current.as_deref()))
+            .collect();
+        let mut out_of_date = Vec::new();
+        if let Some(current) = &current {
+            for script in current {
+                let copy = i64::from(script.copy);
+                let made = progress
+                    .iter()
+                    .any(|p| p.script.copy == copy && p.script.pages_json == script.pages_json());
+                if !made {
+                    out_of_date.push(copy);
+                }
+            }
+            for p in progress {
+                if !current.iter().any(|s| i64::from(s.copy) == p.script.copy) {
+                    out_of_date.push(p.script.copy);
+                }
+            }
+        }
+        out_of_date.sort_unstable();
+        Scripts {
+            scripts: summaries,
+            out_of_date,
+        }
+    }
+
+    /// How far the set's marking is.
+    pub fn marking(&self) -> MarkingState {
+        MarkingState::of(self.scripts.iter().map(|s| s.state))
     }
 }
 
@@ -408,42 +533,17 @@ pub async fn load(
         .paper_revision_title(user_id, &set.paper_id, set.revision)
         .await?;
     let writers = students::writers(&roster(&copies), &now.decided());
-    // While pages are being read, what the scripts will be is not known yet: nothing is judged
-    // out of date until the stack is read.
-    let current = match scripts::scripts(&now.stack) {
-        Ok(scripts) => Some(scripts),
-        Err(NotReady::Reading { .. }) => None,
-        Err(_) => Some(Vec::new()),
-    };
-    let summaries: Vec<ScriptSummary> = progress
-        .iter()
-        .map(|p| summary(p, current.as_deref()))
-        .collect();
-    let mut out_of_date = Vec::new();
-    if let Some(current) = &current {
-        for script in current {
-            let copy = i64::from(script.copy);
-            let made = progress
-                .iter()
-                .any(|p| p.script.copy == copy && p.script.pages_json == script.pages_json());
-            if !made {
-                out_of_date.push(copy);
-            }
-        }
-        for p in &progress {
-            if !current.iter().any(|s| i64::from(s.copy) == p.script.copy) {
-                out_of_date.push(p.script.copy);
-            }
-        }
-    }
-    out_of_date.sort_unstable();
+    let Scripts {
+        scripts,
+        out_of_date,
+    } = Scripts::of(&progress, &now.stack);
     Ok(Some(Overview {
         set,
         paper_title,
         copies,
         now,
         writers,
-        scripts: summaries,
+        scripts,
         out_of_date,
     }))
 }
@@ -461,20 +561,7 @@ impl Overview {
 
     /// How many pages of the stack have each placement, in the order of [`PLACEMENTS`].
     pub fn counts(&self) -> Vec<(&'static str, usize)> {
-        PLACEMENTS
-            .iter()
-            .map(|&name| {
-                let n = self
-                    .now
-                    .stack
-                    .report
-                    .pages
-                    .iter()
-                    .filter(|(_, p)| placement_name(p) == name)
-                    .count();
-                (name, n)
-            })
-            .collect()
+        self.now.counts()
     }
 
     /// The pages waiting for a person, in stack order: unknown pages, every scan of a conflict,
@@ -515,7 +602,6 @@ impl Overview {
     }
 
     fn in_stack_order(&self, keep: impl Fn(&Placement) -> bool) -> Vec<&(StackPage, Placement)> {
-        let files = &self.now.files;
         let mut pages: Vec<&(StackPage, Placement)> = self
             .now
             .stack
@@ -524,8 +610,7 @@ impl Overview {
             .iter()
             .filter(|(_, placement)| keep(placement))
             .collect();
-        let position = |file: &str| files.iter().position(|f| f.id == file);
-        pages.sort_by_key(|(at, _)| (position(&at.file), at.page));
+        pages.sort_by_key(|(at, _)| self.now.stack_order(at));
         pages
     }
 

@@ -15,7 +15,6 @@ pub mod health;
 pub mod imports;
 pub mod marking;
 pub mod me;
-pub mod paper_body;
 pub mod papers;
 pub mod questions;
 pub mod range;

@@ -12,6 +12,9 @@
 //!   uncertain) → `uncertain`, the reason giving both models' decisions, and the question carries
 //!   the review flag `markers_disagree` naming the criteria.
 //!
+//! Each model's flags are kept once by code; where both found text addressed to a marker, on other
+//! pages, the one flag names what each found.
+//!
 //! Both runs are recorded on the question (`markerRun.runs`: model, calls, latency, tokens and
 //! each decision), with the totals. A failure of either model fails the question's attempt, as a
 //! failure of one model would.
@@ -148,6 +151,33 @@ fn run_of(marked: &Marked) -> Value {
     })
 }
 
+/// Both models' flags, each code once. Where both found text addressed to a marker but on other
+/// pages (or other words), the one flag names what each found, so no page either saw is lost;
+/// other codes keep the first model's flag.
+fn merged_flags(
+    first: &[MarkerFlag],
+    second: &[MarkerFlag],
+    models: (&str, &str),
+) -> Vec<MarkerFlag> {
+    let mut flags = first.to_vec();
+    for flag in second {
+        match flags.iter_mut().find(|f| f.code == flag.code) {
+            None => flags.push(flag.clone()),
+            Some(ours)
+                if ours.code == MarkerFlagCode::InstructionsOnPage
+                    && ours.message != flag.message =>
+            {
+                ours.message = format!(
+                    "{}: {}; {}: {}",
+                    models.0, ours.message, models.1, flag.message
+                );
+            }
+            Some(_) => {}
+        }
+    }
+    flags
+}
+
 /// The two answers merged: the question, the record of both runs and the flags.
 fn combine(first: Marked, second: Marked) -> Marked {
     let models = (
@@ -155,12 +185,7 @@ fn combine(first: Marked, second: Marked) -> Marked {
         second.model.clone().unwrap_or_default(),
     );
     let (question, disagreed) = merged(&first.question, &second.question, (&models.0, &models.1));
-    let mut flags = first.flags.clone();
-    for flag in &second.flags {
-        if !flags.iter().any(|f| f.code == flag.code) {
-            flags.push(flag.clone());
-        }
-    }
+    let mut flags = merged_flags(&first.flags, &second.flags, (&models.0, &models.1));
     if !disagreed.is_empty() {
         flags.push(MarkerFlag::new(
             MarkerFlagCode::MarkersDisagree,
@@ -380,5 +405,36 @@ mod tests {
         let mut b = marked("b", vec![]);
         b.flags.push(flag);
         assert_eq!(combine(a, b).flags.len(), 1);
+    }
+
+    #[test]
+    fn instructions_each_model_found_on_other_pages_are_all_named() {
+        let on = |page: &str| {
+            MarkerFlag::new(
+                MarkerFlagCode::InstructionsOnPage,
+                format!("text addressed to a marker is written on page {page} (\"award\")"),
+            )
+        };
+        let mut a = marked("a", vec![]);
+        a.flags.push(on("w:p1"));
+        let mut b = marked("b", vec![]);
+        b.flags.push(on("w:p3"));
+        b.flags
+            .push(MarkerFlag::new(MarkerFlagCode::ModelRubric, "b's rubric"));
+        let flags = combine(a, b).flags;
+        let codes: Vec<_> = flags.iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            [
+                MarkerFlagCode::InstructionsOnPage,
+                MarkerFlagCode::ModelRubric
+            ]
+        );
+        let message = &flags[0].message;
+        assert!(
+            message.contains("a: text addressed to a marker is written on page w:p1")
+                && message.contains("b: text addressed to a marker is written on page w:p3"),
+            "{message}"
+        );
     }
 }

@@ -9,6 +9,10 @@
 //!   that changes nothing saves nothing.
 //! - [`ensure_exports`]: a revision's question paper and mark scheme, typeset once and stored.
 //! - [`document`]: the typesetter's view of a revision, for the PDFs and class sets' print runs.
+//! - [`request`]: a new paper and a change as asked, checked field by field: the `/v1` bodies and
+//!   the app's builder read through it, so a change has one set of rules.
+
+pub mod request;
 
 use std::collections::BTreeMap;
 
@@ -17,7 +21,6 @@ use serde::Serialize;
 use crate::auth::sha256_hex;
 use crate::http::ApiError;
 use crate::http::fields::{FieldError, invalid_fields};
-use crate::http::paper_body::{CreatePaper, UpdatePaper};
 use crate::server::state::AppState;
 use crate::store::now_ms;
 use crate::store::papers::{
@@ -25,6 +28,7 @@ use crate::store::papers::{
 };
 use crate::typeset::TypesetError;
 
+use request::{CreatePaper, UpdatePaper};
 /// The most pages the question paper, and separately the mark scheme, of a paper may have.
 pub const MAX_PAGES: usize = 80;
 /// The most papers one account may hold, by default.

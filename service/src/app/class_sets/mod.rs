@@ -5,7 +5,8 @@
 //! Every form is a plain POST that redirects back to the set's page with what was saved. A
 //! decision goes through [`crate::class_sets::actions::decide`] and starting marking through
 //! [`crate::class_sets::actions::start`], the path of `POST /v1/class-sets/{id}/decisions` and
-//! `/start`: the form's fields are read as that route's JSON body and checked by the same rules.
+//! `/start`: the form's fields are read as that route's JSON body is, into the same typed
+//! decision, and checked by the same rules.
 //! A refused form shows the set's page again with the reasons, and saves nothing.
 //!
 //! Each form carries a token of its own, claimed in the idempotency records as an API request's
@@ -27,14 +28,14 @@ use stack::*;
 use std::time::{Duration, Instant};
 
 use maud::{Markup, html};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::layout::{Section, csrf, page, score, when};
 use super::{AppError, Form, Signed, html, see_other};
 use crate::class_sets::actions::{self, Actor, DecideError, StartError, Unprepared};
-use crate::class_sets::decision::MAX_QUESTION_CHARS;
+use crate::class_sets::decision::{self, Fields, MAX_QUESTION_CHARS, Sent};
 use crate::class_sets::names::{NameCheck, Reading, Verdict};
 use crate::class_sets::overview::{
     self, CopyLine, LoadError, MarkingState, Overview, ScriptState, StackState,
@@ -361,32 +362,31 @@ fn marking_section(
     })
 }
 
-/// A form's fields as the decisions route's JSON body: numbers as numbers (other text is left
-/// as text, for the route's rules to refuse), a blank field as a missing one, `student=none` as
-/// `null` (not on the roster); the CSRF and form tokens are no part of it.
-fn decision_body(form: &Form) -> Value {
-    let number = |text: &str| {
-        text.parse::<i64>()
-            .map_or_else(|_| Value::String(text.to_owned()), Value::from)
-    };
-    let mut object = Map::new();
+/// A form's fields as a decision's [`Fields`], read as the decisions route reads its JSON body:
+/// a whole number as a number (other text is left as text, for the rules to refuse), a blank
+/// field as a missing one, `student=none` as `null` (not on the roster), a field sent twice as
+/// its first value; the CSRF and form tokens are no part of it.
+fn decision_fields<'a>(form: &'a Form) -> Fields<'a> {
+    let number = |text: &'a str| text.parse::<i64>().map_or(Sent::Text(text), Sent::Integer);
+    let mut fields = Fields::new();
     for (key, value) in &form.0 {
-        if key == super::session::CSRF_FIELD || key == TOKEN_FIELD || object.contains_key(key) {
+        let key = key.as_str();
+        if key == super::session::CSRF_FIELD || key == TOKEN_FIELD || fields.contains_key(key) {
             continue;
         }
         let value = value.trim();
         if value.is_empty() {
             continue;
         }
-        let value = match key.as_str() {
+        let sent = match key {
             "page" | "copy" | "copyPage" => number(value),
-            "student" if value == "none" => Value::Null,
+            "student" if value == "none" => Sent::Null,
             "student" => number(value),
-            _ => Value::String(value.to_owned()),
+            _ => Sent::Text(value),
         };
-        object.insert(key.clone(), value);
+        fields.insert(key, sent);
     }
-    Value::Object(object)
+    fields
 }
 
 /// A form field's name as the page labels it.
@@ -513,15 +513,19 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         key_id: &session,
         user_id: &signed.user.id,
     };
-    let body = decision_body(&form);
-    let result = actions::decide(
-        &signed.visit.state.store,
-        &signed.visit.state.marking,
-        &set.set,
-        &body,
-        by,
-    )
-    .await;
+    let result = match decision::read(&decision_fields(&form)) {
+        Ok(decision) => {
+            actions::decide(
+                &signed.visit.state.store,
+                &signed.visit.state.marking,
+                &set.set,
+                &decision,
+                by,
+            )
+            .await
+        }
+        Err(problems) => Err(DecideError::Invalid(problems)),
+    };
     match result {
         Ok(decided) => {
             let saved = json!({ "seq": decided.row.seq, "kind": decided.row.kind });
@@ -692,7 +696,7 @@ mod tests {
 
     #[test]
     fn a_form_is_read_as_the_routes_body() {
-        let body = decision_body(&form(&[
+        let sent = form(&[
             ("csrf", "x"),
             ("token", "y"),
             ("kind", "place"),
@@ -700,21 +704,55 @@ mod tests {
             ("page", "3"),
             ("copy", "two"),
             ("copyPage", ""),
-        ]));
+            ("page", "4"),
+        ]);
+        let fields = decision_fields(&sent);
         assert_eq!(
-            body,
-            json!({"kind": "place", "file": "0b7c2d4e-6f80-4a1b-8c3d-5e6f7a8b9c0d", "page": 3, "copy": "two"})
+            fields,
+            Fields::from([
+                ("copy", Sent::Text("two")),
+                ("file", Sent::Text("0b7c2d4e-6f80-4a1b-8c3d-5e6f7a8b9c0d")),
+                ("kind", Sent::Text("place")),
+                ("page", Sent::Integer(3)),
+            ])
         );
-        let problems = crate::class_sets::decision::parse(&body).expect_err("refused");
+        let problems = decision::read(&fields).expect_err("refused");
         let codes: Vec<(&str, &str)> = problems.iter().map(|p| (p.path.as_str(), p.code)).collect();
         assert_eq!(codes, [("/copy", "type"), ("/copyPage", "required")]);
+        let student = form(&[("kind", "student"), ("copy", "2"), ("student", "none")]);
         assert_eq!(
-            decision_body(&form(&[
-                ("kind", "student"),
-                ("copy", "2"),
-                ("student", "none")
-            ])),
-            json!({"kind": "student", "copy": 2, "student": null})
+            decision_fields(&student),
+            Fields::from([
+                ("copy", Sent::Integer(2)),
+                ("kind", Sent::Text("student")),
+                ("student", Sent::Null),
+            ])
         );
+        assert_eq!(
+            decision::read(&decision_fields(&student)),
+            Ok(crate::class_sets::stack::Decision::Student {
+                copy: 2,
+                student: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_form_and_the_routes_body_are_refused_alike() {
+        let sent = form(&[
+            ("kind", "extra"),
+            ("file", "nope"),
+            ("page", "0"),
+            ("copy", "99999999999"),
+            ("question", "x\u{7}"),
+            ("note", "hi"),
+        ]);
+        let body = json!({
+            "kind": "extra", "file": "nope", "page": 0, "copy": 99_999_999_999_i64,
+            "question": "x\u{7}", "note": "hi",
+        });
+        let from_form = decision::read(&decision_fields(&sent)).expect_err("refused");
+        assert_eq!(from_form, decision::parse(&body).expect_err("refused"),);
+        assert_eq!(from_form.len(), 5);
     }
 }

@@ -13,7 +13,7 @@ use super::{latest, not_found, space_text};
 use crate::app::layout::{Section, csrf, page, when};
 use crate::app::{AppError, Form, Signed, content, html, see_other};
 use crate::http::ApiError;
-use crate::http::paper_body::{MAX_QUESTIONS, UpdatePaper, WRITING_SPACES};
+use crate::papers::request::{MAX_QUESTIONS, UpdatePaper, WRITING_SPACES};
 use crate::store::papers::{Pin, StoredPaper};
 
 /// What the builder shows above the draft.
@@ -209,7 +209,7 @@ async fn save(signed: &Signed, paper: &StoredPaper, draft: Draft) -> Result<Resp
         "writingSpace": draft.content.writing_space,
         "gradeGuide": draft.content.grade_guide,
     });
-    let change = match crate::http::paper_body::update(&body) {
+    let change = match crate::papers::request::update(&body) {
         Ok(change) => change,
         Err(errors) => {
             let problems = errors.into_iter().map(|p| p.message).collect();

@@ -32,7 +32,7 @@ use warp::reply::Response;
 
 use super::layout::{Section, page, when};
 use super::{AppError, Form, Signed, html, see_other};
-use crate::http::paper_body::CreatePaper;
+use crate::papers::request::CreatePaper;
 use crate::store::papers::{PaperContent, StoredPaper};
 use pins::read_pin;
 

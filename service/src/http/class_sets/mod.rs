@@ -9,7 +9,7 @@ mod view;
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
@@ -20,9 +20,8 @@ use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, pars
 use crate::auth::Scope;
 use crate::class_sets::actions::{self, Actor, DecideError, StartError};
 use crate::class_sets::overview::{self, LoadError, StackNow};
-use crate::class_sets::{self, NewClassSet};
+use crate::class_sets::{self, NewClassSet, Problem};
 use crate::store::class_sets::{CopyRow, SetRow};
-use crate::store::rfc3339;
 
 static CREATE: Op = Op {
     name: "POST /v1/class-sets",
@@ -157,37 +156,6 @@ fn too_large(size: usize) -> ApiError {
     }
 }
 
-/// A set as the API shows it, with its copies when they are given.
-fn set_view(set: &SetRow, copies: Option<&[CopyRow]>) -> Value {
-    let mut view = json!({
-        "id": set.id,
-        "paperId": set.paper_id,
-        "revision": set.revision,
-        "title": set.title,
-        "copies": set.copies,
-        "named": set.named,
-        "paperPages": set.paper_pages,
-        "pagesPerCopy": set.pages_per_copy,
-        "pdfPages": set.copies * set.pages_per_copy,
-        "pdfBytes": set.pdf_size,
-        "createdAt": rfc3339(set.created_at),
-    });
-    if let (Some(copies), Some(object)) = (copies, view.as_object_mut()) {
-        let roster: Vec<Value> = copies
-            .iter()
-            .map(|c| {
-                json!({
-                    "copy": c.copy,
-                    "name": c.name,
-                    "candidateNumber": c.candidate_number,
-                })
-            })
-            .collect();
-        object.insert("copyList".to_owned(), Value::Array(roster));
-    }
-    view
-}
-
 async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
     let bytes = read_body(&ctx, body, MAX_BODY, too_large).await?;
     ctx.idempotent(&p, &CREATE, &bytes, || async {
@@ -200,18 +168,13 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
                 super::fields::json_kind(&value)
             )));
         }
-        let request: NewClassSet = class_sets::parse_new(&value).map_err(|problems| {
-            invalid_fields(
-                problems
-                    .into_iter()
-                    .map(|p| FieldError::new(&p.path, p.code, p.message))
-                    .collect(),
-            )
-        })?;
+        let request: NewClassSet = class_sets::parse_new(&value).map_err(refused)?;
         let (set, copies) = class_sets::printing::create(&ctx.state, &p.user.id, &request).await?;
         Reply::json(
             StatusCode::CREATED,
-            &json!({ "classSet": set_view(&set, Some(&copies)) }),
+            &view::OneSet {
+                class_set: view::class_set(&set, Some(&copies)),
+            },
         )
     })
     .await
@@ -219,8 +182,8 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
 
 async fn list(ctx: Ctx, p: Principal) -> Result<Reply, ApiError> {
     let sets = ctx.state.store.class_sets(&p.user.id).await?;
-    let views: Vec<Value> = sets.iter().map(|s| set_view(s, None)).collect();
-    Reply::json(StatusCode::OK, &json!({ "classSets": views }))
+    let class_sets = sets.iter().map(|s| view::class_set(s, None)).collect();
+    Reply::json(StatusCode::OK, &view::Sets { class_sets })
 }
 
 /// A class set of this account, or 404 (another account's set is not found either).
@@ -236,21 +199,33 @@ async fn owned(ctx: &Ctx, p: &Principal, raw_id: &str) -> Result<SetRow, ApiErro
 async fn read(ctx: Ctx, p: Principal, id: String) -> Result<Reply, ApiError> {
     let set = owned(&ctx, &p, &id).await?;
     let copies = ctx.state.store.class_set_copies(&set.id).await?;
-    Reply::json(
-        StatusCode::OK,
-        &json!({ "classSet": full_view(&ctx, &set, &copies).await? }),
-    )
+    full_view(&ctx, &set, &copies, StatusCode::OK).await
 }
 
-/// A set with its copies, its stack and its scripts.
-async fn full_view(ctx: &Ctx, set: &SetRow, copies: &[CopyRow]) -> Result<Value, ApiError> {
+/// A set with its copies, its stack and its scripts, answered with `status`.
+async fn full_view(
+    ctx: &Ctx,
+    set: &SetRow,
+    copies: &[CopyRow],
+    status: StatusCode,
+) -> Result<Reply, ApiError> {
     let now = stack_of(ctx, set, copies).await?;
     let progress = ctx.state.store.script_progress(&set.id).await?;
     let writers = now.writers(copies);
-    let mut view = set_view(set, Some(copies));
-    view["stack"] = view::stack_now(&now, copies);
-    view["marking"] = view::marking(&progress, copies, &writers, &now.stack);
-    Ok(view)
+    let mut class_set = view::class_set(set, Some(copies));
+    class_set.stack = Some(view::stack_now(&now, copies));
+    class_set.marking = Some(view::marking(&progress, copies, &writers, &now.stack));
+    Reply::json(status, &view::OneSet { class_set })
+}
+
+/// A body refused field by field: every problem, at its field.
+fn refused(problems: Vec<Problem>) -> ApiError {
+    invalid_fields(
+        problems
+            .into_iter()
+            .map(|p| FieldError::new(&p.path, p.code, p.message))
+            .collect(),
+    )
 }
 
 /// A set's stack could not be loaded: the database failed, or the set's stored values are out
@@ -289,7 +264,12 @@ async fn scans(
     }
     let file = super::upload::receive_file(&ctx, name, body, Ok(())).await?;
     let asset = class_sets::uploads::add(&ctx.state, &p.user.id, &set.id, &file).await?;
-    Reply::json(StatusCode::CREATED, &json!({ "file": view::file(&asset) }))
+    Reply::json(
+        StatusCode::CREATED,
+        &view::Uploaded {
+            file: view::file(&asset),
+        },
+    )
 }
 
 /// A body of at most [`MAX_DECISION_BODY`] bytes (a decision, or a start's).
@@ -316,24 +296,20 @@ async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
             key_id: &p.key.id,
             user_id: &p.user.id,
         };
-        let decided = actions::decide(&ctx.state.store, &ctx.state.marking, &set, &value, by)
+        let decision = class_sets::decision::parse(&value).map_err(refused)?;
+        let decided = actions::decide(&ctx.state.store, &ctx.state.marking, &set, &decision, by)
             .await
             .map_err(|e| match e {
-                DecideError::Invalid(problems) => invalid_fields(
-                    problems
-                        .into_iter()
-                        .map(|p| FieldError::new(&p.path, p.code, p.message))
-                        .collect(),
-                ),
+                DecideError::Invalid(problems) => refused(problems),
                 DecideError::Load(e) => load_failed(e),
             })?;
         let copies = ctx.state.store.class_set_copies(&set.id).await?;
         Reply::json(
             StatusCode::CREATED,
-            &json!({
-                "decision": view::decision(&decided.row),
-                "stack": view::stack_now(&decided.now, &copies),
-            }),
+            &view::Decided {
+                decision: view::decision(&decided.row),
+                stack: view::stack_now(&decided.now, &copies),
+            },
         )
     })
     .await
@@ -369,10 +345,7 @@ async fn start(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply, 
                 StartError::Load(e) => load_failed(e),
             })?;
         let copies = store.class_set_copies(&set.id).await?;
-        Reply::json(
-            StatusCode::ACCEPTED,
-            &json!({ "classSet": full_view(&ctx, &set, &copies).await? }),
-        )
+        full_view(&ctx, &set, &copies, StatusCode::ACCEPTED).await
     })
     .await
 }

@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use super::fields::{FieldError, pointer_token};
+use examkit_engine::pointer_token;
+
+use crate::fields::FieldError;
 use crate::store::papers::{PaperContent, Pin};
 
 /// The longest title, in characters.
@@ -213,7 +215,7 @@ impl Checker {
 
     fn integer(&mut self, path: &str, name: &str, value: &Value) -> Option<i64> {
         let max = i64::from(u32::MAX);
-        match super::fields::json_integer(value) {
+        match crate::fields::json_integer(value) {
             Some(n) if n < 1 => {
                 self.push(
                     path,
