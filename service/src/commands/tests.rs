@@ -323,3 +323,25 @@ fn marker_concurrency_is_one_by_default_and_taken_from_1_to_64() {
         assert!(e.contains("--marker-concurrency"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn marker_require_quote_reaches_both_models_strictness() {
+    let strictness = |extra: &[&str]| {
+        let mut args = vec!["--marker", "openai", "--marker-model", "m"];
+        args.extend(["--marker-url", "http://127.0.0.1:11434/v1"]);
+        args.extend(["--marker-second-model", "n"]);
+        args.extend(extra);
+        match worker(&args).map(|w| w.marker) {
+            Ok(crate::marking::MarkerChoice::OpenAi(c)) => {
+                let second = c.second.as_ref().expect("second").strictness;
+                Ok((c.strictness.require_quote, second.require_quote))
+            }
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        }
+    };
+    assert_eq!(strictness(&[]), Ok((false, false)));
+    assert_eq!(strictness(&["--marker-require-quote"]), Ok((true, true)));
+    let e = strictness(&["--marker-require-quote=maybe"]).expect_err("not a boolean");
+    assert!(e.contains("--marker-require-quote"), "{e}");
+}
