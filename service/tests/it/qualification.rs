@@ -7,7 +7,8 @@
 //! - With seeds (`--marker-seed-every 1`, one reference script of three questions), a model that
 //!   answers the first seed as the trusted marker did and the later ones wrongly is found drifting
 //!   once the seeds hold enough criteria: the live questions after that are saved unmarked with
-//!   `marker_drifted`, and a newer calibration lifts it.
+//!   `marker_drifted`; `/metrics` shows the marker drifted with its seeds counted, the app's
+//!   marked-work page says marking is held back, and a newer calibration lifts both.
 
 use crate::calibration::{TrustedQuestion, answer_with, one_script_set, trusted_questions};
 use crate::common;
@@ -63,6 +64,41 @@ fn calibration(agreed: i64, false_awards: i64) -> NewQualification {
         min_agreement: 0.5,
         passed: true,
     }
+}
+
+/// The process's metrics recorder, served on a listener of its own: its `/metrics` address.
+async fn metrics_listener(s: &Server) -> String {
+    let handle = examkit::telemetry::install().expect("recorder");
+    let (addr, server) = examkit::server::metrics::serve(
+        handle,
+        s.store.clone(),
+        "127.0.0.1:0".parse().expect("addr"),
+        std::future::pending(),
+    )
+    .await
+    .expect("metrics listener");
+    tokio::spawn(server);
+    format!("http://{addr}/metrics")
+}
+
+/// Each sample of a `/metrics` scrape by its name and labels as written
+/// (`examkit_marker_drifted{marker="openai"}`), to its value.
+async fn scrape(url: &str) -> std::collections::HashMap<String, f64> {
+    let text = examkit::tls::client()
+        .get(url)
+        .send()
+        .await
+        .expect("scraped")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (sample, value) = l.rsplit_once(' ')?;
+            Some((sample.to_owned(), value.parse().ok()?))
+        })
+        .collect()
 }
 
 async fn readiness(s: &Server) -> Value {
@@ -287,6 +323,16 @@ fn drifting_model(
 }
 
 async fn a_marker_drifting_on_the_seeds_stops_marking_live(db: Db) {
+    // The metrics recorder is the process's: this test reads its gauges in a process of its own.
+    if !common::alone(&format!(
+        "qualification::a_marker_drifting_on_the_seeds_stops_marking_live::{}",
+        match db {
+            Db::Sqlite => "sqlite",
+            Db::Postgres => "postgres",
+        }
+    )) {
+        return;
+    }
     let trusted = Arc::new(trusted_questions());
     let live: Arc<Mutex<HashSet<String>>> = Arc::default();
     let seeds_asked: Arc<Mutex<usize>> = Arc::default();
@@ -308,6 +354,7 @@ async fn a_marker_drifting_on_the_seeds_stops_marking_live(db: Db) {
         state.marking.qualify = Some(BAR);
     })
     .await;
+    let metrics = metrics_listener(&s).await;
     s.store.import_sample_bank().await.expect("sample bank");
     let user = s.user("Teacher").await;
     let key = s.key(&user, Scope::ALL).await;
@@ -378,6 +425,40 @@ async fn a_marker_drifting_on_the_seeds_stops_marking_live(db: Db) {
     let ready = readiness(&s).await;
     assert_eq!(ready["checks"]["marker"], "drifted", "{ready}");
     assert_eq!(ready["marker"]["seeds"]["counted"], 3, "{ready}");
+    // Operators see it in the metrics: drifted, one seed agreeing with every trusted decision and
+    // two not.
+    let scraped = scrape(&metrics).await;
+    for (sample, value) in [
+        ("examkit_marker_drifted{marker=\"openai\"}", 1.0),
+        // Its calibration still meets the bar: the drift is what holds it back.
+        ("examkit_marker_qualified{marker=\"openai\"}", 1.0),
+        (
+            "examkit_marker_seeds_total{marker=\"openai\",agreed=\"true\"}",
+            1.0,
+        ),
+        (
+            "examkit_marker_seeds_total{marker=\"openai\",agreed=\"false\"}",
+            2.0,
+        ),
+    ] {
+        assert_eq!(scraped.get(sample), Some(&value), "{sample} in {scraped:?}");
+    }
+    // Teachers see it in the app: the marked-work page says marking is held back, and why.
+    let email = "drifted@school.test";
+    crate::app::teacher(&s, email).await;
+    let mut browser = crate::app::Browser::new(&s);
+    assert_eq!(
+        browser.sign_in_as(email, crate::app::PASSWORD).await.status,
+        303
+    );
+    let page = browser.get("/app/sessions").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("id=\"marker-held\""), "{}", page.body);
+    assert!(
+        page.body.contains("drifted from the trusted decisions"),
+        "{}",
+        page.body
+    );
 
     // Stopped: nothing more is marked, seeds included.
     let (second, asset) = session(&s, &key, &paper).await;
@@ -392,6 +473,14 @@ async fn a_marker_drifting_on_the_seeds_stops_marking_live(db: Db) {
         .await
         .expect("saved");
     assert_eq!(readiness(&s).await["checks"]["marker"], "qualified");
+    let scraped = scrape(&metrics).await;
+    assert_eq!(
+        scraped.get("examkit_marker_drifted{marker=\"openai\"}"),
+        Some(&0.0),
+        "{scraped:?}"
+    );
+    let page = browser.get("/app/sessions").await;
+    assert!(!page.body.contains("marker-held"), "{}", page.body);
     marking.shutdown().await;
     provider.assert_clean();
 }
