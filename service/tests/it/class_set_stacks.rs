@@ -1051,26 +1051,58 @@ fn request_copy(seen: &common::provider::Seen) -> Option<u32> {
 /// saying so. No page is the clean paper and no question fails for want of the student's work.
 /// The third wrote nothing but an instruction to the marker in 1 (a), which the model obeys,
 /// awarding that part's every mark on it: nothing of it stands, and question 1 goes to review.
+/// A second model marks every question too and withholds one criterion the first awards, the
+/// first student's 1 (c) answer mark: that criterion alone is uncertain, flagged
+/// `markers_disagree`.
 async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
     use common::provider;
     use examkit::marking::MarkerChoice;
     use examkit::marking::openai::OpenAiConfig;
 
-    let model = provider::start("reader", None, true, |seen| {
+    fn read(seen: &provider::Seen) -> provider::Reply {
         let copy = request_copy(seen);
         reading(seen, |label, part| match copy {
             Some(1) => short_answer(label, part),
             Some(3) if label == "1" && part == "a" => Some(INSTRUCTION),
             _ => None,
         })
+    }
+    let model = provider::start("reader", None, true, read).await;
+    // A second opinion that reads every copy alike but withholds the last criterion of the first
+    // student's 1 (c) (on which no other depends).
+    let second = provider::start("second-reader", None, true, |seen| {
+        let mut reply = read(seen);
+        let withheld = seen
+            .criteria
+            .iter()
+            .filter(|(_, part, _)| part == "c")
+            .map(|(id, _, _)| id.clone())
+            .last()
+            .filter(|_| seen.label == "1" && request_copy(seen) == Some(1));
+        if let (Some(id), provider::Reply::Answer(answer)) = (withheld, &mut reply) {
+            for d in answer["decisions"].as_array_mut().into_iter().flatten() {
+                if d["criterionId"] == id.as_str() {
+                    d["outcome"] = json!("withheld");
+                }
+            }
+        }
+        reply
     })
     .await;
-    let choice = MarkerChoice::OpenAi(OpenAiConfig {
+    let first = OpenAiConfig {
         base_url: model.base_url.clone(),
         model: "reader".into(),
         timeout: std::time::Duration::from_secs(60),
         backoff: std::time::Duration::from_millis(20),
         ..OpenAiConfig::default()
+    };
+    let choice = MarkerChoice::OpenAi(OpenAiConfig {
+        second: Some(Box::new(OpenAiConfig {
+            base_url: second.base_url.clone(),
+            model: "second-reader".into(),
+            ..first.clone()
+        })),
+        ..first
     });
     let adjust = {
         let choice = choice.clone();
@@ -1129,8 +1161,10 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
     let marked = wait_marked(&s, &key, &id).await;
     workers.shutdown().await;
     model.assert_clean();
+    second.assert_clean();
 
     let mut marks = Vec::new();
+    let mut disagreed = 0;
     for script in marked["scripts"].as_array().expect("scripts") {
         let copy = script["copy"].as_u64().expect("copy");
         let session = s
@@ -1158,12 +1192,29 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
                 "copy {copy}: {q}"
             );
             let label = q["label"].as_str().expect("label");
+            // Only where the two models disagree is the question flagged for it.
+            let flagged = q["reviewFlags"]
+                .as_array()
+                .is_some_and(|fs| fs.iter().any(|f| f["code"] == "markers_disagree"));
+            assert_eq!(flagged, copy == 1 && label == "1", "copy {copy}: {q}");
+            let unsettled = q["markerRun"]["disagreed"].as_array().cloned();
             for allocation in q["allocations"].as_array().expect("allocations") {
                 let part = allocation["partId"].as_str().expect("part");
                 let decided = allocation["decision"].as_str().expect("decision");
+                let in_dispute = unsettled
+                    .iter()
+                    .flatten()
+                    .any(|c| *c == allocation["criterionId"]);
                 match (copy, short_answer(label, part)) {
                     (3, _) if label == "1" && part == "a" => {
                         assert_eq!(allocation["submitted"], "uncertain", "{allocation}");
+                    }
+                    (1, Some(_)) if in_dispute => {
+                        assert_eq!((label, part), ("1", "c"), "{allocation}");
+                        assert_eq!(allocation["submitted"], "uncertain", "{allocation}");
+                        let reason = allocation["explanation"].as_str().unwrap_or_default();
+                        assert!(reason.contains("the two markers disagree"), "{reason}");
+                        disagreed += 1;
                     }
                     (1, Some(answer)) => {
                         assert_eq!(decided, "awarded", "{answer}: {allocation}");
@@ -1220,6 +1271,7 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
         .unwrap_or_else(|| panic!("Shona's row: {csv}"));
     assert!(!shona.contains("blank: Q1, Q2"), "{shona}");
     assert_eq!(marks.len(), 3);
+    assert_eq!(disagreed, 1, "the models disagree on one criterion");
 }
 
 /// A class marked under `--marker-qualify` by a model with no saved calibration: its script's
