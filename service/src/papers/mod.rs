@@ -16,6 +16,7 @@ pub mod request;
 
 use std::collections::BTreeMap;
 
+use examkit_bank::Status;
 use serde::Serialize;
 
 use crate::auth::sha256_hex;
@@ -27,8 +28,8 @@ use crate::store::papers::{
     BankRevision, Created, PaperContent, PaperFigures, Pin, StoredPaper, Updated,
 };
 use crate::typeset::TypesetError;
-
 use request::{CreatePaper, UpdatePaper};
+
 /// The most pages the question paper, and separately the mark scheme, of a paper may have.
 pub const MAX_PAGES: usize = 80;
 /// The most papers one account may hold, by default.
@@ -73,7 +74,7 @@ pub async fn check_pins(
             .store
             .bank_revision(&pin.question_id, pin.revision)
             .await?;
-        let Some(stored) = stored.filter(|r| r.status != "draft") else {
+        let Some(stored) = stored.filter(|r| r.status != Status::Draft) else {
             errors.push(FieldError::new(
                 &at,
                 "pin_unknown",
@@ -104,7 +105,7 @@ pub async fn check_pins(
                 ),
             ));
         }
-        if stored.status == "withdrawn" && !kept.contains(pin) {
+        if stored.status == Status::Withdrawn && !kept.contains(pin) {
             errors.push(FieldError::new(
                 &at,
                 "pin_withdrawn",

@@ -144,7 +144,7 @@ enum Arg {
     NullText,
 }
 
-fn status_of(text: &str) -> Result<Status, StoreError> {
+pub(super) fn status_of(text: &str) -> Result<Status, StoreError> {
     match text {
         "draft" => Ok(Status::Draft),
         "published" => Ok(Status::Published),

@@ -7,9 +7,10 @@
 //! `UPDATE` of the paper's current revision (so of two concurrent changes from the same revision
 //! exactly one wins) and the insertion of the new frozen revision, in one transaction.
 
+use examkit_bank::Status;
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::{Backend, Store, StoreError};
 
@@ -121,10 +122,11 @@ pub enum Updated {
 }
 
 /// A bank revision as a pin check needs it: any status.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct BankRevision {
-    /// `draft`, `published` or `withdrawn`.
-    pub status: String,
+    /// Draft, published or withdrawn.
+    #[sqlx(try_from = "StoredStatus")]
+    pub status: Status,
     /// Its content version.
     pub content_version: String,
     /// Its scheme version.
@@ -133,6 +135,37 @@ pub struct BankRevision {
     pub marks: i64,
     /// The revision object of the bank format, as JSON.
     pub body: String,
+}
+
+/// A bank revision's `status` column as stored (`draft`, `published` or `withdrawn`), read into
+/// the bank's [`Status`] with the bank store's reading.
+#[derive(Debug, Clone)]
+pub struct StoredStatus(String);
+
+impl sqlx::Type<sqlx::Any> for StoredStatus {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <String as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <String as sqlx::Type<sqlx::Any>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for StoredStatus {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        Ok(StoredStatus(
+            <String as sqlx::Decode<'r, sqlx::Any>>::decode(value)?,
+        ))
+    }
+}
+
+impl TryFrom<StoredStatus> for Status {
+    type Error = StoreError;
+
+    fn try_from(stored: StoredStatus) -> Result<Status, StoreError> {
+        super::bank::status_of(&stored.0)
+    }
 }
 
 /// Which of a revision's two PDFs.
@@ -490,24 +523,14 @@ impl Store {
         question_id: &str,
         revision: i64,
     ) -> Result<Option<BankRevision>, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT status, content_version, scheme_version, marks, body FROM bank_revisions \
              WHERE question_id = $1 AND revision = $2",
         )
         .bind(question_id)
         .bind(revision)
         .fetch_optional(self.pool())
-        .await?;
-        row.map(|row| {
-            Ok(BankRevision {
-                status: row.try_get(0)?,
-                content_version: row.try_get(1)?,
-                scheme_version: row.try_get(2)?,
-                marks: row.try_get(3)?,
-                body: row.try_get(4)?,
-            })
-        })
-        .transpose()
+        .await?)
     }
 
     /// Every diagram file of a bank revision, by asset id.
@@ -516,7 +539,7 @@ impl Store {
         question_id: &str,
         revision: i64,
     ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT a.id, a.bytes FROM bank_revision_assets ra \
              JOIN bank_assets a ON a.id = ra.asset_id AND a.question_id = ra.question_id \
              WHERE ra.question_id = $1 AND ra.revision = $2 ORDER BY a.id",
@@ -524,10 +547,7 @@ impl Store {
         .bind(question_id)
         .bind(revision)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-            .collect()
+        .await?)
     }
 }
 
