@@ -334,6 +334,22 @@ async fn a_paper_is_built_from_the_bank_and_saved_as_revisions(db: Db) {
         )
         .await;
     assert_eq!(forged.status, 404);
+    // Nor can she change or save it, nor search the bank to add to it.
+    for action in ["up:1", "save"] {
+        let mut form = on_top.form(action);
+        for (name, value) in form.iter_mut() {
+            if name == "csrf" {
+                *value = csrf.clone();
+            }
+        }
+        let changed = post_pairs(&mut eve, &paper_path, form).await;
+        assert_eq!(changed.status, 404, "{action}: {}", changed.body);
+    }
+    let adding = eve.get(&format!("/app/bank?paper={paper_id}")).await;
+    assert_eq!(adding.status, 404, "{}", adding.body);
+    let after = b.get("/app/papers").await;
+    assert!(after.body.contains("revisions/5"), "{}", after.body);
+    assert!(!after.body.contains("revisions/6"), "{}", after.body);
 }
 
 fn link_rel_next(page: &str) -> Option<String> {
@@ -558,7 +574,11 @@ async fn a_class_is_printed_from_a_pasted_roster_and_its_scans_uploaded(db: Db) 
         .body(body);
     let fragment = b.send(request).await;
     assert_eq!(fragment.status, 200, "{}", fragment.body);
-    assert!(fragment.body.starts_with("<ul"), "{}", fragment.body);
+    assert!(
+        fragment.body.starts_with("<div role=\"status\"><ul"),
+        "{}",
+        fragment.body
+    );
     assert!(fragment.body.contains("later.pdf</strong>: added"));
     // Without the CSRF field first, nothing is read.
     let (content_type, body) = multipart("forged", &[("x.pdf", "application/pdf", &stack)]);
@@ -581,7 +601,10 @@ async fn a_class_is_printed_from_a_pasted_roster_and_its_scans_uploaded(db: Db) 
         .body(body);
     assert_eq!(eve.send(request).await.status, 404);
     assert_eq!(eve.get(&revision_path).await.status, 404);
-    assert_eq!(eve.get(&format!("{set_path}/print.pdf")).await.status, 404);
+    for file in ["print.pdf", "extra-sheet.pdf"] {
+        let path = format!("{set_path}/{file}");
+        assert_eq!(eve.get(&path).await.status, 404, "{path}");
+    }
     let stolen = eve
         .post(&print, &[("csrf", &eve_csrf), ("copies", "2")])
         .await;
