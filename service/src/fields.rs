@@ -31,20 +31,6 @@ impl FieldError {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::FieldError;
-
-    #[test]
-    fn a_field_error_serialises_path_code_message_in_order() {
-        let error = FieldError::new("/title", "max_length", "title is too long");
-        assert_eq!(
-            serde_json::to_string(&error).expect("serialises"),
-            r#"{"path":"/title","code":"max_length","message":"title is too long"}"#
-        );
-    }
-}
-
 /// The integer a JSON number holds, as JSON Schema reads it: `3` and `3.0` are both the integer 3
 /// (a number whose fractional part is zero is an integer), `3.5` is not one. `None` for anything
 /// else, and for integers outside `i64`.
@@ -68,4 +54,18 @@ pub fn integer_field<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Resul
             &"an integer",
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FieldError;
+
+    #[test]
+    fn a_field_error_serialises_path_code_message_in_order() {
+        let error = FieldError::new("/title", "max_length", "title is too long");
+        assert_eq!(
+            serde_json::to_string(&error).expect("serialises"),
+            r#"{"path":"/title","code":"max_length","message":"title is too long"}"#
+        );
+    }
 }

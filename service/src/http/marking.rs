@@ -25,8 +25,8 @@ use crate::review::ReviewError;
 use crate::store::automated::PageRecord;
 use crate::store::class_sets::stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
-use crate::store::{Store, rfc3339};
 use crate::store::words::{AssetKind, IndexingState, QuestionStatus};
+use crate::store::{Store, rfc3339};
 
 static LIST: Op = Op {
     name: "GET /v1/marking/sessions",

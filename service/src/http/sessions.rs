@@ -21,8 +21,8 @@ use crate::auth::Scope;
 use crate::marking::questions::QuestionRequest;
 use crate::store::automated::questions::{CancelOutcome, NewQuestion, QueueOutcome};
 use crate::store::automated::{ORIGIN, PageToIndex, PaperBinding, StartOutcome};
-use crate::store::words::{AssetKind, IndexingState, SessionStatus};
 use crate::store::marking::SessionRow;
+use crate::store::words::{AssetKind, IndexingState, SessionStatus};
 
 const SUBMIT: &[Scope] = &[Scope::MarkingSubmit];
 static CREATE: Op = Op {

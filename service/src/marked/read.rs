@@ -21,8 +21,8 @@ use super::question::{
 };
 use super::transcription::Transcription;
 use crate::store::marking::QuestionRow;
-
 use crate::store::words::AssetKind;
+
 /// The question as the contract has it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -173,8 +173,8 @@ impl MarkerRun {
 }
 
 impl MarkedQuestion {
-    /// Reads a stored question. `asset_kinds` gives the kind (`work`, `scheme`) of each of the
-    /// session's assets by id.
+    /// Reads a stored question. `asset_kinds` gives the kind of each of the session's assets by
+    /// id.
     pub fn from_row(
         row: &QuestionRow,
         asset_kinds: &HashMap<String, AssetKind>,

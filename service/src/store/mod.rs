@@ -27,8 +27,8 @@ pub mod results;
 pub mod returned;
 pub mod search;
 pub mod usage;
-
 pub mod words;
+
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};

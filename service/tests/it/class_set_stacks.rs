@@ -1075,9 +1075,8 @@ async fn short_answers_are_writing_and_a_blank_copy_scores_nothing(db: Db) {
         let withheld = seen
             .criteria
             .iter()
-            .filter(|(_, part, _)| part == "c")
+            .rfind(|(_, part, _)| part == "c")
             .map(|(id, _, _)| id.clone())
-            .last()
             .filter(|_| seen.label == "1" && request_copy(seen) == Some(1));
         if let (Some(id), provider::Reply::Answer(answer)) = (withheld, &mut reply) {
             for d in answer["decisions"].as_array_mut().into_iter().flatten() {

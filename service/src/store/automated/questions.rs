@@ -266,7 +266,7 @@ impl Store {
              marker_run_json = $8, error_json = NULL, updated_at = $9 \
              WHERE id = $10 AND status IN ('queued', 'running')",
         )
-        .bind(&data.status)
+        .bind(data.status)
         .bind(data.awarded)
         .bind(data.possible)
         .bind(data.max_marks)
