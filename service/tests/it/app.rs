@@ -2053,6 +2053,19 @@ async fn class_sets_are_settled_on_their_pages(db: Db) {
     );
     assert_eq!(decisions().await.len(), 4);
 
+    // Before marking starts, no script is said to be out of date.
+    let before = b.get(&path).await;
+    assert!(
+        before.body.contains("Marking has not started."),
+        "{}",
+        before.body
+    );
+    assert!(
+        !before.body.contains("id=\"out-of-date\""),
+        "{}",
+        before.body
+    );
+
     // Marking starts from the page: one script (copy 2 has no page), linked to its review.
     let start_form = || {
         vec![

@@ -334,7 +334,7 @@ fn marking_section(
                 p #results-link { a href={ "/app/class-sets/" (set.set.id) "/results" } { "Results: the marks and what the class got wrong" } }
                 (super::results::downloads(&set.set.id))
             }
-            @if !set.out_of_date.is_empty() {
+            @if marking != MarkingState::NotStarted && !set.out_of_date.is_empty() {
                 p #out-of-date {
                     "Decisions since marking started changed the scripts of "
                     @if set.out_of_date.len() == 1 { "copy " } @else { "copies " }
