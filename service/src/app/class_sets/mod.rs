@@ -28,6 +28,7 @@ use stack::*;
 use std::time::{Duration, Instant};
 
 use maud::{Markup, html};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use warp::http::StatusCode;
 use warp::reply::Response;
@@ -225,12 +226,11 @@ pub async fn show(signed: Signed, id: &str) -> Result<Response, AppError> {
             .store
             .idempotent_body(&super::session::key_name(&signed), &token)
             .await?
-            .and_then(|body| serde_json::from_slice::<Value>(&body).ok())
-            .filter(|saved| saved["classSet"] == set.set.id.as_str());
+            .and_then(|body| serde_json::from_slice::<SavedStart>(&body).ok())
+            .filter(|saved| saved.class_set == set.set.id);
         match saved {
             Some(saved) => {
-                let count = |key: &str| saved[key].as_u64().unwrap_or_default();
-                let (made, aside) = (count("made"), count("setAside"));
+                let (made, aside) = (saved.made, saved.set_aside);
                 Notice::Saved(if made == 0 && aside == 0 {
                     "Nothing changed since marking last started: every script is current."
                         .to_owned()
@@ -409,6 +409,26 @@ enum Once {
     Done(Value),
 }
 
+/// What a decision form saves under its token, so the same form sent again goes where the first
+/// went: the decision's number and kind.
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct SavedDecision {
+    kind: String,
+    seq: i64,
+}
+
+/// What a start saves under its form's token, read back for the page's notice: which set, and
+/// the scripts it made and set aside.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SavedStart {
+    class_set: String,
+    #[serde(default)]
+    made: usize,
+    #[serde(default)]
+    set_aside: usize,
+}
+
 /// Claims the form's token under this session, as [`crate::http::Ctx::idempotent`] claims an
 /// `Idempotency-Key`: the same form again gets what the first one saved; the token of another
 /// form is refused; while the same form is being saved, it is waited for.
@@ -505,8 +525,8 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
         ))
     };
     if let Once::Done(saved) = once {
-        let seq = saved["seq"].as_i64().unwrap_or_default();
-        return Ok(saved_at(seq, saved["kind"].as_str().unwrap_or_default()));
+        let saved: SavedDecision = serde_json::from_value(saved).unwrap_or_default();
+        return Ok(saved_at(saved.seq, &saved.kind));
     }
     let session = super::session::key_name(&signed);
     let by = Actor {
@@ -528,7 +548,10 @@ pub async fn decide(signed: Signed, id: &str, form: Form) -> Result<Response, Ap
     };
     match result {
         Ok(decided) => {
-            let saved = json!({ "seq": decided.row.seq, "kind": decided.row.kind });
+            let saved = json!(SavedDecision {
+                kind: decided.row.kind.clone(),
+                seq: decided.row.seq,
+            });
             settle(&signed, &token, Some(&saved)).await?;
             Ok(saved_at(decided.row.seq, &decided.row.kind))
         }
@@ -590,10 +613,10 @@ pub async fn start(signed: Signed, id: &str, form: Form) -> Result<Response, App
     let result = actions::start(store, &state.marking, &signed.user.id, &set.set, paper).await;
     let (status, notice) = match result {
         Ok(started) => {
-            let saved = json!({
-                "classSet": set.set.id,
-                "made": started.made,
-                "setAside": started.set_aside,
+            let saved = json!(SavedStart {
+                class_set: set.set.id.clone(),
+                made: started.made,
+                set_aside: started.set_aside,
             });
             settle(&signed, &token, Some(&saved)).await?;
             return Ok(started_at());
@@ -735,6 +758,29 @@ mod tests {
                 student: None
             })
         );
+    }
+
+    #[test]
+    fn what_a_form_saves_is_read_back_as_written() {
+        let decision = SavedDecision {
+            kind: "place".into(),
+            seq: 7,
+        };
+        let written = json!(decision).to_string();
+        assert_eq!(written, r#"{"kind":"place","seq":7}"#);
+        let read: SavedDecision = serde_json::from_str(&written).expect("read");
+        assert_eq!(read, decision);
+        let start = SavedStart {
+            class_set: "set-1".into(),
+            made: 3,
+            set_aside: 1,
+        };
+        let written = json!(start).to_string();
+        assert_eq!(written, r#"{"classSet":"set-1","made":3,"setAside":1}"#);
+        let read: SavedStart = serde_json::from_str(&written).expect("read");
+        assert_eq!(read, start);
+        let unreadable: SavedDecision = serde_json::from_value(Value::Null).unwrap_or_default();
+        assert_eq!(unreadable, SavedDecision::default());
     }
 
     #[test]
