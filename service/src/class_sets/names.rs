@@ -302,6 +302,12 @@ pub fn best_assignment(
         .collect()
 }
 
+/// Puts the items whose written name a person must check (`flagged`) first, keeping the order
+/// of each group: a set's page lists its copies this way, conflicts leading.
+pub fn flagged_first<T>(items: &mut [T], flagged: impl Fn(&T) -> bool) {
+    items.sort_by_key(|item| !flagged(item));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,6 +463,20 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn flagged_names_lead_and_each_group_keeps_its_order(
+            flags in proptest::collection::vec(any::<bool>(), 0..40),
+        ) {
+            let mut items: Vec<(usize, bool)> = flags.iter().copied().enumerate().collect();
+            flagged_first(&mut items, |&(_, flagged)| flagged);
+            let leading = flags.iter().filter(|&&f| f).count();
+            prop_assert!(items[..leading].iter().all(|&(_, f)| f));
+            prop_assert!(items[leading..].iter().all(|&(_, f)| !f));
+            for group in [&items[..leading], &items[leading..]] {
+                prop_assert!(group.windows(2).all(|w| w[0].0 < w[1].0));
+            }
+        }
+
         #[test]
         fn the_assignment_is_the_best_there_is(
             rows in 1usize..5,

@@ -59,7 +59,9 @@ pub(super) fn copies_section(
     let mut lines = set.copy_lines();
     // Names to check first: a written name that disagrees with the copy's student, or matches
     // nobody, leads the table.
-    lines.sort_by_key(|line| !line.name.as_ref().is_some_and(|check| check.flagged));
+    crate::class_sets::names::flagged_first(&mut lines, |line| {
+        line.name.as_ref().is_some_and(|check| check.flagged)
+    });
     let rows = lines
         .iter()
         .map(|line| copy_row(signed, set, line, covers))
