@@ -56,6 +56,18 @@ pub fn integer_field<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Resul
     })
 }
 
+/// What kind of JSON value this is, for error messages.
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::FieldError;

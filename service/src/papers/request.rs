@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use examkit_engine::pointer_token;
 
-use crate::fields::FieldError;
+use crate::fields::{FieldError, json_kind};
 use crate::store::papers::{PaperContent, Pin};
 
 /// The longest title, in characters.
@@ -95,7 +95,7 @@ impl Checker {
             self.push(
                 path,
                 "type",
-                format!("{what} must be a JSON object, not {}", kind(value)),
+                format!("{what} must be a JSON object, not {}", json_kind(value)),
             );
             return None;
         };
@@ -138,7 +138,7 @@ impl Checker {
             self.push(
                 path,
                 "type",
-                format!("title must be a string, not {}", kind(value)),
+                format!("title must be a string, not {}", json_kind(value)),
             );
             return None;
         };
@@ -193,7 +193,7 @@ impl Checker {
                     format!(
                         "writingSpace must be a string (one of {}), not {}",
                         WRITING_SPACES.join(", "),
-                        kind(value)
+                        json_kind(value)
                     ),
                 );
                 None
@@ -207,7 +207,7 @@ impl Checker {
             self.push(
                 path,
                 "type",
-                format!("{name} must be true or false, not {}", kind(value)),
+                format!("{name} must be true or false, not {}", json_kind(value)),
             );
         }
         b
@@ -245,7 +245,7 @@ impl Checker {
                 self.push(
                     path,
                     "type",
-                    format!("{name} must be an integer, not {}", kind(value)),
+                    format!("{name} must be an integer, not {}", json_kind(value)),
                 );
                 None
             }
@@ -257,7 +257,7 @@ impl Checker {
             self.push(
                 path,
                 "type",
-                format!("{name} must be a UUID string, not {}", kind(value)),
+                format!("{name} must be a UUID string, not {}", json_kind(value)),
             );
             return None;
         };
@@ -295,7 +295,7 @@ impl Checker {
                 self.push(
                     path,
                     "type",
-                    format!("{name} must be a string, not {}", kind(value)),
+                    format!("{name} must be a string, not {}", json_kind(value)),
                 );
                 None
             }
@@ -333,7 +333,10 @@ impl Checker {
             self.push(
                 path,
                 "type",
-                format!("questions must be an array of pins, not {}", kind(value)),
+                format!(
+                    "questions must be an array of pins, not {}",
+                    json_kind(value)
+                ),
             );
             return None;
         };
@@ -375,17 +378,6 @@ impl Checker {
             }
         }
         (self.errors.len() == before).then_some(pins)
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
