@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 use warp::Filter;
 use warp::filters::BoxedFilter;
@@ -375,12 +376,32 @@ impl From<ReviewError> for ApiError {
 
 /// The 422 of a review: the engine's errors, with paths into the reviewed decisions.
 fn review_failed(problems: &[FieldError]) -> ApiError {
-    let errors: Vec<Value> = problems
-        .iter()
-        .map(|p| json!({ "path": p.path, "code": p.code, "message": p.message }))
-        .collect();
-    let count = errors.len();
-    let details = serde_json::to_string(&json!({ "errors": errors, "truncated": false }))
+    /// One problem as the review's 422 has always listed it: `code`, `message`, `path`.
+    #[derive(Serialize)]
+    struct Problem<'a> {
+        code: &'a str,
+        message: &'a str,
+        path: &'a str,
+    }
+    /// `error.details` of the review's 422.
+    #[derive(Serialize)]
+    struct Details<'a> {
+        errors: Vec<Problem<'a>>,
+        truncated: bool,
+    }
+    let details = Details {
+        errors: problems
+            .iter()
+            .map(|p| Problem {
+                code: p.code,
+                message: &p.message,
+                path: &p.path,
+            })
+            .collect(),
+        truncated: false,
+    };
+    let count = details.errors.len();
+    let details = serde_json::to_string(&details)
         .ok()
         .and_then(|s| serde_json::value::RawValue::from_string(s).ok());
     match details {
@@ -391,5 +412,36 @@ fn review_failed(problems: &[FieldError]) -> ApiError {
             details,
         },
         None => ApiError::Internal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_that_fails_lists_its_problems_as_it_always_has() {
+        let problems = [
+            FieldError::new("/criteria/0/outcome", "invalid_value", "not an outcome"),
+            FieldError::new("", "E_SCORE", "the score is out of range"),
+        ];
+        let body = review_failed(&problems).body("req-1");
+        assert_eq!(
+            String::from_utf8(body).expect("utf-8"),
+            concat!(
+                r#"{"error":{"code":"validation_failed","#,
+                r#""message":"the reviewed question is invalid: 2 error(s); see error.details.errors","#,
+                r#""details":{"errors":["#,
+                r#"{"code":"invalid_value","message":"not an outcome","path":"/criteria/0/outcome"},"#,
+                r#"{"code":"E_SCORE","message":"the score is out of range","path":""}"#,
+                r#"],"truncated":false}},"requestId":"req-1"}"#
+            )
+        );
+        let none = review_failed(&[]).body("req-2");
+        assert!(
+            String::from_utf8(none)
+                .expect("utf-8")
+                .contains(r#""details":{"errors":[],"truncated":false}"#)
+        );
     }
 }

@@ -16,52 +16,15 @@ use serde_json::{Value, json};
 use crate::store::marking::QuestionData;
 use crate::store::words::QuestionStatus;
 
-/// A marker flag's stable code, published in `schemas/openapi.json` (a question's review flags)
-/// and `schemas/README.md`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MarkerFlagCode {
-    /// Text addressed to a marker (a request to award, the examiner, instructions) is written on
-    /// a page of the answer: the awards placed there without their quote found are uncertain.
-    InstructionsOnPage,
-    /// The rubric is the model's own reading of scheme pages: a person accepts it (or withholds
-    /// what does not belong) before its marks count.
-    ModelRubric,
-    /// Two markers marked the question and disagree on some criteria.
-    MarkersDisagree,
-    /// The marker has no saved qualification at or above the deployment's bar: it marks nothing
-    /// live.
-    MarkerUnqualified,
-    /// The marker disagreed with the trusted decisions of the seeded reference questions beyond
-    /// the bar: live marking is stopped until it is qualified again.
-    MarkerDrifted,
-}
-
-impl MarkerFlagCode {
-    /// Every code.
-    pub const ALL: &'static [MarkerFlagCode] = &[
-        MarkerFlagCode::InstructionsOnPage,
-        MarkerFlagCode::ModelRubric,
-        MarkerFlagCode::MarkersDisagree,
-        MarkerFlagCode::MarkerUnqualified,
-        MarkerFlagCode::MarkerDrifted,
-    ];
-
-    /// The code as sent.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            MarkerFlagCode::InstructionsOnPage => "instructions_on_page",
-            MarkerFlagCode::ModelRubric => "model_rubric",
-            MarkerFlagCode::MarkersDisagree => "markers_disagree",
-            MarkerFlagCode::MarkerUnqualified => "marker_unqualified",
-            MarkerFlagCode::MarkerDrifted => "marker_drifted",
-        }
-    }
-}
-
-impl std::fmt::Display for MarkerFlagCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+examkit_engine::code_table! {
+    /// A marker flag's stable code, published in `schemas/openapi.json` (a question's review
+    /// flags) and `schemas/README.md`.
+    pub enum MarkerFlagCode {
+        InstructionsOnPage = "instructions_on_page", "Text addressed to a marker (a request to award, the examiner, instructions) is written on a page of the answer: the awards placed there without their quote found are uncertain.";
+        ModelRubric = "model_rubric", "The rubric is the model's own reading of scheme pages: a person accepts it (or withholds what does not belong) before its marks count.";
+        MarkersDisagree = "markers_disagree", "Two markers marked the question and disagree on some criteria.";
+        MarkerUnqualified = "marker_unqualified", "The marker has no saved qualification at or above the deployment's bar: it marks nothing live.";
+        MarkerDrifted = "marker_drifted", "The marker disagreed with the trusted decisions of the seeded reference questions beyond the bar: live marking is stopped until it is qualified again.";
     }
 }
 
@@ -163,6 +126,28 @@ mod tests {
             result["reviewFlags"],
             json!([{ "code": "model_rubric", "path": "", "message": "the model wrote it" }])
         );
+    }
+
+    #[test]
+    fn every_code_is_spelled_out_and_read_back() {
+        let codes: Vec<&str> = MarkerFlagCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "instructions_on_page",
+                "model_rubric",
+                "markers_disagree",
+                "marker_unqualified",
+                "marker_drifted",
+            ]
+        );
+        for &code in MarkerFlagCode::ALL {
+            let sent = serde_json::to_string(&code).expect("serialises");
+            assert_eq!(sent, format!("\"{}\"", code.as_str()));
+            assert_eq!(code.as_str().parse::<MarkerFlagCode>(), Ok(code));
+            assert!(!code.meaning().is_empty());
+        }
+        assert!("page_not_scanned".parse::<MarkerFlagCode>().is_err());
     }
 
     #[test]

@@ -460,7 +460,7 @@ fn marker_flags_section(maths: &crate::app::math::Maths, marked: &MarkedQuestion
         .review_flags
         .iter()
         .flatten()
-        .filter(|f| MarkerFlagCode::ALL.iter().any(|c| c.as_str() == f.code))
+        .filter(|f| f.code.parse::<MarkerFlagCode>().is_ok())
         .collect();
     html! {
         @if !marker_flags.is_empty() {
