@@ -5,8 +5,7 @@
 //! A marker is named as calibration names it: `builtin`, `external` or `openai`, with the model
 //! for `openai` (`None` for the others).
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::FromRow;
 
 use super::{Durability, Store, StoreError, now_ms};
 
@@ -81,46 +80,84 @@ pub struct Seed {
 const QUALIFICATION_COLUMNS: &str = "id, marker, model, criteria, agreed, kappa, false_awards, \
      non_work_page_awards, scripts, reference_digest, min_agreement, passed, created_at";
 
-fn qualification(row: &AnyRow) -> Result<Qualification, StoreError> {
-    let criteria: i64 = row.try_get("criteria")?;
-    let agreed: i64 = row.try_get("agreed")?;
-    Ok(Qualification {
-        id: row.try_get("id")?,
-        agreement: if criteria > 0 {
-            agreed as f64 / criteria as f64
-        } else {
-            0.0
-        },
-        created_at: row.try_get("created_at")?,
-        saved: NewQualification {
-            marker: row.try_get("marker")?,
-            model: row.try_get("model")?,
-            criteria,
-            agreed,
-            kappa: row.try_get("kappa")?,
-            false_awards: row.try_get("false_awards")?,
-            non_work_page_awards: row.try_get("non_work_page_awards")?,
-            scripts: row.try_get("scripts")?,
-            reference_digest: row.try_get("reference_digest")?,
-            min_agreement: row.try_get("min_agreement")?,
-            passed: row.try_get::<i64, _>("passed")? != 0,
-        },
-    })
+/// A `marker_qualifications` row as stored: `passed` is 0 or 1.
+#[derive(Debug, Clone, FromRow)]
+struct QualificationRow {
+    id: String,
+    marker: String,
+    model: Option<String>,
+    criteria: i64,
+    agreed: i64,
+    kappa: Option<f64>,
+    false_awards: i64,
+    non_work_page_awards: i64,
+    scripts: i64,
+    reference_digest: String,
+    min_agreement: f64,
+    passed: i64,
+    created_at: i64,
 }
 
-fn seed(row: &AnyRow) -> Result<Seed, StoreError> {
-    Ok(Seed {
-        created_at: row.try_get("created_at")?,
-        saved: NewSeed {
-            qualification_id: row.try_get("qualification_id")?,
-            seed: row.try_get("seed")?,
-            criteria: row.try_get("criteria")?,
-            agreed: row.try_get("agreed")?,
-            false_awards: row.try_get("false_awards")?,
-            failed: row.try_get::<i64, _>("failed")? != 0,
-            drifted: row.try_get::<i64, _>("drifted")? != 0,
-        },
-    })
+impl From<QualificationRow> for Qualification {
+    fn from(row: QualificationRow) -> Self {
+        Qualification {
+            id: row.id,
+            agreement: agreement(row.criteria, row.agreed),
+            created_at: row.created_at,
+            saved: NewQualification {
+                marker: row.marker,
+                model: row.model,
+                criteria: row.criteria,
+                agreed: row.agreed,
+                kappa: row.kappa,
+                false_awards: row.false_awards,
+                non_work_page_awards: row.non_work_page_awards,
+                scripts: row.scripts,
+                reference_digest: row.reference_digest,
+                min_agreement: row.min_agreement,
+                passed: row.passed != 0,
+            },
+        }
+    }
+}
+
+/// A `marker_seeds` row as stored: `failed` and `drifted` are 0 or 1.
+#[derive(Debug, Clone, FromRow)]
+struct SeedRow {
+    qualification_id: String,
+    seed: String,
+    criteria: i64,
+    agreed: i64,
+    false_awards: i64,
+    failed: i64,
+    drifted: i64,
+    created_at: i64,
+}
+
+impl From<SeedRow> for Seed {
+    fn from(row: SeedRow) -> Self {
+        Seed {
+            created_at: row.created_at,
+            saved: NewSeed {
+                qualification_id: row.qualification_id,
+                seed: row.seed,
+                criteria: row.criteria,
+                agreed: row.agreed,
+                false_awards: row.false_awards,
+                failed: row.failed != 0,
+                drifted: row.drifted != 0,
+            },
+        }
+    }
+}
+
+/// The agreement `agreed / criteria`, 0 with no criterion.
+fn agreement(criteria: i64, agreed: i64) -> f64 {
+    if criteria > 0 {
+        agreed as f64 / criteria as f64
+    } else {
+        0.0
+    }
 }
 
 impl Store {
@@ -131,11 +168,7 @@ impl Store {
     ) -> Result<Qualification, StoreError> {
         let id = uuid::Uuid::new_v4().to_string();
         let now = now_ms();
-        let agreement = if new.criteria > 0 {
-            new.agreed as f64 / new.criteria as f64
-        } else {
-            0.0
-        };
+        let agreement = agreement(new.criteria, new.agreed);
         self.execute_write(
             Durability::Saved,
             sqlx::query(
@@ -174,7 +207,7 @@ impl Store {
         marker: &str,
         model: Option<&str>,
     ) -> Result<Vec<Qualification>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let rows: Vec<QualificationRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {QUALIFICATION_COLUMNS} FROM marker_qualifications \
              WHERE marker = $1 AND COALESCE(model, '') = $2 ORDER BY created_at DESC, id DESC"
         )))
@@ -182,7 +215,7 @@ impl Store {
         .bind(model.unwrap_or(""))
         .fetch_all(self.pool())
         .await?;
-        rows.iter().map(qualification).collect()
+        Ok(rows.into_iter().map(Qualification::from).collect())
     }
 
     /// The latest saved calibration of `marker` and `model`, the one that counts.
@@ -191,7 +224,7 @@ impl Store {
         marker: &str,
         model: Option<&str>,
     ) -> Result<Option<Qualification>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<QualificationRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {QUALIFICATION_COLUMNS} FROM marker_qualifications \
              WHERE marker = $1 AND COALESCE(model, '') = $2 \
              ORDER BY created_at DESC, id DESC LIMIT 1"
@@ -200,7 +233,7 @@ impl Store {
         .bind(model.unwrap_or(""))
         .fetch_optional(self.pool())
         .await?;
-        row.as_ref().map(qualification).transpose()
+        Ok(row.map(Qualification::from))
     }
 
     /// Saves a seed the live marker marked.
@@ -236,7 +269,7 @@ impl Store {
         qualification_id: &str,
         count: i64,
     ) -> Result<Vec<Seed>, StoreError> {
-        let rows = sqlx::query(
+        let rows: Vec<SeedRow> = sqlx::query_as(
             "SELECT qualification_id, seed, criteria, agreed, false_awards, failed, drifted, \
              created_at FROM marker_seeds WHERE qualification_id = $1 \
              ORDER BY created_at DESC, id DESC LIMIT $2",
@@ -245,13 +278,13 @@ impl Store {
         .bind(count)
         .fetch_all(self.pool())
         .await?;
-        rows.iter().map(seed).collect()
+        Ok(rows.into_iter().map(Seed::from).collect())
     }
 
     /// The first seed that found the marker drifted, of a qualification: once there is one, the
     /// qualification is spent.
     pub async fn drifted_seed(&self, qualification_id: &str) -> Result<Option<Seed>, StoreError> {
-        let row = sqlx::query(
+        let row: Option<SeedRow> = sqlx::query_as(
             "SELECT qualification_id, seed, criteria, agreed, false_awards, failed, drifted, \
              created_at FROM marker_seeds WHERE qualification_id = $1 AND drifted = 1 \
              ORDER BY created_at, id LIMIT 1",
@@ -259,6 +292,89 @@ impl Store {
         .bind(qualification_id)
         .fetch_optional(self.pool())
         .await?;
-        row.as_ref().map(seed).transpose()
+        Ok(row.map(Seed::from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreement_is_the_share_agreed_and_zero_without_criteria() {
+        assert_eq!(agreement(0, 0), 0.0);
+        assert_eq!(agreement(4, 3), 0.75);
+        assert_eq!(agreement(8, 8), 1.0);
+    }
+
+    #[test]
+    fn a_stored_qualification_reads_its_flags_and_agreement() {
+        let row = QualificationRow {
+            id: "q1".to_owned(),
+            marker: "openai".to_owned(),
+            model: Some("gpt-test".to_owned()),
+            criteria: 10,
+            agreed: 9,
+            kappa: None,
+            false_awards: 1,
+            non_work_page_awards: 0,
+            scripts: 3,
+            reference_digest: "sha256:00".to_owned(),
+            min_agreement: 0.85,
+            passed: 1,
+            created_at: 1_700_000_000_000,
+        };
+        let read = Qualification::from(row.clone());
+        assert_eq!(read.id, "q1");
+        assert_eq!(read.agreement, 0.9);
+        assert_eq!(read.created_at, 1_700_000_000_000);
+        assert_eq!(
+            read.saved,
+            NewQualification {
+                marker: "openai".to_owned(),
+                model: Some("gpt-test".to_owned()),
+                criteria: 10,
+                agreed: 9,
+                kappa: None,
+                false_awards: 1,
+                non_work_page_awards: 0,
+                scripts: 3,
+                reference_digest: "sha256:00".to_owned(),
+                min_agreement: 0.85,
+                passed: true,
+            }
+        );
+        let failed = Qualification::from(QualificationRow { passed: 0, ..row });
+        assert!(!failed.saved.passed);
+    }
+
+    #[test]
+    fn a_stored_seed_reads_its_flags() {
+        let row = SeedRow {
+            qualification_id: "q1".to_owned(),
+            seed: "script-1/Q2".to_owned(),
+            criteria: 4,
+            agreed: 2,
+            false_awards: 1,
+            failed: 0,
+            drifted: 1,
+            created_at: 5,
+        };
+        let read = Seed::from(row);
+        assert_eq!(
+            read,
+            Seed {
+                saved: NewSeed {
+                    qualification_id: "q1".to_owned(),
+                    seed: "script-1/Q2".to_owned(),
+                    criteria: 4,
+                    agreed: 2,
+                    false_awards: 1,
+                    failed: false,
+                    drifted: true,
+                },
+                created_at: 5,
+            }
+        );
     }
 }
