@@ -26,7 +26,7 @@ use crate::review::ReviewError;
 use crate::store::automated::PageRecord;
 use crate::store::class_sets::stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
-use crate::store::words::{AssetKind, IndexingState, QuestionStatus};
+use crate::store::words::{AssetKind, IndexingState, PageState, QuestionStatus};
 use crate::store::{Store, rfc3339};
 
 static LIST: Op = Op {
@@ -196,7 +196,7 @@ pub fn page_view(p: &PageRecord, asset_kind: &str, script: bool) -> Value {
         "widthPx": p.width_px,
         "heightPx": p.height_px,
         "role": role,
-        "evidence": p.state == "ok" && p.role == "work",
+        "evidence": p.state == PageState::Ok && p.role == "work",
         "reason": reason,
         "questions": serde_json::from_str::<Value>(&p.labels_json).unwrap_or(Value::Null),
         "pageCode": parse(&p.code_json),
@@ -217,7 +217,7 @@ pub fn indexing_view(s: &SessionRow, pages: &[PageRecord], assets: &[AssetRow]) 
         "finished": indexing_finished(s),
         "pagesDone": s.pages_done,
         "pagesTotal": s.pages_total,
-        "pagesFailed": pages.iter().filter(|p| p.state == "failed").count(),
+        "pagesFailed": pages.iter().filter(|p| p.state == PageState::Failed).count(),
         "startedAt": s.started_at.map(rfc3339),
         "finishedAt": s.indexed_at.map(rfc3339),
         // Every page belongs to one of the session's assets; one whose asset is not listed (never

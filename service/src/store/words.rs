@@ -1,5 +1,5 @@
 //! The fixed words some text columns hold, as enums: a session's status, origin and indexing
-//! state, an asset's kind, a question's status, a reviewer's kind.
+//! state, an asset's kind, an indexed page's state, a question's status, a reviewer's kind.
 //!
 //! Each is read from its column once, when a row is decoded (a word outside its set is a decode
 //! error, so a [`super::StoreError`], never a panic), and written back with `as_str()`, the exact
@@ -169,6 +169,18 @@ stored_words! {
 }
 
 stored_words! {
+    /// How far indexing got with one page of an asset (`asset_pages.state`).
+    PageState, "page state" {
+        /// Read: its role, labels and words are known.
+        Ok => "ok",
+        /// Not read: see the page's error.
+        Failed => "failed",
+        /// Being read again, after a person placed it (what was known of it before is stale).
+        Reading => "reading",
+    }
+}
+
+stored_words! {
     /// A marking question's status.
     QuestionStatus, "question status" {
         /// Waiting for a worker.
@@ -264,6 +276,21 @@ mod tests {
     #[test]
     fn asset_kinds() {
         round_trips(AssetKind::ALL, AssetKind::as_str, &["work", "scheme"]);
+    }
+
+    #[test]
+    fn page_states() {
+        round_trips(
+            PageState::ALL,
+            PageState::as_str,
+            &["ok", "failed", "reading"],
+        );
+        assert_eq!(PageState::parse("OK"), None);
+        // `/v1` page views spell the state with serde, as the stored text.
+        assert_eq!(
+            serde_json::json!({ "state": PageState::Reading }).to_string(),
+            r#"{"state":"reading"}"#
+        );
     }
 
     #[test]

@@ -37,6 +37,7 @@ use crate::store::job_kind::{IndexPage, PlacedAs};
 use crate::store::jobs::Job;
 use crate::store::now_ms;
 use crate::store::words::AssetKind;
+use crate::store::words::PageState;
 use examkit_pdf::CopyCode;
 use examkit_scan::Format;
 use examkit_scan::IndexOptions;
@@ -263,7 +264,7 @@ async fn named_cover(
 pub fn scripts(pages: &[PageRecord]) -> std::collections::HashSet<String> {
     pages
         .iter()
-        .filter(|p| p.state == "ok" && p.role == "work")
+        .filter(|p| p.state == PageState::Ok && p.role == "work")
         .map(|p| p.asset_id.clone())
         .collect()
 }
@@ -285,7 +286,7 @@ pub async fn fail(
     let record = PageRecord {
         asset_id,
         page,
-        state: "failed".into(),
+        state: PageState::Failed,
         error: Some(error.to_owned()),
         orientation: 0,
         text_source: "none".into(),

@@ -10,6 +10,7 @@ use crate::marking::placement;
 use crate::marking::placement::FoundLabel;
 use crate::store::automated::PageRecord;
 use crate::store::now_ms;
+use crate::store::words::PageState;
 use examkit_pdf::DocumentKind;
 use examkit_pdf::Layout;
 use examkit_scan::PageIndex;
@@ -150,7 +151,7 @@ pub(super) fn record(
     Ok(PageRecord {
         asset_id: asset_id.to_owned(),
         page,
-        state: "ok".into(),
+        state: PageState::Ok,
         error: None,
         orientation: i64::from(found.index.orientation.degrees()),
         text_source: text_source(&found.index),

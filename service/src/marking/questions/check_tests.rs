@@ -543,7 +543,7 @@ fn stored_page() -> crate::store::automated::PageRecord {
     crate::store::automated::PageRecord {
         asset_id: WORK.into(),
         page: 1,
-        state: "ok".into(),
+        state: crate::store::words::PageState::Ok,
         error: None,
         orientation: 0,
         text_source: "ocr".into(),

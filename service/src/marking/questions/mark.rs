@@ -28,6 +28,7 @@ use crate::store::marking::AssetRow;
 use crate::store::marking::QuestionData;
 use crate::store::marking::SessionRow;
 use crate::store::words::AssetKind;
+use crate::store::words::PageState;
 use examkit_engine::Outcome;
 use examkit_pdf::DocumentKind;
 use examkit_pdf::Layout;
@@ -312,9 +313,10 @@ fn work_page(
         ),
         _ => (Vec::new(), false),
     };
-    let evidence = record.state == "ok" && record.role == "work";
-    let blank =
-        record.state == "ok" && record.role == "clean_paper" && loaded.scripts.contains(asset_id);
+    let evidence = record.state == PageState::Ok && record.role == "work";
+    let blank = record.state == PageState::Ok
+        && record.role == "clean_paper"
+        && loaded.scripts.contains(asset_id);
     Ok(WorkPage {
         page_id: format!("{asset_id}:p{page}"),
         asset_id: asset_id.to_owned(),

@@ -18,6 +18,7 @@ use crate::store::automated::questions::error_json;
 use crate::store::jobs::Job;
 use crate::store::marking::SessionRow;
 use crate::store::now_ms;
+use crate::store::words::PageState;
 use examkit_pdf::Layout;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -88,7 +89,7 @@ fn request_for(
         page_selections: BTreeMap::new(),
     };
     let mut work_pages = 0;
-    for page in pages.iter().filter(|p| p.state == "ok") {
+    for page in pages.iter().filter(|p| p.state == PageState::Ok) {
         // Only a page of an asset known to be work is; an unknown kind is nothing.
         let kind = kind_of.get(page.asset_id.as_str()).copied();
         if kind == Some("work") && work_pages < MAX_WORK_PAGES && shows(page, label) {

@@ -1,13 +1,13 @@
 //! The page index of automated marking: what indexing found on each page of a session's files,
 //! saved with the job that read it, and read back for sessions, questions and workers.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::FromRow;
 
 use crate::store::class_sets::stacks::StackRead;
 use crate::store::job_kind::JobKind;
 use crate::store::jobs::Job;
 use crate::store::objects::Kept;
+use crate::store::words::PageState;
 use crate::store::{Durability, Store, StoreError, WriteTx, now_ms};
 
 /// What indexing found on one page, as stored.
@@ -17,8 +17,8 @@ pub struct PageRecord {
     pub asset_id: String,
     /// The page, from 1.
     pub page: i64,
-    /// `ok` or `failed`.
-    pub state: String,
+    /// Read, failed, or being read again.
+    pub state: PageState,
     /// Why a page failed.
     pub error: Option<String>,
     /// Degrees clockwise the content is turned on the displayed page: 0, 90, 180 or 270.
@@ -48,28 +48,75 @@ pub struct PageRecord {
 const PAGE_COLUMNS: &str = "asset_id, page, state, error, orientation, text_source, width_px, \
      height_px, role, role_reason, code_json, labels_json, compare_json, indexed_at";
 
-fn page_from_row(row: &AnyRow, words: bool) -> Result<PageRecord, sqlx::Error> {
-    Ok(PageRecord {
-        asset_id: row.try_get("asset_id")?,
-        page: row.try_get("page")?,
-        state: row.try_get("state")?,
-        error: row.try_get("error")?,
-        orientation: row.try_get("orientation")?,
-        text_source: row.try_get("text_source")?,
-        width_px: row.try_get("width_px")?,
-        height_px: row.try_get("height_px")?,
-        role: row.try_get("role")?,
-        role_reason: row.try_get("role_reason")?,
-        code_json: row.try_get("code_json")?,
-        labels_json: row.try_get("labels_json")?,
-        words_json: if words {
-            row.try_get("words_json")?
-        } else {
-            String::from("[]")
-        },
-        compare_json: row.try_get("compare_json")?,
-        indexed_at: row.try_get("indexed_at")?,
-    })
+/// The columns of [`PAGE_COLUMNS`]: a page without its words.
+#[derive(Debug, Clone, FromRow)]
+struct PageColumns {
+    asset_id: String,
+    page: i64,
+    state: PageState,
+    error: Option<String>,
+    orientation: i64,
+    text_source: String,
+    width_px: i64,
+    height_px: i64,
+    role: String,
+    role_reason: String,
+    code_json: Option<String>,
+    labels_json: String,
+    compare_json: Option<String>,
+    indexed_at: i64,
+}
+
+impl PageColumns {
+    fn with_words(self, words_json: String) -> PageRecord {
+        PageRecord {
+            asset_id: self.asset_id,
+            page: self.page,
+            state: self.state,
+            error: self.error,
+            orientation: self.orientation,
+            text_source: self.text_source,
+            width_px: self.width_px,
+            height_px: self.height_px,
+            role: self.role,
+            role_reason: self.role_reason,
+            code_json: self.code_json,
+            labels_json: self.labels_json,
+            words_json,
+            compare_json: self.compare_json,
+            indexed_at: self.indexed_at,
+        }
+    }
+}
+
+/// A page read without its words has none.
+impl From<PageColumns> for PageRecord {
+    fn from(columns: PageColumns) -> PageRecord {
+        columns.with_words(String::from("[]"))
+    }
+}
+
+/// [`PAGE_COLUMNS`] and `words_json`: a page with its words.
+#[derive(Debug, Clone, FromRow)]
+struct WordedPage {
+    #[sqlx(flatten)]
+    columns: PageColumns,
+    words_json: String,
+}
+
+impl From<WordedPage> for PageRecord {
+    fn from(row: WordedPage) -> PageRecord {
+        row.columns.with_words(row.words_json)
+    }
+}
+
+/// Where a session's indexing stands once a page is counted.
+#[derive(Debug, Clone, FromRow)]
+struct IndexProgress {
+    user_id: String,
+    paper_id: Option<String>,
+    pages_done: i64,
+    pages_total: i64,
 }
 
 impl Store {
@@ -169,7 +216,7 @@ impl Store {
         .bind(&record.asset_id)
         .bind(record.page)
         .bind(session_id)
-        .bind(&record.state)
+        .bind(record.state)
         .bind(&record.error)
         .bind(record.orientation)
         .bind(&record.text_source)
@@ -211,18 +258,16 @@ impl Store {
         .execute(&mut **tx)
         .await?;
         // The last page of a session made from a paper: place its questions next.
-        let row = sqlx::query(
+        let progress: IndexProgress = sqlx::query_as(
             "SELECT user_id, paper_id, pages_done, pages_total FROM marking_sessions WHERE id = $1",
         )
         .bind(session_id)
         .fetch_one(&mut **tx)
         .await?;
-        let finished =
-            row.try_get::<i64, _>("pages_done")? >= row.try_get::<i64, _>("pages_total")?;
-        if finished && row.try_get::<Option<String>, _>("paper_id")?.is_some() {
-            let user_id: String = row.try_get("user_id")?;
+        if progress.pages_done >= progress.pages_total && progress.paper_id.is_some() {
             let plan = JobKind::PlanQuestions;
-            Store::enqueue_jobs(tx, session_id, &user_id, &[plan], job.max_attempts, now).await?;
+            let user_id = &progress.user_id;
+            Store::enqueue_jobs(tx, session_id, user_id, &[plan], job.max_attempts, now).await?;
         }
         Ok(())
     }
@@ -241,7 +286,7 @@ impl Store {
 
     /// A session's indexed pages, without their words, in upload and page order.
     pub async fn session_pages(&self, session_id: &str) -> Result<Vec<PageRecord>, StoreError> {
-        let rows = sqlx::query(
+        let rows: Vec<PageColumns> = sqlx::query_as(
             "SELECT p.asset_id AS asset_id, p.page AS page, p.state AS state, p.error AS error, \
              p.orientation AS orientation, p.text_source AS text_source, p.width_px AS width_px, \
              p.height_px AS height_px, p.role AS role, p.role_reason AS role_reason, \
@@ -253,10 +298,7 @@ impl Store {
         .bind(session_id)
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| page_from_row(r, false))
-            .collect::<Result<_, _>>()?)
+        Ok(rows.into_iter().map(PageRecord::from).collect())
     }
 
     /// One indexed page of an asset of this account, with its words.
@@ -266,7 +308,7 @@ impl Store {
         asset_id: &str,
         page: i64,
     ) -> Result<Option<PageRecord>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<WordedPage> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {PAGE_COLUMNS}, words_json FROM asset_pages \
              WHERE asset_id = $1 AND page = $2 AND EXISTS \
              (SELECT 1 FROM assets a WHERE a.id = $1 AND a.user_id = $3)"
@@ -276,7 +318,7 @@ impl Store {
         .bind(user_id)
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.as_ref().map(|r| page_from_row(r, true)).transpose()?)
+        Ok(row.map(PageRecord::from))
     }
 
     /// Page `page` of another mark scheme file of the account with the same bytes (`sha256`),
@@ -289,7 +331,7 @@ impl Store {
         page: i64,
         except_asset: &str,
     ) -> Result<Option<(PageRecord, Option<Vec<u8>>)>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<WordedPage> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {PAGE_COLUMNS}, words_json FROM asset_pages \
              WHERE page = $1 AND state = 'ok' AND asset_id IN \
              (SELECT id FROM assets WHERE user_id = $2 AND sha256 = $3 AND kind = 'scheme' \
@@ -301,7 +343,7 @@ impl Store {
         .bind(except_asset)
         .fetch_optional(self.pool())
         .await?;
-        let Some(record) = row.as_ref().map(|r| page_from_row(r, true)).transpose()? else {
+        let Some(record) = row.map(PageRecord::from) else {
             return Ok(None);
         };
         let page = u32::try_from(record.page)
