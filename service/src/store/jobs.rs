@@ -18,8 +18,7 @@
 //! - **retry**: a failed attempt goes back to `queued` with an exponential backoff; after
 //!   `max_attempts` it ends `failed` with its last error.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::FromRow;
 
 use super::job_kind::JobKind;
 use super::{Backend, Durability, Store, StoreError, WriteTx};
@@ -48,7 +47,7 @@ pub struct Job {
 }
 
 /// A job's state as stored, for reads and tests.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct JobRow {
     /// Job id.
     pub id: String,
@@ -90,20 +89,36 @@ pub const FAIR_WINDOW_MS: i64 = 10 * 60 * 1000;
 const JOB_COLUMNS: &str = "id, kind, session_id, user_id, payload, attempts, max_attempts, \
      lease_token, last_error";
 
-fn job_from_row(row: &AnyRow) -> Result<Job, sqlx::Error> {
-    Ok(Job {
-        id: row.try_get("id")?,
-        kind: row.try_get("kind")?,
-        session_id: row.try_get("session_id")?,
-        user_id: row.try_get("user_id")?,
-        payload: row.try_get("payload")?,
-        attempts: row.try_get("attempts")?,
-        max_attempts: row.try_get("max_attempts")?,
-        lease_token: row
-            .try_get::<Option<String>, _>("lease_token")?
-            .unwrap_or_default(),
-        last_error: row.try_get("last_error")?,
-    })
+/// The columns of [`JOB_COLUMNS`], as a claim returns them.
+#[derive(Debug, Clone, FromRow)]
+struct JobColumns {
+    id: String,
+    kind: String,
+    session_id: String,
+    user_id: String,
+    payload: String,
+    attempts: i64,
+    max_attempts: i64,
+    lease_token: Option<String>,
+    last_error: Option<String>,
+}
+
+/// A claim always sets the lease token; a job read without one has the empty token, which no
+/// lease matches.
+impl From<JobColumns> for Job {
+    fn from(row: JobColumns) -> Job {
+        Job {
+            id: row.id,
+            kind: row.kind,
+            session_id: row.session_id,
+            user_id: row.user_id,
+            payload: row.payload,
+            attempts: row.attempts,
+            max_attempts: row.max_attempts,
+            lease_token: row.lease_token.unwrap_or_default(),
+            last_error: row.last_error,
+        }
+    }
 }
 
 impl Store {
@@ -177,7 +192,7 @@ impl Store {
             tx.commit().await?;
             return Ok(None);
         };
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<JobColumns> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "UPDATE marking_jobs SET state = 'running', attempts = attempts + 1, lease_owner = $1, \
              lease_token = $2, lease_expires = $3, updated_at = $4, claimed_at = $4 \
              WHERE id = (SELECT id FROM marking_jobs \
@@ -195,7 +210,7 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         tx.commit().await?;
-        Ok(row.as_ref().map(job_from_row).transpose()?)
+        Ok(row.map(Job::from))
     }
 
     /// Extends a job's lease while `token` is still its lease; `false` means the lease was lost
@@ -305,27 +320,13 @@ impl Store {
 
     /// A session's jobs, oldest first.
     pub async fn session_jobs(&self, session_id: &str) -> Result<Vec<JobRow>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, kind, payload, state, attempts, last_error, lease_owner FROM marking_jobs \
              WHERE session_id = $1 ORDER BY created_at, id",
         )
         .bind(session_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(JobRow {
-                    id: row.try_get("id")?,
-                    kind: row.try_get("kind")?,
-                    payload: row.try_get("payload")?,
-                    state: row.try_get("state")?,
-                    attempts: row.try_get("attempts")?,
-                    last_error: row.try_get("last_error")?,
-                    lease_owner: row.try_get("lease_owner")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        .await?)
     }
 
     /// How many jobs are due or running, for waking idle workers and for benchmarks.
