@@ -2,8 +2,6 @@
 //! UTC day, reserved inside the transaction that queues the work, so a refused request uses
 //! nothing.
 
-use sqlx::Row;
-
 use crate::store::{Store, StoreError, WriteTx, utc_date};
 
 /// A daily automated-marking allowance per account.
@@ -119,17 +117,14 @@ impl Store {
 
     /// Pages of automated marking an account has used on the UTC day of `now`.
     pub async fn allowance_used(&self, user_id: &str, now: i64) -> Result<(i64, i64), StoreError> {
-        let row = sqlx::query(
+        let used: Option<(i64, i64)> = sqlx::query_as(
             "SELECT pages, questions FROM marking_allowance WHERE user_id = $1 AND day = $2",
         )
         .bind(user_id)
         .bind(utc_date(now))
         .fetch_optional(self.pool())
         .await?;
-        Ok(match row {
-            Some(row) => (row.try_get("pages")?, row.try_get("questions")?),
-            None => (0, 0),
-        })
+        Ok(used.unwrap_or((0, 0)))
     }
 }
 

@@ -15,8 +15,6 @@ pub mod questions;
 pub use allowance::{Allowance, seconds_to_next_utc_day};
 pub use pages::PageRecord;
 
-use sqlx::Row;
-
 use crate::store::job_kind::{IndexPage, JobKind};
 use crate::store::marking::SessionRow;
 use crate::store::words::Origin;
@@ -166,7 +164,7 @@ impl Store {
         paper_id: &str,
         revision: i64,
     ) -> Result<Option<Option<String>>, StoreError> {
-        let row = sqlx::query(
+        let layout: Option<Option<String>> = sqlx::query_scalar(
             "SELECT layout_json FROM paper_exports \
              WHERE user_id = $1 AND paper_id = $2 AND revision = $3",
         )
@@ -175,10 +173,7 @@ impl Store {
         .bind(revision)
         .fetch_optional(self.pool())
         .await?;
-        Ok(match row {
-            Some(row) => Some(row.try_get("layout_json")?),
-            None => None,
-        })
+        Ok(layout)
     }
 
     /// Records a revision's answer-space layout where none is recorded yet.

@@ -3,12 +3,13 @@
 //!
 //! Statuses: `queued` → `running` → `completed` | `needs_review` | `failed` | `cancelled`.
 
-use sqlx::Row;
+use sqlx::FromRow;
 
 use super::allowance::seconds_to_next_utc_day;
 use crate::store::job_kind::{JobKind, MarkQuestion};
 use crate::store::jobs::Job;
 use crate::store::marking::QuestionData;
+use crate::store::words::QuestionStatus;
 use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// The most questions one session may hold (not counting failed or cancelled ones).
@@ -79,6 +80,36 @@ pub struct QuestionWork {
     pub status: String,
     /// The request, JSON.
     pub request_json: String,
+}
+
+/// A question's row as [`Store::question_work`] reads it.
+#[derive(Debug, Clone, FromRow)]
+struct WorkRow {
+    id: String,
+    session_id: String,
+    label: String,
+    status: QuestionStatus,
+    request_json: Option<String>,
+}
+
+/// A question saved before requests were recorded has the empty request.
+impl From<WorkRow> for QuestionWork {
+    fn from(row: WorkRow) -> QuestionWork {
+        QuestionWork {
+            id: row.id,
+            session_id: row.session_id,
+            label: row.label,
+            status: row.status.as_str().to_owned(),
+            request_json: row.request_json.unwrap_or_else(|| "{}".into()),
+        }
+    }
+}
+
+/// What cancelling a question needs of its row.
+#[derive(Debug, Clone, FromRow)]
+struct CancelRow {
+    status: QuestionStatus,
+    job_id: Option<String>,
 }
 
 /// The JSON of a question's error.
@@ -211,24 +242,13 @@ impl Store {
 
     /// A question's work, by id alone (for workers).
     pub async fn question_work(&self, id: &str) -> Result<Option<QuestionWork>, StoreError> {
-        let row = sqlx::query(
+        let row: Option<WorkRow> = sqlx::query_as(
             "SELECT id, session_id, label, status, request_json FROM marking_questions WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(self.pool())
         .await?;
-        Ok(match row {
-            Some(row) => Some(QuestionWork {
-                id: row.try_get("id")?,
-                session_id: row.try_get("session_id")?,
-                label: row.try_get("label")?,
-                status: row.try_get("status")?,
-                request_json: row
-                    .try_get::<Option<String>, _>("request_json")?
-                    .unwrap_or_else(|| "{}".into()),
-            }),
-            None => None,
-        })
+        Ok(row.map(QuestionWork::from))
     }
 
     /// Marks a queued question `running` (a worker began on it).
@@ -362,23 +382,25 @@ impl Store {
     ) -> Result<CancelOutcome, StoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query(
+        let row: Option<CancelRow> = sqlx::query_as(
             "SELECT status, job_id FROM marking_questions WHERE id = $1 AND user_id = $2",
         )
         .bind(id)
         .bind(user_id)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some(row) = row else {
+        let Some(CancelRow {
+            status,
+            job_id: job,
+        }) = row
+        else {
             tx.rollback().await?;
             return Ok(CancelOutcome::NotFound);
         };
-        let status: String = row.try_get("status")?;
-        if status != "queued" && status != "running" {
+        if !matches!(status, QuestionStatus::Queued | QuestionStatus::Running) {
             tx.rollback().await?;
-            return Ok(CancelOutcome::Finished(status));
+            return Ok(CancelOutcome::Finished(status.as_str().to_owned()));
         }
-        let job: Option<String> = row.try_get("job_id")?;
         sqlx::query(
             "UPDATE marking_questions SET status = 'cancelled', cancel_requested = 1, \
              error_json = $1, updated_at = $2 WHERE id = $3",
