@@ -1,7 +1,5 @@
 //! Users and API keys.
 
-use sqlx::Row;
-
 use super::{Durability, Store, StoreError, now_ms};
 use crate::auth::{Scope, join_scopes, parse_scopes};
 
@@ -121,33 +119,74 @@ const USER_COLUMNS: &str = "id, name, verified, restricted, created_at, email";
 const KEY_COLUMNS: &str = "id, user_id, name, prefix, fingerprint, scopes, created_at, expires_at, \
      revoked_at, last_used_at, request_count, error_count";
 
-fn user_from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
-    Ok(User {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        verified: row.try_get::<i64, _>("verified")? != 0,
-        restricted: row.try_get::<i64, _>("restricted")? != 0,
-        created_at: row.try_get("created_at")?,
-        email: row.try_get("email")?,
-    })
+/// An account's row: its flags are the integers 0 and 1.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct UserRow {
+    id: String,
+    name: String,
+    verified: i64,
+    restricted: i64,
+    created_at: i64,
+    email: Option<String>,
 }
 
-fn key_from_row(row: &sqlx::any::AnyRow) -> Result<ApiKey, StoreError> {
-    let scopes: String = row.try_get("scopes")?;
-    Ok(ApiKey {
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        name: row.try_get("name")?,
-        prefix: row.try_get("prefix")?,
-        fingerprint: row.try_get("fingerprint")?,
-        scopes: parse_scopes(&scopes).map_err(StoreError::Corrupt)?,
-        created_at: row.try_get("created_at")?,
-        expires_at: row.try_get("expires_at")?,
-        revoked_at: row.try_get("revoked_at")?,
-        last_used_at: row.try_get("last_used_at")?,
-        request_count: row.try_get("request_count")?,
-        error_count: row.try_get("error_count")?,
-    })
+impl From<UserRow> for User {
+    fn from(row: UserRow) -> Self {
+        User {
+            id: row.id,
+            name: row.name,
+            verified: row.verified != 0,
+            restricted: row.restricted != 0,
+            created_at: row.created_at,
+            email: row.email,
+        }
+    }
+}
+
+/// An account's row with the hash of the password it signs in with.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct LoginRow {
+    #[sqlx(flatten)]
+    user: UserRow,
+    password_hash: Option<String>,
+}
+
+/// A key's row: its scopes are the stored, comma-separated names.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct KeyRow {
+    id: String,
+    user_id: String,
+    name: String,
+    prefix: String,
+    fingerprint: String,
+    scopes: String,
+    created_at: i64,
+    expires_at: i64,
+    revoked_at: Option<i64>,
+    last_used_at: Option<i64>,
+    request_count: i64,
+    error_count: i64,
+}
+
+impl TryFrom<KeyRow> for ApiKey {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRow) -> Result<Self, StoreError> {
+        Ok(ApiKey {
+            scopes: parse_scopes(&row.scopes).map_err(StoreError::Corrupt)?,
+            id: row.id,
+            user_id: row.user_id,
+            name: row.name,
+            prefix: row.prefix,
+            fingerprint: row.fingerprint,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+            last_used_at: row.last_used_at,
+            request_count: row.request_count,
+            error_count: row.error_count,
+        })
+    }
 }
 
 impl Store {
@@ -237,14 +276,13 @@ impl Store {
         &self,
         email: &str,
     ) -> Result<Option<(User, Option<String>)>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<LoginRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS}, password_hash FROM users WHERE email = $1"
         )))
         .bind(email)
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(Some((user_from_row(&row)?, row.try_get("password_hash")?)))
+        Ok(row.map(|row| (row.user.into(), row.password_hash)))
     }
 
     /// Gives an account (by id, or by the email it already has) an email and a password hash,
@@ -317,23 +355,23 @@ impl Store {
 
     /// One account.
     pub async fn user(&self, id: &str) -> Result<Option<User>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<UserRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS} FROM users WHERE id = $1"
         )))
         .bind(id)
         .fetch_optional(self.pool())
         .await?;
-        row.as_ref().map(user_from_row).transpose()
+        Ok(row.map(User::from))
     }
 
     /// Every account, oldest first.
     pub async fn users(&self) -> Result<Vec<User>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let rows: Vec<UserRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS} FROM users ORDER BY created_at, id"
         )))
         .fetch_all(self.pool())
         .await?;
-        rows.iter().map(user_from_row).collect()
+        Ok(rows.into_iter().map(User::from).collect())
     }
 
     /// Stores a new key for `user_id`, enforcing the active-key limit atomically.
@@ -358,15 +396,13 @@ impl Store {
         if touched.rows_affected() == 0 {
             return Err(CreateKeyError::UnknownUser(user_id.to_owned()));
         }
-        let active: i64 = sqlx::query(
+        let active: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) AS n FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2",
         )
         .bind(user_id)
         .bind(now)
         .fetch_one(&mut *tx)
         .await
-        .map_err(StoreError::from)?
-        .try_get("n")
         .map_err(StoreError::from)?;
         if active >= MAX_ACTIVE_KEYS {
             return Err(CreateKeyError::TooManyKeys(user_id.to_owned()));
@@ -408,35 +444,35 @@ impl Store {
     pub async fn keys(&self, user_id: Option<&str>) -> Result<Vec<ApiKey>, StoreError> {
         // Their counters include every request recorded so far.
         self.flush_usage().await?;
-        let rows =
+        let rows: Vec<KeyRow> =
             match user_id {
-                Some(user) => sqlx::query(sqlx::AssertSqlSafe(format!(
+                Some(user) => sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT {KEY_COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at, id"
                 )))
                 .bind(user)
                 .fetch_all(self.pool())
                 .await?,
                 None => {
-                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                    sqlx::query_as(sqlx::AssertSqlSafe(format!(
                         "SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
                     )))
                     .fetch_all(self.pool())
                     .await?
                 }
             };
-        rows.iter().map(key_from_row).collect()
+        rows.into_iter().map(ApiKey::try_from).collect()
     }
 
     /// One key by id.
     pub async fn key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
         self.flush_usage().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1"
         )))
         .bind(id)
         .fetch_optional(self.pool())
         .await?;
-        row.as_ref().map(key_from_row).transpose()
+        row.map(ApiKey::try_from).transpose()
     }
 
     /// A key and its account, found by fingerprint.
@@ -444,14 +480,14 @@ impl Store {
         &self,
         fingerprint: &str,
     ) -> Result<Option<(ApiKey, User)>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {KEY_COLUMNS} FROM api_keys WHERE fingerprint = $1"
         )))
         .bind(fingerprint)
         .fetch_optional(self.pool())
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let key = key_from_row(&row)?;
+        let key = ApiKey::try_from(row)?;
         let Some(user) = self.user(&key.user_id).await? else {
             return Ok(None);
         };
@@ -471,5 +507,81 @@ impl Store {
             )
             .await?;
         Ok(done.rows_affected() == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_row(scopes: &str) -> KeyRow {
+        KeyRow {
+            id: "k".to_owned(),
+            user_id: "u".to_owned(),
+            name: "ci".to_owned(),
+            prefix: "ek_ab".to_owned(),
+            fingerprint: "f".to_owned(),
+            scopes: scopes.to_owned(),
+            created_at: 1,
+            expires_at: 2,
+            revoked_at: None,
+            last_used_at: Some(3),
+            request_count: 4,
+            error_count: 5,
+        }
+    }
+
+    #[test]
+    fn a_user_row_reads_its_flags_as_zero_or_not() {
+        let row = |verified, restricted| UserRow {
+            id: "u".to_owned(),
+            name: "Ada".to_owned(),
+            verified,
+            restricted,
+            created_at: 7,
+            email: Some("ada@example.org".to_owned()),
+        };
+        let user = User::from(row(1, 0));
+        assert!(user.verified && !user.restricted);
+        assert_eq!(
+            (user.id.as_str(), user.name.as_str(), user.created_at),
+            ("u", "Ada", 7)
+        );
+        assert_eq!(user.email.as_deref(), Some("ada@example.org"));
+        let user = User::from(row(0, 2));
+        assert!(!user.verified && user.restricted);
+    }
+
+    #[test]
+    fn a_key_row_reads_its_stored_scopes() {
+        let key = ApiKey::try_from(key_row("marking:read,papers:read")).expect("known scopes");
+        assert_eq!(key.scopes, [Scope::PapersRead, Scope::MarkingRead]);
+        assert_eq!(
+            (key.id.as_str(), key.user_id.as_str(), key.prefix.as_str()),
+            ("k", "u", "ek_ab")
+        );
+        assert_eq!(
+            (key.created_at, key.expires_at, key.revoked_at),
+            (1, 2, None)
+        );
+        assert_eq!(
+            (key.last_used_at, key.request_count, key.error_count),
+            (Some(3), 4, 5)
+        );
+        assert!(
+            ApiKey::try_from(key_row(""))
+                .expect("no scopes")
+                .scopes
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_key_row_with_an_unknown_scope_is_corrupt() {
+        let refused = ApiKey::try_from(key_row("marking:read,admin")).expect_err("unknown");
+        assert!(
+            matches!(&refused, StoreError::Corrupt(why) if why.contains("\"admin\"")),
+            "{refused}"
+        );
     }
 }

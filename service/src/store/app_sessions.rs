@@ -4,8 +4,6 @@
 //! replayed as cookies. Both the sessions and the sign-in counters live in the database, so every
 //! instance sharing it knows a session, ends it at sign-out and counts the same attempts.
 
-use sqlx::Row;
-
 use super::accounts::User;
 use super::{Durability, PruneBatch, Store, StoreError};
 
@@ -14,8 +12,8 @@ const PRUNE: PruneBatch = PruneBatch {
     select: "SELECT id_hash FROM app_sessions WHERE expires_at <= $1",
 };
 
-/// A stored browser session.
-#[derive(Debug, Clone)]
+/// A stored browser session, as its row holds it.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AppSession {
     /// SHA-256 of the cookie's secret, hexadecimal.
     pub id_hash: String,
@@ -29,17 +27,6 @@ pub struct AppSession {
     pub last_seen_at: i64,
     /// The absolute expiry, Unix milliseconds.
     pub expires_at: i64,
-}
-
-fn session_from_row(row: &sqlx::any::AnyRow) -> Result<AppSession, StoreError> {
-    Ok(AppSession {
-        id_hash: row.try_get("id_hash")?,
-        user_id: row.try_get("user_id")?,
-        csrf_token: row.try_get("csrf_token")?,
-        created_at: row.try_get("created_at")?,
-        last_seen_at: row.try_get("last_seen_at")?,
-        expires_at: row.try_get("expires_at")?,
-    })
 }
 
 /// A counted window of sign-in attempts.
@@ -77,15 +64,16 @@ impl Store {
         &self,
         id_hash: &str,
     ) -> Result<Option<(AppSession, User)>, StoreError> {
-        let row = sqlx::query(
+        let session: Option<AppSession> = sqlx::query_as(
             "SELECT id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at \
              FROM app_sessions WHERE id_hash = $1",
         )
         .bind(id_hash)
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        let session = session_from_row(&row)?;
+        let Some(session) = session else {
+            return Ok(None);
+        };
         let Some(user) = self.user(&session.user_id).await? else {
             return Ok(None);
         };
@@ -199,7 +187,7 @@ impl Store {
         let mut tx = self.begin_bookkeeping().await?;
         let mut counts = Vec::with_capacity(subjects.len());
         for (at, (subject, window)) in subjects.iter().enumerate() {
-            let row = sqlx::query(
+            let count: i64 = sqlx::query_scalar(
                 "INSERT INTO rate_counters (bucket, count, expires_at) VALUES ($1, 1, $2) \
                  ON CONFLICT (bucket) DO UPDATE SET count = rate_counters.count + 1 RETURNING count",
             )
@@ -207,7 +195,6 @@ impl Store {
             .bind(window_end(*window, now))
             .fetch_one(&mut *tx)
             .await?;
-            let count = row.try_get::<i64, _>("count")?;
             counts.push(count);
             if count > window.limit {
                 // Refused by this subject: those before it are not charged.

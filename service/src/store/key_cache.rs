@@ -12,8 +12,6 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use sqlx::Row;
-
 use super::accounts::{ApiKey, User};
 use super::{Store, StoreError};
 
@@ -65,10 +63,11 @@ impl KeyCache {
 impl Store {
     /// The authentication epoch now.
     pub async fn auth_epoch(&self) -> Result<i64, StoreError> {
-        Ok(sqlx::query("SELECT epoch FROM auth_epoch WHERE id = 1")
-            .fetch_one(self.pool())
-            .await?
-            .try_get("epoch")?)
+        Ok(
+            sqlx::query_scalar::<_, i64>("SELECT epoch FROM auth_epoch WHERE id = 1")
+                .fetch_one(self.pool())
+                .await?,
+        )
     }
 
     /// The key with this fingerprint and its account: from memory when this server has read it
