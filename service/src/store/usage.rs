@@ -6,8 +6,6 @@
 
 use std::collections::HashMap;
 
-use sqlx::Row;
-
 use super::{PruneBatch, Store, StoreError, utc_date};
 
 const DAY_MS: i64 = 86_400_000;
@@ -44,6 +42,31 @@ pub struct UsageRow {
     pub total_ms: i64,
     /// Longest handling time, milliseconds.
     pub max_ms: i64,
+}
+
+/// A `usage_daily` row as stored: its status is an integer.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct StoredUsage {
+    day: String,
+    operation: String,
+    status: i64,
+    requests: i64,
+    total_ms: i64,
+    max_ms: i64,
+}
+
+impl From<StoredUsage> for UsageRow {
+    /// A status outside the range of HTTP statuses reads as 0.
+    fn from(row: StoredUsage) -> Self {
+        UsageRow {
+            day: row.day,
+            operation: row.operation,
+            status: u16::try_from(row.status).unwrap_or(0),
+            requests: row.requests,
+            total_ms: row.total_ms,
+            max_ms: row.max_ms,
+        }
+    }
 }
 
 /// How often recorded requests are written: a server that crashes loses at most this much of
@@ -296,7 +319,7 @@ impl Store {
     pub async fn usage(&self, key_id: &str, now: i64) -> Result<Vec<UsageRow>, StoreError> {
         self.flush_usage().await?;
         let since = first_day(now, SHOWN_DAYS);
-        let rows = sqlx::query(
+        let rows: Vec<StoredUsage> = sqlx::query_as(
             "SELECT day, operation, status, requests, total_ms, max_ms FROM usage_daily \
              WHERE key_id = $1 AND day >= $2 ORDER BY day DESC, operation, status",
         )
@@ -304,18 +327,7 @@ impl Store {
         .bind(since)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(UsageRow {
-                    day: row.try_get("day")?,
-                    operation: row.try_get("operation")?,
-                    status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(0),
-                    requests: row.try_get("requests")?,
-                    total_ms: row.try_get("total_ms")?,
-                    max_ms: row.try_get("max_ms")?,
-                })
-            })
-            .collect()
+        Ok(rows.into_iter().map(UsageRow::from).collect())
     }
 
     /// Deletes the usage rows of days before the [`KEPT_DAYS`] UTC days ending on the day of
@@ -341,5 +353,32 @@ mod tests {
         assert_eq!(first_day(now, 1), "2026-01-01");
         assert_eq!(first_day(now, SHOWN_DAYS), "2025-12-03");
         assert_eq!(first_day(now, KEPT_DAYS), "2025-12-02");
+    }
+
+    #[test]
+    fn a_stored_row_keeps_its_counts_and_reads_a_strange_status_as_zero() {
+        let stored = |status| StoredUsage {
+            day: "2026-01-01".to_owned(),
+            operation: "GET /v1/papers".to_owned(),
+            status,
+            requests: 3,
+            total_ms: 40,
+            max_ms: 25,
+        };
+        assert_eq!(
+            UsageRow::from(stored(404)),
+            UsageRow {
+                day: "2026-01-01".to_owned(),
+                operation: "GET /v1/papers".to_owned(),
+                status: 404,
+                requests: 3,
+                total_ms: 40,
+                max_ms: 25,
+            }
+        );
+        for strange in [-1, 65_536, i64::MAX] {
+            assert_eq!(UsageRow::from(stored(strange)).status, 0);
+        }
+        assert_eq!(UsageRow::from(stored(65_535)).status, 65_535);
     }
 }

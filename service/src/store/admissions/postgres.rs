@@ -15,8 +15,8 @@
 
 use std::time::Instant;
 
+use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
-use sqlx::{Connection, Row};
 use tokio::sync::mpsc;
 
 use super::{MAX_GROUP, Waiting, answer};
@@ -92,6 +92,14 @@ async fn ready<'a>(
     Ok(&mut link.insert(current).conn)
 }
 
+/// What `examkit_admit_group` answers: every admission's counts, space-separated in the group's
+/// order, and the authentication epoch they were counted at.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct Decided {
+    counts: String,
+    epoch: i64,
+}
+
 /// The whole group is one statement, `examkit_admit_group` (migration 0016): it locks the
 /// group's counters in name order, decides each admission in arrival order as
 /// [`super::decide_in_order`] does, and writes the counts, in one round trip.
@@ -111,16 +119,16 @@ async fn decide_group(
             owners.push(owner.to_string());
         }
     }
-    let row = sqlx::query("SELECT counts, epoch FROM examkit_admit_group($1, $2, $3, $4)")
-        .bind(names.join(" "))
-        .bind(limits.join(" "))
-        .bind(window_ends.join(" "))
-        .bind(owners.join(" "))
-        .fetch_one(&mut *conn)
-        .await?;
-    let counts: String = row.try_get("counts")?;
-    let epoch: i64 = row.try_get("epoch")?;
-    let mut counts = counts.split(' ').map(|c| {
+    let decided: Decided =
+        sqlx::query_as("SELECT counts, epoch FROM examkit_admit_group($1, $2, $3, $4)")
+            .bind(names.join(" "))
+            .bind(limits.join(" "))
+            .bind(window_ends.join(" "))
+            .bind(owners.join(" "))
+            .fetch_one(&mut *conn)
+            .await?;
+    let epoch = decided.epoch;
+    let mut counts = decided.counts.split(' ').map(|c| {
         c.parse::<i64>()
             .map_err(|e| StoreError::Corrupt(format!("rate counts: {e}")))
     });

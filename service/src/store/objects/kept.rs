@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
 use super::*;
 use crate::store::{Durability, Store, StoreError, WriteTx, now_ms};
@@ -37,6 +37,14 @@ impl Kept {
             Kept::Object(sha256) => Some(sha256),
         }
     }
+}
+
+/// A part of what a row keeps, as [`Store::kept_range`] reads it: the range of its inline column
+/// (selected `AS part`) and its object column (selected `AS object`).
+#[derive(Debug, Clone, FromRow)]
+struct KeptPart {
+    part: Option<Vec<u8>>,
+    object: Option<String>,
 }
 
 impl Store {
@@ -151,10 +159,10 @@ impl Store {
         range: std::ops::Range<u64>,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(row) = row else { return Ok(None) };
-        if let Some(part) = row.try_get::<Option<Vec<u8>>, _>("part")? {
+        let KeptPart { part, object } = KeptPart::from_row(row)?;
+        if let Some(part) = part {
             return Ok(Some(part));
         }
-        let object: Option<String> = row.try_get("object")?;
         match (object, self.objects()) {
             (Some(sha256), Some(objects)) => Ok(Some(objects.get_range(&sha256, range).await?)),
             (Some(_), None) => Err(StoreError::NoObjectStore),

@@ -2,7 +2,7 @@
 //! row at a time, and listing the claimed objects to copy between stores.
 
 use bytes::Bytes;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
 use super::*;
 use crate::store::{Store, StoreError};
@@ -100,19 +100,38 @@ impl Movable {
     }
 }
 
+/// A table's counts of stored files in the database (`inline`) and in objects (`named`).
+#[derive(Debug, Clone, Copy, sqlx::FromRow)]
+struct KeptCounts {
+    inline: i64,
+    named: i64,
+}
+
+/// The bytes of a row whose stored file is in the database, selected `AS bytes`.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct InlineBytes {
+    bytes: Vec<u8>,
+}
+
+/// The object a row's stored file is in, selected `AS object`.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct NamedObject {
+    object: String,
+}
+
 impl Store {
     /// How many stored files are in the database and how many name objects: `(inline, objects)`.
     pub async fn kept_counts(&self) -> Result<(i64, i64), StoreError> {
         let mut inline = 0;
         let mut named = 0;
         for (table, object, bytes) in MOVABLE {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            let counts: KeptCounts = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT COUNT({bytes}) AS inline, COUNT({object}) AS named FROM {table}"
             )))
             .fetch_one(self.pool())
             .await?;
-            inline += row.try_get::<i64, _>("inline")?;
-            named += row.try_get::<i64, _>("named")?;
+            inline += counts.inline;
+            named += counts.named;
         }
         Ok((inline, named))
     }
@@ -129,7 +148,7 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         let Some(row) = row else { return Ok(false) };
-        let data: Vec<u8> = row.try_get("bytes")?;
+        let InlineBytes { bytes: data } = InlineBytes::from_row(&row)?;
         let sha256 = hex_sha256(&data);
         self.claim_object(&sha256, data.len()).await?;
         to.put(&sha256, Bytes::from(data)).await?;
@@ -158,7 +177,7 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         let Some(row) = row else { return Ok(false) };
-        let sha256: String = row.try_get("object")?;
+        let NamedObject { object: sha256 } = NamedObject::from_row(&row)?;
         let data = objects.get(&sha256).await?;
         let mut tx = self.begin_write().await?;
         let mut update = sqlx::query(sqlx::AssertSqlSafe(format!(
