@@ -113,6 +113,10 @@ macro_rules! stored_words {
     };
 }
 
+/// For words of a column kept by its own store module; the module brings `UnknownWord` and the
+/// `sqlx` names used above into scope.
+pub(super) use stored_words;
+
 stored_words! {
     /// Where a marking session stands.
     SessionStatus, "session status" {
