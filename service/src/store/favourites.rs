@@ -1,6 +1,5 @@
 //! Favourites: questions an account has starred, set with `examkit favourites add|remove`.
 
-use sqlx::Row;
 use uuid::Uuid;
 
 use super::{Durability, Store, StoreError, now_ms};
@@ -95,17 +94,11 @@ impl Store {
 
     /// An account's favourite question ids, oldest first.
     pub async fn favourites(&self, user_id: &str) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_scalar::<_, String>(
             "SELECT question_id FROM favourites WHERE user_id = $1 ORDER BY created_at, question_id",
         )
         .bind(user_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|r| {
-                r.try_get::<String, _>("question_id")
-                    .map_err(StoreError::from)
-            })
-            .collect()
+        .await?)
     }
 }

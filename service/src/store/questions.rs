@@ -1,11 +1,9 @@
 //! Reading one question revision and its diagram files (`GET /v1/questions/{id}/revisions/{n}`).
 
-use sqlx::Row;
-
 use super::{Store, StoreError};
 
 /// A stored revision that may be served: published or withdrawn.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ServedRevision {
     /// `published` or `withdrawn`.
     pub status: String,
@@ -24,23 +22,14 @@ impl Store {
         question_id: &str,
         revision: i64,
     ) -> Result<Option<ServedRevision>, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT status, content_version, scheme_version, body FROM bank_revisions \
              WHERE question_id = $1 AND revision = $2 AND status IN ('published', 'withdrawn')",
         )
         .bind(question_id)
         .bind(revision)
         .fetch_optional(self.pool())
-        .await?;
-        row.map(|row| {
-            Ok(ServedRevision {
-                status: row.try_get(0)?,
-                content_version: row.try_get(1)?,
-                scheme_version: row.try_get(2)?,
-                body: row.try_get(3)?,
-            })
-        })
-        .transpose()
+        .await?)
     }
 
     /// The bytes of a diagram file of a published or withdrawn revision; `None` when the asset is
@@ -51,7 +40,7 @@ impl Store {
         revision: i64,
         asset_id: &str,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_scalar::<_, Vec<u8>>(
             "SELECT a.bytes FROM bank_revision_assets ra \
              JOIN bank_revisions r ON r.question_id = ra.question_id AND r.revision = ra.revision \
              JOIN bank_assets a ON a.id = ra.asset_id AND a.question_id = ra.question_id \
@@ -62,8 +51,6 @@ impl Store {
         .bind(revision)
         .bind(asset_id)
         .fetch_optional(self.pool())
-        .await?;
-        row.map(|row| row.try_get::<Vec<u8>, _>(0).map_err(StoreError::from))
-            .transpose()
+        .await?)
     }
 }
