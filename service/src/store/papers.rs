@@ -9,8 +9,7 @@
 
 use examkit_bank::Status;
 use serde::{Deserialize, Serialize};
-use sqlx::any::AnyRow;
-use sqlx::{FromRow, Row};
+use sqlx::FromRow;
 
 use super::{Backend, Store, StoreError};
 
@@ -177,34 +176,95 @@ pub enum ExportKind {
     MarkScheme,
 }
 
-const REVISION_COLUMNS: &str = "r.revision, p.revision, r.title, r.writing_space, r.grade_guide, \
-     r.questions, r.total_marks, r.paper_pages, r.scheme_pages, p.created_at, r.saved_at, \
+const REVISION_COLUMNS: &str = "r.revision, p.revision AS latest_revision, r.title, \
+     r.writing_space, r.grade_guide, r.questions, r.total_marks, r.paper_pages, r.scheme_pages, \
+     p.created_at, r.saved_at, \
      (SELECT COUNT(*) FROM paper_exports e WHERE e.user_id = r.user_id \
-      AND e.paper_id = r.paper_id AND e.revision = r.revision)";
+      AND e.paper_id = r.paper_id AND e.revision = r.revision) AS export_count";
 
-fn stored_paper(id: &str, row: &AnyRow) -> Result<StoredPaper, StoreError> {
-    let questions: String = row.try_get(5)?;
-    let questions: Vec<Pin> = serde_json::from_str(&questions)
-        .map_err(|e| StoreError::Corrupt(format!("pins of paper {id}: {e}")))?;
-    Ok(StoredPaper {
-        id: id.to_owned(),
-        revision: row.try_get(0)?,
-        latest_revision: row.try_get(1)?,
-        content: PaperContent {
-            title: row.try_get(2)?,
-            writing_space: row.try_get(3)?,
-            grade_guide: row.try_get::<i64, _>(4)? != 0,
-            questions,
-        },
-        figures: PaperFigures {
-            total_marks: row.try_get(6)?,
-            paper_pages: row.try_get(7)?,
-            scheme_pages: row.try_get(8)?,
-        },
-        created_at: row.try_get(9)?,
-        saved_at: row.try_get(10)?,
-        exports_ready: row.try_get::<i64, _>(11)? > 0,
-    })
+/// A paper revision's row as [`REVISION_COLUMNS`] reads it.
+#[derive(Debug, Clone, FromRow)]
+struct RevisionRow {
+    revision: i64,
+    latest_revision: i64,
+    title: String,
+    writing_space: String,
+    /// 0 or 1.
+    grade_guide: i64,
+    /// The pins, as JSON.
+    questions: String,
+    total_marks: i64,
+    paper_pages: i64,
+    scheme_pages: i64,
+    created_at: i64,
+    saved_at: i64,
+    /// The revision's prepared exports: 0 or 1.
+    export_count: i64,
+}
+
+impl RevisionRow {
+    /// The stored revision of paper `id`; its pins must read as JSON.
+    fn into_stored(self, id: &str) -> Result<StoredPaper, StoreError> {
+        let questions: Vec<Pin> = serde_json::from_str(&self.questions)
+            .map_err(|e| StoreError::Corrupt(format!("pins of paper {id}: {e}")))?;
+        Ok(StoredPaper {
+            id: id.to_owned(),
+            revision: self.revision,
+            latest_revision: self.latest_revision,
+            content: PaperContent {
+                title: self.title,
+                writing_space: self.writing_space,
+                grade_guide: self.grade_guide != 0,
+                questions,
+            },
+            figures: PaperFigures {
+                total_marks: self.total_marks,
+                paper_pages: self.paper_pages,
+                scheme_pages: self.scheme_pages,
+            },
+            created_at: self.created_at,
+            saved_at: self.saved_at,
+            exports_ready: self.export_count > 0,
+        })
+    }
+}
+
+/// A row of the papers list.
+#[derive(Debug, Clone, FromRow)]
+struct ListingRow {
+    id: String,
+    revision: i64,
+    title: String,
+    question_count: i64,
+    total_marks: i64,
+    writing_space: String,
+    /// 0 or 1.
+    grade_guide: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<ListingRow> for PaperListing {
+    fn from(row: ListingRow) -> Self {
+        PaperListing {
+            id: row.id,
+            revision: row.revision,
+            title: row.title,
+            question_count: row.question_count,
+            total_marks: row.total_marks,
+            writing_space: row.writing_space,
+            grade_guide: row.grade_guide != 0,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+/// The size of one prepared PDF: its inline bytes' length, or its stored object's size.
+#[derive(Debug, Clone, Copy, FromRow)]
+struct ExportSize {
+    inline_size: Option<i64>,
+    object_size: Option<i64>,
 }
 
 fn pins_json(pins: &[Pin]) -> Result<String, StoreError> {
@@ -342,9 +402,9 @@ impl Store {
         paper_id: &str,
         revision: Option<i64>,
     ) -> Result<Option<StoredPaper>, StoreError> {
-        let row = match revision {
+        let row: Option<RevisionRow> = match revision {
             Some(revision) => {
-                sqlx::query(sqlx::AssertSqlSafe(format!(
+                sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT {REVISION_COLUMNS} FROM paper_revisions r \
                      JOIN papers p ON p.user_id = r.user_id AND p.id = r.paper_id \
                      WHERE r.user_id = $1 AND r.paper_id = $2 AND r.revision = $3"
@@ -356,7 +416,7 @@ impl Store {
                 .await?
             }
             None => {
-                sqlx::query(sqlx::AssertSqlSafe(format!(
+                sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT {REVISION_COLUMNS} FROM paper_revisions r \
                      JOIN papers p ON p.user_id = r.user_id AND p.id = r.paper_id \
                      AND p.revision = r.revision \
@@ -368,12 +428,12 @@ impl Store {
                 .await?
             }
         };
-        row.map(|row| stored_paper(paper_id, &row)).transpose()
+        row.map(|row| row.into_stored(paper_id)).transpose()
     }
 
     /// The account's papers, most recently saved first.
     pub async fn papers(&self, user_id: &str) -> Result<Vec<PaperListing>, StoreError> {
-        let rows = sqlx::query(
+        let rows: Vec<ListingRow> = sqlx::query_as(
             "SELECT p.id, p.revision, r.title, r.question_count, r.total_marks, r.writing_space, \
              r.grade_guide, p.created_at, p.updated_at FROM papers p \
              JOIN paper_revisions r ON r.user_id = p.user_id AND r.paper_id = p.id \
@@ -383,21 +443,7 @@ impl Store {
         .bind(user_id)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(PaperListing {
-                    id: row.try_get(0)?,
-                    revision: row.try_get(1)?,
-                    title: row.try_get(2)?,
-                    question_count: row.try_get(3)?,
-                    total_marks: row.try_get(4)?,
-                    writing_space: row.try_get(5)?,
-                    grade_guide: row.try_get::<i64, _>(6)? != 0,
-                    created_at: row.try_get(7)?,
-                    updated_at: row.try_get(8)?,
-                })
-            })
-            .collect()
+        Ok(rows.into_iter().map(PaperListing::from).collect())
     }
 
     /// Stores a revision's two PDFs and the question paper's answer-space layout (JSON); a second preparation of the same revision keeps the first
@@ -471,7 +517,7 @@ impl Store {
         kind: ExportKind,
     ) -> Result<Option<u64>, StoreError> {
         let (bytes, object) = export_columns(kind);
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row: Option<ExportSize> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT CAST(length(e.{bytes}) AS BIGINT) AS inline_size, s.size_bytes AS object_size \
              FROM paper_exports e LEFT JOIN stored_objects s ON s.sha256 = e.{object} \
              WHERE e.user_id = $1 AND e.paper_id = $2 AND e.revision = $3"
@@ -482,9 +528,7 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let size: Option<i64> = row
-            .try_get::<Option<i64>, _>("inline_size")?
-            .or(row.try_get::<Option<i64>, _>("object_size")?);
+        let size = row.inline_size.or(row.object_size);
         size.map(|n| u64::try_from(n).map_err(|_| StoreError::Corrupt(format!("export size {n}"))))
             .transpose()
     }
