@@ -27,7 +27,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use examkit_bank::Revision;
 use serde::Serialize;
-use sqlx::{Any, Row};
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::{Any, FromRow};
 use uuid::Uuid;
 
 use super::{Backend, Store, StoreError, WriteTx, now_ms};
@@ -482,8 +483,24 @@ impl Sql {
         self.text.push_str(&format!("${}", self.params.len()));
     }
 
-    fn query(&self) -> sqlx::query::Query<'_, Any, sqlx::any::AnyArguments> {
+    /// The statement, for a query returning no rows to read.
+    fn query(&self) -> sqlx::query::Query<'_, Any, AnyArguments> {
         let mut query = sqlx::query(sqlx::AssertSqlSafe(self.text.as_str()));
+        for param in &self.params {
+            query = match param {
+                Param::Text(v) => query.bind(v.as_str()),
+                Param::Int(v) => query.bind(*v),
+            };
+        }
+        query
+    }
+
+    /// The statement, its rows read as `T`.
+    fn query_as<T>(&self) -> sqlx::query::QueryAs<'_, Any, T, AnyArguments>
+    where
+        T: for<'r> FromRow<'r, AnyRow>,
+    {
+        let mut query = sqlx::query_as(sqlx::AssertSqlSafe(self.text.as_str()));
         for param in &self.params {
             query = match param {
                 Param::Text(v) => query.bind(v.as_str()),
@@ -498,6 +515,60 @@ impl Sql {
 fn shuffle_of(question_id: &str) -> i64 {
     let hex = examkit_bank::digest::sha256_hex(question_id.as_bytes());
     i64::from_str_radix(hex.get(..8).unwrap_or("0"), 16).unwrap_or(0) >> 1
+}
+
+/// A bank facet's display label, by kind and id.
+#[derive(Debug, Clone, FromRow)]
+struct FacetLabel {
+    kind: String,
+    id: String,
+    label: String,
+}
+
+/// A question's latest published revision, as the index is built from it.
+#[derive(Debug, Clone, FromRow)]
+struct PublishedRevision {
+    question_id: String,
+    revision: i64,
+    content_version: String,
+    scheme_version: String,
+    /// The revision object of the bank format, as JSON.
+    body: String,
+}
+
+/// A facet option's published question count.
+#[derive(Debug, Clone, FromRow)]
+struct FacetCount {
+    kind: String,
+    value: String,
+    count: i64,
+}
+
+/// A facet option of `bank_facets`, in display order.
+#[derive(Debug, Clone, FromRow)]
+struct FacetOption {
+    kind: String,
+    id: String,
+    label: String,
+    topic: Option<String>,
+    level: Option<String>,
+    subject: Option<String>,
+}
+
+/// A stored search cursor.
+#[derive(Debug, Clone, FromRow)]
+struct CursorRow {
+    digest: String,
+    after_key: String,
+    position: i64,
+    expires_at: i64,
+}
+
+/// A search result: the question and its item, the JSON object served.
+#[derive(Debug, Clone, FromRow)]
+struct ResultRow {
+    question_id: String,
+    item: String,
 }
 
 /// What the index stores for one question.
@@ -631,14 +702,11 @@ pub async fn index_questions(
         return Ok(());
     }
     let mut labels = HashMap::new();
-    for row in sqlx::query("SELECT kind, id, label FROM bank_facets")
+    for facet in sqlx::query_as::<_, FacetLabel>("SELECT kind, id, label FROM bank_facets")
         .fetch_all(&mut **tx)
         .await?
     {
-        labels.insert(
-            (row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?),
-            row.try_get::<String, _>(2)?,
-        );
+        labels.insert((facet.kind, facet.id), facet.label);
     }
     let ids: Vec<String> = ids
         .iter()
@@ -663,18 +731,17 @@ pub async fn index_questions(
         // follow the question ids of one import.
         sql.push(" ORDER BY r.question_id");
         let mut rows = Vec::new();
-        for row in sql.query().fetch_all(&mut **tx).await? {
-            let question_id: String = row.try_get(0)?;
-            let revision: i64 = row.try_get(1)?;
-            let content_version: String = row.try_get(2)?;
-            let scheme_version: String = row.try_get(3)?;
-            let body: String = row.try_get(4)?;
+        for published in sql
+            .query_as::<PublishedRevision>()
+            .fetch_all(&mut **tx)
+            .await?
+        {
             rows.push(index_row(
-                &question_id,
-                revision,
-                &content_version,
-                &scheme_version,
-                &body,
+                &published.question_id,
+                published.revision,
+                &published.content_version,
+                &published.scheme_version,
+                &published.body,
                 &labels,
             )?);
         }
@@ -879,16 +946,14 @@ impl Store {
     /// The facet options of the bank in display order, with their published question counts.
     pub async fn facets(&self) -> Result<FacetsView, StoreError> {
         let mut counts = HashMap::new();
-        for row in sqlx::query("SELECT kind, value, count FROM search_facet_counts")
-            .fetch_all(self.searching())
-            .await?
+        for row in
+            sqlx::query_as::<_, FacetCount>("SELECT kind, value, count FROM search_facet_counts")
+                .fetch_all(self.searching())
+                .await?
         {
-            counts.insert(
-                (row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?),
-                row.try_get::<i64, _>(2)?,
-            );
+            counts.insert((row.kind, row.value), row.count);
         }
-        let rows = sqlx::query(
+        let rows: Vec<FacetOption> = sqlx::query_as(
             "SELECT kind, id, label, topic, level, subject FROM bank_facets \
              ORDER BY kind, position, id",
         )
@@ -896,20 +961,18 @@ impl Store {
         .await?;
         let mut view = FacetsView::default();
         for row in rows {
-            let kind: String = row.try_get(0)?;
-            let value: String = row.try_get(1)?;
             let option = FacetOptionView {
                 count: counts
-                    .get(&(kind.clone(), value.clone()))
+                    .get(&(row.kind.clone(), row.id.clone()))
                     .copied()
                     .unwrap_or(0),
-                value,
-                label: row.try_get(2)?,
-                topic: row.try_get(3)?,
-                level: row.try_get(4)?,
-                subject: row.try_get(5)?,
+                value: row.id,
+                label: row.label,
+                topic: row.topic,
+                level: row.level,
+                subject: row.subject,
             };
-            match kind.as_str() {
+            match row.kind.as_str() {
                 "course" => view.course.push(option),
                 "board" => view.board.push(option),
                 "module" => view.module.push(option),
@@ -931,7 +994,7 @@ impl Store {
         filters: &SearchFilters,
     ) -> Result<Result<CursorPosition, CursorProblem>, StoreError> {
         let digest = filters.digest(user_id);
-        let row = sqlx::query(
+        let row: Option<CursorRow> = sqlx::query_as(
             "SELECT digest, after_key, position, expires_at FROM search_cursors \
              WHERE id = $1 AND user_id = $2",
         )
@@ -942,19 +1005,18 @@ impl Store {
         let Some(row) = row else {
             return Ok(Err(CursorProblem::Unknown));
         };
-        if row.try_get::<i64, _>(3)? <= now_ms() {
+        if row.expires_at <= now_ms() {
             return Ok(Err(CursorProblem::Expired));
         }
-        if row.try_get::<String, _>(0)? != digest {
+        if row.digest != digest {
             return Ok(Err(CursorProblem::Mismatch));
         }
-        let after_key: String = row.try_get(1)?;
-        if !filters.words.is_empty() && RankedKey::parse(&after_key, self.backend()).is_none() {
+        if !filters.words.is_empty() && RankedKey::parse(&row.after_key, self.backend()).is_none() {
             return Ok(Err(CursorProblem::Unknown));
         }
         Ok(Ok(CursorPosition {
-            after_key,
-            position: row.try_get(2)?,
+            after_key: row.after_key,
+            position: row.position,
         }))
     }
 
@@ -970,7 +1032,7 @@ impl Store {
         let now = now_ms();
         let find = "SELECT id FROM search_cursors WHERE user_id = $1 AND digest = $2 \
                     AND position = $3 AND after_key = $4 AND expires_at > $5";
-        let existing = sqlx::query(find)
+        let existing: Option<String> = sqlx::query_scalar(find)
             .bind(user_id)
             .bind(digest)
             .bind(position.position)
@@ -978,8 +1040,8 @@ impl Store {
             .bind(now + CURSOR_LIFETIME_MS / 2)
             .fetch_optional(self.searching())
             .await?;
-        if let Some(row) = existing {
-            return Ok(row.try_get(0)?);
+        if let Some(id) = existing {
+            return Ok(id);
         }
         let mut tx = self.begin_bookkeeping().await?;
         sqlx::query("DELETE FROM search_cursors WHERE expires_at <= $1")
@@ -1001,7 +1063,7 @@ impl Store {
         .bind(now + CURSOR_LIFETIME_MS)
         .execute(&mut *tx)
         .await?;
-        let row = sqlx::query(
+        let saved: String = sqlx::query_scalar(
             "SELECT id FROM search_cursors WHERE user_id = $1 AND digest = $2 \
              AND position = $3 AND after_key = $4",
         )
@@ -1012,7 +1074,7 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
-        Ok(row.try_get(0)?)
+        Ok(saved)
     }
 
     /// One page of the published questions matching `filters`.
@@ -1080,15 +1142,19 @@ impl Store {
         sql.push(order_column);
         sql.push(" LIMIT ");
         sql.int(limit + 1);
-        let rows = sql.query().fetch_all(self.searching()).await?;
+        let rows = sql
+            .query_as::<ResultRow>()
+            .fetch_all(self.searching())
+            .await?;
+        let more = rows.len() as i64 > limit;
         let mut items = Vec::with_capacity(rows.len());
         let mut last = String::new();
-        for row in rows.iter().take(usize::try_from(limit).unwrap_or(0)) {
-            last = row.try_get(0)?;
-            items.push(row.try_get::<String, _>(1)?);
+        for row in rows.into_iter().take(usize::try_from(limit).unwrap_or(0)) {
+            last = row.question_id;
+            items.push(row.item);
         }
         let served = items.len() as i64;
-        let next = (rows.len() as i64 > limit).then(|| CursorPosition {
+        let next = more.then(|| CursorPosition {
             after_key: last,
             position: after.map_or(0, |a| a.position) + served,
         });
@@ -1198,11 +1264,15 @@ impl Store {
         self.conditions(&mut sql, filters, user_id, None);
         sql.push(" ORDER BY t.rowid LIMIT ");
         sql.int(limit);
-        let mut out = Vec::new();
-        for row in sql.query().fetch_all(self.searching()).await? {
-            out.push((row.try_get(0)?, row.try_get::<i64, _>(1)?.to_string()));
-        }
-        Ok(out)
+        // `t.rowid` is read by position: the name SQLite gives the column is not settled.
+        let rows = sql
+            .query_as::<(String, i64)>()
+            .fetch_all(self.searching())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(item, rowid)| (item, rowid.to_string()))
+            .collect())
     }
 
     /// PostgreSQL: which relevance tiers, in [`Tier::ALL`] order, `words` leave empty whatever
@@ -1238,12 +1308,13 @@ impl Store {
             sql.push(")");
         }
         sql.push(") w(word)) l");
-        let row = sql.query().fetch_one(self.searching()).await?;
-        let mut empty = [false; 3];
-        for (i, slot) in empty.iter_mut().enumerate() {
-            // NULL when no word has a lexeme: nothing is known.
-            *slot = row.try_get::<Option<bool>, _>(i)? == Some(false);
-        }
+        // One unnamed column per field of VOCABULARY_FIELDS, NULL when no word has a lexeme:
+        // nothing is known.
+        let (title, lead, document) = sql
+            .query_as::<(Option<bool>, Option<bool>, Option<bool>)>()
+            .fetch_one(self.searching())
+            .await?;
+        let mut empty = [title, lead, document].map(|found| found == Some(false));
         if empty[2] {
             empty = [true; 3];
         }
@@ -1299,11 +1370,15 @@ impl Store {
                 window.push(" ORDER BY question_id LIMIT ");
                 window.int(walk);
                 window.push(") w");
-                let row = window.query().fetch_one(self.searching()).await?;
-                if row.try_get::<i64, _>(1)? < walk {
+                // Two unnamed columns: the last question walked, and how many were.
+                let (last, walked) = window
+                    .query_as::<(Option<String>, i64)>()
+                    .fetch_one(self.searching())
+                    .await?;
+                if walked < walk {
                     break;
                 }
-                walked_to = row.try_get::<Option<String>, _>(0)?;
+                walked_to = last;
                 if walked_to.is_none() {
                     break;
                 }
@@ -1350,9 +1425,11 @@ impl Store {
                 " ORDER BY s.question_id LIMIT "
             });
             sql.int(wanted);
-            for row in sql.query().fetch_all(self.searching()).await? {
-                out.push((row.try_get(0)?, row.try_get(1)?));
-            }
+            out.extend(
+                sql.query_as::<(String, String)>()
+                    .fetch_all(self.searching())
+                    .await?,
+            );
         }
         Ok(out)
     }
@@ -1443,9 +1520,11 @@ impl Store {
             sql.push(" ORDER BY s.shuffle, s.question_id LIMIT ");
             sql.int(wanted);
             sql.push(") p JOIN search_questions s2 ON s2.question_id = p.k");
-            for row in sql.query().fetch_all(self.searching()).await? {
-                items.push(row.try_get(1)?);
-            }
+            let rows = sql
+                .query_as::<ResultRow>()
+                .fetch_all(self.searching())
+                .await?;
+            items.extend(rows.into_iter().map(|row| row.item));
         }
         // Fisher-Yates, so a small result set comes back in a different order each time.
         for i in (1..items.len()).rev() {
