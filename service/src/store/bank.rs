@@ -14,7 +14,7 @@ use examkit_bank::{
     BANK_VERSION, Bank, BankError, BankFile, CourseOption, FacetOption, Facets, Level, Question,
     Revision, Status, Subject, SubtopicOption,
 };
-use sqlx::Row;
+use sqlx::FromRow;
 use uuid::Uuid;
 
 use super::{Backend, Store, StoreError, WriteTx, now_ms};
@@ -136,6 +136,66 @@ struct StoredRevision {
     digest: String,
 }
 
+/// A `bank_revisions` row as the importer reads it; the status is checked on the way to a
+/// [`StoredRevision`].
+#[derive(Debug, Clone, FromRow)]
+struct StoredRevisionRow {
+    question_id: String,
+    revision: i64,
+    status: String,
+    digest: String,
+}
+
+/// A `bank_revisions` row as an export reads it.
+#[derive(Debug, Clone, FromRow)]
+struct ExportedRevisionRow {
+    question_id: String,
+    status: String,
+    body: String,
+}
+
+/// A `bank_assets` row as an export reads it.
+#[derive(Debug, Clone, FromRow)]
+struct ExportedAssetRow {
+    id: String,
+    bytes: Vec<u8>,
+}
+
+/// A `bank_facets` row as an export reads it: a subtopic's topic, a course's level and subject.
+#[derive(Debug, Clone, FromRow)]
+struct FacetOptionRow {
+    kind: String,
+    id: String,
+    label: String,
+    topic: Option<String>,
+    level: Option<String>,
+    subject: Option<String>,
+}
+
+/// A `bank_facets` row as the importer reads it.
+#[derive(Debug, Clone, FromRow)]
+struct StoredFacetRow {
+    kind: String,
+    id: String,
+    #[sqlx(flatten)]
+    facet: StoredFacet,
+}
+
+/// A `bank_questions` row as the importer reads it.
+#[derive(Debug, Clone, FromRow)]
+struct StoredQuestionRow {
+    id: String,
+    latest_published: Option<i64>,
+}
+
+/// A `bank_assets` row as the importer reads it.
+#[derive(Debug, Clone, FromRow)]
+struct StoredAssetRow {
+    id: String,
+    question_id: String,
+    sha256: String,
+}
+
 /// One value bound into a batched insert.
 enum Arg {
     Text(String),
@@ -218,10 +278,10 @@ impl Store {
 
     /// The number of questions in the bank.
     pub async fn bank_question_count(&self) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM bank_questions")
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) AS n FROM bank_questions")
             .fetch_one(self.pool())
             .await?;
-        Ok(row.try_get::<i64, _>("n")?)
+        Ok(n)
     }
 
     /// Reads the bank at `path` (facets already stored count as declared, so one question file
@@ -311,7 +371,7 @@ impl Store {
 
         let mut conn = self.pool().acquire().await?;
         let facets = read_facets(&mut conn).await?;
-        let rows = sqlx::query(
+        let rows: Vec<ExportedRevisionRow> = sqlx::query_as(
             "SELECT question_id, revision, status, body FROM bank_revisions \
              ORDER BY question_id, revision",
         )
@@ -320,13 +380,12 @@ impl Store {
         let mut questions: Vec<Question> = Vec::new();
         let mut revisions = 0;
         for row in rows {
-            let id: String = row.try_get("question_id")?;
-            let id = Uuid::parse_str(&id)
+            let id = &row.question_id;
+            let id = Uuid::parse_str(id)
                 .map_err(|_| StoreError::Corrupt(format!("question id {id:?} is not a UUID")))?;
-            let body: String = row.try_get("body")?;
-            let mut revision: Revision = serde_json::from_str(&body)
+            let mut revision: Revision = serde_json::from_str(&row.body)
                 .map_err(|e| StoreError::Corrupt(format!("revision of {id}: {e}")))?;
-            revision.status = status_of(&row.try_get::<String, _>("status")?)?;
+            revision.status = status_of(&row.status)?;
             for asset in &mut revision.assets {
                 asset.file = asset_path(asset.id);
             }
@@ -339,21 +398,22 @@ impl Store {
                 }),
             }
         }
-        let asset_rows = sqlx::query("SELECT id, bytes FROM bank_assets ORDER BY id")
-            .fetch_all(&mut *conn)
-            .await?;
-        for row in &asset_rows {
-            let id: String = row.try_get("id")?;
-            let id = Uuid::parse_str(&id)
+        let asset_rows: Vec<ExportedAssetRow> =
+            sqlx::query_as("SELECT id, bytes FROM bank_assets ORDER BY id")
+                .fetch_all(&mut *conn)
+                .await?;
+        let assets = asset_rows.len();
+        for row in asset_rows {
+            let id = &row.id;
+            let id = Uuid::parse_str(id)
                 .map_err(|_| StoreError::Corrupt(format!("asset id {id:?} is not a UUID")))?;
-            let bytes: Vec<u8> = row.try_get("bytes")?;
             let path = dir.join(asset_path(id));
-            std::fs::write(&path, bytes).map_err(io(&path))?;
+            std::fs::write(&path, row.bytes).map_err(io(&path))?;
         }
         let summary = ExportSummary {
             questions: questions.len(),
             revisions,
-            assets: asset_rows.len(),
+            assets,
         };
         let facets_file = BankFile {
             schema: None,
@@ -389,20 +449,23 @@ fn asset_path(id: Uuid) -> String {
 }
 
 async fn read_facets(conn: &mut sqlx::AnyConnection) -> Result<Facets, StoreError> {
-    let rows = sqlx::query(
+    let rows: Vec<FacetOptionRow> = sqlx::query_as(
         "SELECT kind, id, label, topic, level, subject FROM bank_facets ORDER BY kind, position, id",
     )
     .fetch_all(&mut *conn)
     .await?;
     let mut facets = Facets::default();
     for row in rows {
-        let kind: String = row.try_get("kind")?;
-        let id: String = row.try_get("id")?;
-        let label: String = row.try_get("label")?;
+        let FacetOptionRow {
+            kind,
+            id,
+            label,
+            topic,
+            level,
+            subject,
+        } = row;
         match kind.as_str() {
             "course" => {
-                let level: Option<String> = row.try_get("level")?;
-                let subject: Option<String> = row.try_get("subject")?;
                 let (Some(level), Some(subject)) = (level, subject) else {
                     return Err(StoreError::Corrupt(format!(
                         "course {id:?} lacks its level or subject"
@@ -419,7 +482,6 @@ async fn read_facets(conn: &mut sqlx::AnyConnection) -> Result<Facets, StoreErro
             "module" => facets.module.push(FacetOption { id, label }),
             "topic" => facets.topic.push(FacetOption { id, label }),
             "subtopic" => {
-                let topic: Option<String> = row.try_get("topic")?;
                 let Some(topic) = topic else {
                     return Err(StoreError::Corrupt(format!(
                         "subtopic {id:?} lacks its topic"
@@ -443,6 +505,7 @@ type FacetRow<'a> = (
 );
 
 /// A facet option as stored: label, position and (for subtopics and courses) what it belongs to.
+#[derive(Debug, Clone, FromRow)]
 struct StoredFacet {
     label: String,
     position: i64,
@@ -556,54 +619,45 @@ async fn import_in(
 
 /// Reads the stored facets, questions, revisions and assets.
 async fn read_stored(tx: &mut WriteTx) -> Result<Stored, StoreError> {
-    let mut stored_facets: HashMap<(String, String), StoredFacet> = HashMap::new();
-    for row in sqlx::query("SELECT kind, id, label, position, topic FROM bank_facets")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        stored_facets.insert(
-            (row.try_get("kind")?, row.try_get("id")?),
-            StoredFacet {
-                label: row.try_get("label")?,
-                position: row.try_get("position")?,
-                topic: row.try_get("topic")?,
+    let facet_rows: Vec<StoredFacetRow> =
+        sqlx::query_as("SELECT kind, id, label, position, topic FROM bank_facets")
+            .fetch_all(&mut **tx)
+            .await?;
+    let stored_facets: HashMap<(String, String), StoredFacet> = facet_rows
+        .into_iter()
+        .map(|row| ((row.kind, row.id), row.facet))
+        .collect();
+    let question_rows: Vec<StoredQuestionRow> =
+        sqlx::query_as("SELECT id, latest_published FROM bank_questions")
+            .fetch_all(&mut **tx)
+            .await?;
+    let stored_questions: HashMap<String, Option<i64>> = question_rows
+        .into_iter()
+        .map(|row| (row.id, row.latest_published))
+        .collect();
+    let revision_rows: Vec<StoredRevisionRow> =
+        sqlx::query_as("SELECT question_id, revision, status, digest FROM bank_revisions")
+            .fetch_all(&mut **tx)
+            .await?;
+    let mut stored_revisions: HashMap<String, BTreeMap<i64, StoredRevision>> = HashMap::new();
+    for row in revision_rows {
+        let status = status_of(&row.status)?;
+        stored_revisions.entry(row.question_id).or_default().insert(
+            row.revision,
+            StoredRevision {
+                status,
+                digest: row.digest,
             },
         );
     }
-    let mut stored_questions: HashMap<String, Option<i64>> = HashMap::new();
-    for row in sqlx::query("SELECT id, latest_published FROM bank_questions")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        stored_questions.insert(row.try_get("id")?, row.try_get("latest_published")?);
-    }
-    let mut stored_revisions: HashMap<String, BTreeMap<i64, StoredRevision>> = HashMap::new();
-    for row in sqlx::query("SELECT question_id, revision, status, digest FROM bank_revisions")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        let status = status_of(&row.try_get::<String, _>("status")?)?;
-        stored_revisions
-            .entry(row.try_get("question_id")?)
-            .or_default()
-            .insert(
-                row.try_get("revision")?,
-                StoredRevision {
-                    status,
-                    digest: row.try_get("digest")?,
-                },
-            );
-    }
-    let mut stored_assets: HashMap<String, (String, String)> = HashMap::new();
-    for row in sqlx::query("SELECT id, question_id, sha256 FROM bank_assets")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        stored_assets.insert(
-            row.try_get("id")?,
-            (row.try_get("question_id")?, row.try_get("sha256")?),
-        );
-    }
+    let asset_rows: Vec<StoredAssetRow> =
+        sqlx::query_as("SELECT id, question_id, sha256 FROM bank_assets")
+            .fetch_all(&mut **tx)
+            .await?;
+    let stored_assets: HashMap<String, (String, String)> = asset_rows
+        .into_iter()
+        .map(|row| (row.id, (row.question_id, row.sha256)))
+        .collect();
 
     Ok(Stored {
         facets: stored_facets,
