@@ -28,11 +28,12 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::fields::{FieldError, integer, invalid_fields, invalid_parameters, uuid};
+use super::fields::{FieldError, invalid_fields, invalid_parameters};
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, read_body, require_json,
 };
 use crate::auth::Scope;
+use crate::fields::{integer, uuid};
 use crate::papers;
 use crate::papers::request as paper_body;
 use crate::store::papers::{ExportKind, StoredPaper};

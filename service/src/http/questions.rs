@@ -13,9 +13,10 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::fields::{integer, invalid_parameters, uuid};
+use super::fields::invalid_parameters;
 use super::{ApiError, AppState, Ctx, Op, Principal, Reply, ctx};
 use crate::auth::Scope;
+use crate::fields::{integer, uuid};
 use crate::questions::parse_search;
 
 const READ: &[Scope] = &[Scope::QuestionsRead];

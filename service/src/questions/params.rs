@@ -2,7 +2,7 @@
 //! [`parse_search`] reads every parameter, reports every problem at once, and hands back
 //! [`SearchParams`] for [`super::search`].
 
-use crate::http::fields::{FieldError, integer, uuid};
+use crate::fields::{FieldError, integer, uuid};
 use crate::store::search::{SearchFilters, query_words};
 
 /// The longest `q`, in characters.
