@@ -2,15 +2,14 @@
 //! stack and its scripts read per set: each set's paper title and how far its stack is read, and
 //! each current script's progress (see `crate::class_sets::overview`).
 
-use sqlx::Row;
-
-use super::{SET_COLUMNS, SetRow, set_row};
+use super::{SET_COLUMNS, SetRow};
 use crate::store::{Store, StoreError};
 
 /// A set with its paper's title and its stack's progress.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SetSummaryRow {
     /// The set.
+    #[sqlx(flatten)]
     pub set: SetRow,
     /// The title of the paper revision printed.
     pub paper_title: Option<String>,
@@ -23,7 +22,7 @@ pub struct SetSummaryRow {
 }
 
 /// One current script's progress, for a list.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ScriptCountRow {
     /// The set.
     pub set_id: String,
@@ -49,8 +48,9 @@ impl Store {
             .map(|c| format!("s.{}", c.trim()))
             .collect::<Vec<_>>()
             .join(", ");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {columns}, \
+        Ok(
+            sqlx::query_as::<_, SetSummaryRow>(sqlx::AssertSqlSafe(format!(
+                "SELECT {columns}, \
              (SELECT r.title FROM paper_revisions r WHERE r.user_id = s.user_id \
                  AND r.paper_id = s.paper_id AND r.revision = s.revision) AS paper_title, \
              (SELECT COUNT(*) FROM assets a WHERE a.session_id = s.stack_session_id) AS files, \
@@ -60,22 +60,12 @@ impl Store {
                  AS pages_read \
              FROM class_sets s WHERE s.user_id = $1 \
              ORDER BY s.created_at DESC, s.id LIMIT $2"
-        )))
-        .bind(user_id)
-        .bind(super::LIST_LIMIT)
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(SetSummaryRow {
-                    set: set_row(row)?,
-                    paper_title: row.try_get("paper_title")?,
-                    files: row.try_get("files")?,
-                    pages: row.try_get("pages")?,
-                    pages_read: row.try_get("pages_read")?,
-                })
-            })
-            .collect()
+            )))
+            .bind(user_id)
+            .bind(super::LIST_LIMIT)
+            .fetch_all(self.pool())
+            .await?,
+        )
     }
 
     /// The current scripts of every class set of the account, with their progress.
@@ -83,7 +73,7 @@ impl Store {
         &self,
         user_id: &str,
     ) -> Result<Vec<ScriptCountRow>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as::<_, ScriptCountRow>(
             "SELECT c.class_set_id AS set_id, c.copy AS copy, \
              (SELECT COUNT(*) FROM marking_questions q WHERE q.session_id = c.session_id) \
                  AS questions, \
@@ -96,18 +86,7 @@ impl Store {
         )
         .bind(user_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(ScriptCountRow {
-                    set_id: row.try_get("set_id")?,
-                    copy: row.try_get("copy")?,
-                    questions: row.try_get("questions")?,
-                    waiting: row.try_get("waiting")?,
-                    pending_jobs: row.try_get("pending_jobs")?,
-                })
-            })
-            .collect()
+        .await?)
     }
 
     /// The title of a paper revision of the account.

@@ -15,8 +15,9 @@ pub mod names;
 pub mod scripts;
 pub mod stacks;
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::any::{AnyTypeInfo, AnyValueRef};
+use sqlx::error::BoxDynError;
+use sqlx::{Any, Decode, Type};
 
 use crate::store::{Store, StoreError};
 
@@ -46,7 +47,7 @@ pub struct NewSetRow<'a> {
 }
 
 /// One copy of a set.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CopyRow {
     /// The copy number, 1 to 300.
     pub copy: i64,
@@ -56,8 +57,8 @@ pub struct CopyRow {
     pub candidate_number: Option<String>,
 }
 
-/// A saved class set.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A saved class set, read from [`SET_COLUMNS`].
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SetRow {
     /// The set's id.
     pub id: String,
@@ -69,7 +70,8 @@ pub struct SetRow {
     pub title: String,
     /// How many copies.
     pub copies: i64,
-    /// Whether the copies were made from a roster.
+    /// Whether the copies were made from a roster (stored as 1 or 0).
+    #[sqlx(try_from = "StoredFlag")]
     pub named: bool,
     /// The question paper's pages.
     pub paper_pages: i64,
@@ -86,20 +88,30 @@ pub struct SetRow {
 pub(super) const SET_COLUMNS: &str = "id, paper_id, revision, title, copies, named, paper_pages, \
                            pages_per_copy, pdf_size, created_at, stack_session_id";
 
-pub(super) fn set_row(row: &AnyRow) -> Result<SetRow, StoreError> {
-    Ok(SetRow {
-        id: row.try_get(0)?,
-        paper_id: row.try_get(1)?,
-        revision: row.try_get(2)?,
-        title: row.try_get(3)?,
-        copies: row.try_get(4)?,
-        named: row.try_get::<i64, _>(5)? != 0,
-        paper_pages: row.try_get(6)?,
-        pages_per_copy: row.try_get(7)?,
-        pdf_size: row.try_get(8)?,
-        created_at: row.try_get(9)?,
-        stack_session_id: row.try_get(10)?,
-    })
+/// A yes-or-no column stored as an integer: 0 is no, anything else yes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct StoredFlag(i64);
+
+impl Type<Any> for StoredFlag {
+    fn type_info() -> AnyTypeInfo {
+        <i64 as Type<Any>>::type_info()
+    }
+
+    fn compatible(ty: &AnyTypeInfo) -> bool {
+        <i64 as Type<Any>>::compatible(ty)
+    }
+}
+
+impl<'r> Decode<'r, Any> for StoredFlag {
+    fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(StoredFlag(<i64 as Decode<'r, Any>>::decode(value)?))
+    }
+}
+
+impl From<StoredFlag> for bool {
+    fn from(flag: StoredFlag) -> bool {
+        flag.0 != 0
+    }
 }
 
 /// The most class sets one list shows, newest first.
@@ -154,49 +166,36 @@ impl Store {
 
     /// A class set of this account; `None` when it does not exist or is another account's.
     pub async fn class_set(&self, user_id: &str, id: &str) -> Result<Option<SetRow>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as::<_, SetRow>(sqlx::AssertSqlSafe(format!(
             "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 AND id = $2"
         )))
         .bind(user_id)
         .bind(id)
         .fetch_optional(self.pool())
-        .await?;
-        row.as_ref().map(set_row).transpose()
+        .await?)
     }
 
     /// The account's class sets, newest first, at most [`LIST_LIMIT`].
     pub async fn class_sets(&self, user_id: &str) -> Result<Vec<SetRow>, StoreError> {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as::<_, SetRow>(sqlx::AssertSqlSafe(format!(
             "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 \
              ORDER BY created_at DESC, id LIMIT $2"
         )))
         .bind(user_id)
         .bind(LIST_LIMIT)
         .fetch_all(self.pool())
-        .await?
-        .iter()
-        .map(set_row)
-        .collect()
+        .await?)
     }
 
     /// The copies of a set, in copy order.
     pub async fn class_set_copies(&self, set_id: &str) -> Result<Vec<CopyRow>, StoreError> {
-        sqlx::query(
+        Ok(sqlx::query_as::<_, CopyRow>(
             "SELECT copy, name, candidate_number FROM class_set_copies \
              WHERE class_set_id = $1 ORDER BY copy",
         )
         .bind(set_id)
         .fetch_all(self.pool())
-        .await?
-        .iter()
-        .map(|row| {
-            Ok(CopyRow {
-                copy: row.try_get(0)?,
-                name: row.try_get(1)?,
-                candidate_number: row.try_get(2)?,
-            })
-        })
-        .collect()
+        .await?)
     }
 
     /// A set's PDF, whole; `None` when the set is not this account's.
@@ -234,5 +233,69 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         self.kept_range(row.as_ref(), range).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn memory() -> sqlx::AnyPool {
+        sqlx::any::install_default_drivers();
+        sqlx::AnyPool::connect("sqlite::memory:")
+            .await
+            .expect("an in-memory database")
+    }
+
+    /// A set's row reads by its column names, `named` from the integer stored.
+    #[tokio::test]
+    async fn a_set_reads_from_its_columns() {
+        let pool = memory().await;
+        let read = |named: i64, session: Option<&'static str>| {
+            sqlx::query_as::<_, SetRow>(
+                "SELECT 'set-1' AS id, 'paper-1' AS paper_id, 3 AS revision, 'Year 9' AS title, \
+                 30 AS copies, $1 AS named, 4 AS paper_pages, 6 AS pages_per_copy, \
+                 1024 AS pdf_size, 1700000000000 AS created_at, $2 AS stack_session_id",
+            )
+            .bind(named)
+            .bind(session)
+            .fetch_one(&pool)
+        };
+        let set = read(1, Some("stack-1")).await.expect("a set");
+        assert_eq!(
+            set,
+            SetRow {
+                id: "set-1".to_owned(),
+                paper_id: "paper-1".to_owned(),
+                revision: 3,
+                title: "Year 9".to_owned(),
+                copies: 30,
+                named: true,
+                paper_pages: 4,
+                pages_per_copy: 6,
+                pdf_size: 1024,
+                created_at: 1_700_000_000_000,
+                stack_session_id: Some("stack-1".to_owned()),
+            }
+        );
+        let unnamed = read(0, None).await.expect("a set");
+        assert!(!unnamed.named);
+        assert_eq!(unnamed.stack_session_id, None);
+        assert!(read(2, None).await.expect("a set").named);
+    }
+
+    /// `named` holding text is a decode error, not a guess.
+    #[tokio::test]
+    async fn a_flag_of_text_is_refused() {
+        let pool = memory().await;
+        let refused = sqlx::query_scalar::<_, StoredFlag>("SELECT 'yes'")
+            .fetch_one(&pool)
+            .await;
+        assert!(refused.is_err(), "{refused:?}");
+        let flag: StoredFlag = sqlx::query_scalar("SELECT 1")
+            .fetch_one(&pool)
+            .await
+            .expect("a flag");
+        assert!(bool::from(flag));
     }
 }

@@ -3,8 +3,6 @@
 //! index of a stack page decoded as a named copy's cover, with the job that reads it
 //! ([`JobKind::ReadName`]); the job's result fills it in the transaction that finishes the job.
 
-use sqlx::Row;
-
 use crate::store::job_kind::{JobKind, ReadName};
 use crate::store::jobs::Job;
 use crate::store::{Store, StoreError, WriteTx, now_ms};
@@ -21,7 +19,7 @@ pub struct NameReader<'a> {
 }
 
 /// What is known of the name on one cover page of a stack.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct NameRow {
     /// The stack file.
     pub asset_id: String,
@@ -134,23 +132,12 @@ impl Store {
 
     /// Every cover name of a set's stack, read or being read.
     pub async fn class_set_names(&self, class_set_id: &str) -> Result<Vec<NameRow>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as::<_, NameRow>(
             "SELECT asset_id, page, state, written, error FROM class_set_names \
              WHERE class_set_id = $1 ORDER BY asset_id, page",
         )
         .bind(class_set_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(NameRow {
-                    asset_id: row.try_get(0)?,
-                    page: row.try_get(1)?,
-                    state: row.try_get(2)?,
-                    written: row.try_get(3)?,
-                    error: row.try_get(4)?,
-                })
-            })
-            .collect()
+        .await?)
     }
 }

@@ -9,19 +9,17 @@
 //! Only the scheme's pages are indexed, and the questions are placed when they are, as for a
 //! session made from a paper.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
-
 use crate::class_sets::rules;
 use crate::store::automated::PaperBinding;
 use crate::store::automated::allowance::Allowance;
 use crate::store::automated::questions::error_json;
 use crate::store::job_kind::{IndexPage, JobKind};
 use crate::store::objects::Kept;
+use crate::store::words::{IndexingState, QuestionStatus};
 use crate::store::{Store, StoreError, WriteTx, now_ms};
 
-/// A script as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A script as stored, read from [`SCRIPT_COLUMNS`].
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ScriptRow {
     /// The copy.
     pub copy: i64,
@@ -126,15 +124,37 @@ struct Made<'a> {
 const SCRIPT_COLUMNS: &str =
     "copy, session_id, pages_json, missing_json, created_at, superseded_at";
 
-fn script_row(row: &AnyRow) -> Result<ScriptRow, sqlx::Error> {
-    Ok(ScriptRow {
-        copy: row.try_get("copy")?,
-        session_id: row.try_get("session_id")?,
-        pages_json: row.try_get("pages_json")?,
-        missing_json: row.try_get("missing_json")?,
-        created_at: row.try_get("created_at")?,
-        superseded_at: row.try_get("superseded_at")?,
-    })
+/// A current script joined with its session's indexing state and unfinished jobs.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct ScriptSessionColumns {
+    #[sqlx(flatten)]
+    script: ScriptRow,
+    indexing_state: Option<IndexingState>,
+    pending_jobs: i64,
+}
+
+/// The questions of one status in one script's session, with the sums of their marks.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct QuestionCountColumns {
+    session_id: String,
+    status: QuestionStatus,
+    n: i64,
+    awarded: i64,
+    possible: i64,
+    max_marks: i64,
+}
+
+impl QuestionCountColumns {
+    /// The count as [`ScriptProgress::questions`] holds it.
+    fn entry(&self) -> (String, i64, i64, i64, i64) {
+        (
+            self.status.as_str().to_owned(),
+            self.n,
+            self.awarded,
+            self.possible,
+            self.max_marks,
+        )
+    }
 }
 
 impl Store {
@@ -171,14 +191,13 @@ impl Store {
             .bind(set_id)
             .execute(&mut *tx)
             .await?;
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let current = sqlx::query_as::<_, ScriptRow>(sqlx::AssertSqlSafe(format!(
             "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts \
              WHERE class_set_id = $1 AND superseded_at IS NULL"
         )))
         .bind(set_id)
         .fetch_all(&mut *tx)
         .await?;
-        let current = rows.iter().map(script_row).collect::<Result<Vec<_>, _>>()?;
         let asked: Vec<rules::Asked<'_>> = scripts
             .iter()
             .map(|s| rules::Asked {
@@ -472,14 +491,13 @@ impl Store {
 
     /// The current scripts of a set, in copy order.
     pub async fn class_set_scripts(&self, set_id: &str) -> Result<Vec<ScriptRow>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as::<_, ScriptRow>(sqlx::AssertSqlSafe(format!(
             "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts \
              WHERE class_set_id = $1 AND superseded_at IS NULL ORDER BY copy"
         )))
         .bind(set_id)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows.iter().map(script_row).collect::<Result<_, _>>()?)
+        .await?)
     }
 
     /// The script a session marks, if it marks one (current or superseded).
@@ -487,18 +505,17 @@ impl Store {
         &self,
         session_id: &str,
     ) -> Result<Option<ScriptRow>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as::<_, ScriptRow>(sqlx::AssertSqlSafe(format!(
             "SELECT {SCRIPT_COLUMNS} FROM class_set_scripts WHERE session_id = $1"
         )))
         .bind(session_id)
         .fetch_optional(self.pool())
-        .await?;
-        Ok(row.as_ref().map(script_row).transpose()?)
+        .await?)
     }
 
     /// The current scripts of a set with their sessions' progress, in copy order.
     pub async fn script_progress(&self, set_id: &str) -> Result<Vec<ScriptProgress>, StoreError> {
-        let rows = sqlx::query(
+        let rows = sqlx::query_as::<_, ScriptSessionColumns>(
             "SELECT c.copy AS copy, c.session_id AS session_id, c.pages_json AS pages_json, \
              c.missing_json AS missing_json, c.created_at AS created_at, \
              c.superseded_at AS superseded_at, s.indexing_state AS indexing_state, \
@@ -510,7 +527,7 @@ impl Store {
         .bind(set_id)
         .fetch_all(self.pool())
         .await?;
-        let counts = sqlx::query(
+        let counts = sqlx::query_as::<_, QuestionCountColumns>(
             "SELECT q.session_id AS session_id, q.status AS status, COUNT(*) AS n, \
              CAST(COALESCE(SUM(q.awarded), 0) AS BIGINT) AS awarded, \
              CAST(COALESCE(SUM(q.possible), 0) AS BIGINT) AS possible, \
@@ -522,28 +539,51 @@ impl Store {
         .bind(set_id)
         .fetch_all(self.pool())
         .await?;
-        let mut progress = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let script = script_row(row)?;
-            let mut questions = Vec::new();
-            for count in &counts {
-                if count.try_get::<String, _>("session_id")? == script.session_id {
-                    questions.push((
-                        count.try_get("status")?,
-                        count.try_get("n")?,
-                        count.try_get("awarded")?,
-                        count.try_get("possible")?,
-                        count.try_get("max_marks")?,
-                    ));
-                }
-            }
-            progress.push(ScriptProgress {
-                indexing_state: row.try_get("indexing_state")?,
-                pending_jobs: row.try_get("pending_jobs")?,
-                script,
-                questions,
-            });
-        }
-        Ok(progress)
+        Ok(rows
+            .into_iter()
+            .map(|row| ScriptProgress {
+                questions: counts
+                    .iter()
+                    .filter(|count| count.session_id == row.script.session_id)
+                    .map(QuestionCountColumns::entry)
+                    .collect(),
+                indexing_state: row.indexing_state.map(|state| state.as_str().to_owned()),
+                pending_jobs: row.pending_jobs,
+                script: row.script,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn memory() -> sqlx::AnyPool {
+        sqlx::any::install_default_drivers();
+        sqlx::AnyPool::connect("sqlite::memory:")
+            .await
+            .expect("an in-memory database")
+    }
+
+    /// A question count keeps its stored status text, and a status outside the set is refused.
+    #[tokio::test]
+    async fn a_question_count_reads_its_status() {
+        let pool = memory().await;
+        let count = sqlx::query_as::<_, QuestionCountColumns>(
+            "SELECT 's-1' AS session_id, 'needs_review' AS status, 2 AS n, 3 AS awarded, \
+             4 AS possible, 5 AS max_marks",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("a count");
+        assert_eq!(count.entry(), ("needs_review".to_owned(), 2, 3, 4, 5));
+        let refused = sqlx::query_as::<_, QuestionCountColumns>(
+            "SELECT 's-1' AS session_id, 'archived' AS status, 1 AS n, 0 AS awarded, \
+             0 AS possible, 0 AS max_marks",
+        )
+        .fetch_one(&pool)
+        .await;
+        assert!(refused.is_err(), "{refused:?}");
     }
 }

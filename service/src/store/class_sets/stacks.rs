@@ -6,11 +6,8 @@
 //! object store and job queue every upload has, and is never listed, planned or marked itself.
 //! Each file's pages are queued for indexing as it arrives, within the account's allowance.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
-
 use super::names::NameReader;
-use super::{SET_COLUMNS, SetRow, set_row};
+use super::{SET_COLUMNS, SetRow};
 use crate::class_sets::rules::{StackFull, stack_file_fits};
 use crate::store::automated::allowance::Allowance;
 use crate::store::job_kind::{IndexPage, JobKind, PlacedAs};
@@ -131,8 +128,8 @@ pub enum PageRead {
     },
 }
 
-/// A decision about the stack, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A decision about the stack, as recorded, read from [`DECISION_COLUMNS`].
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DecisionRow {
     /// Its order among the set's decisions, from 1.
     pub seq: i64,
@@ -184,20 +181,30 @@ pub struct NewDecision<'a> {
 const DECISION_COLUMNS: &str = "seq, kind, asset_id, page, copy, copy_page, question, \
      made_by_key, made_by_user, made_at, student";
 
-fn decision_row(row: &AnyRow) -> Result<DecisionRow, sqlx::Error> {
-    Ok(DecisionRow {
-        seq: row.try_get(0)?,
-        kind: row.try_get(1)?,
-        asset_id: row.try_get(2)?,
-        page: row.try_get(3)?,
-        copy: row.try_get(4)?,
-        copy_page: row.try_get(5)?,
-        question: row.try_get(6)?,
-        made_by_key: row.try_get(7)?,
-        made_by_user: row.try_get(8)?,
-        made_at: row.try_get(9)?,
-        student: row.try_get(10)?,
-    })
+/// A stack's files and their total size in bytes.
+#[derive(Debug, Clone, Copy, sqlx::FromRow)]
+struct StackSize {
+    files: i64,
+    total: i64,
+}
+
+/// A set read with its account's column after [`SET_COLUMNS`].
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct SetWithAccount {
+    #[sqlx(flatten)]
+    set: SetRow,
+    user_id: String,
+}
+
+/// A stack page's index record joined with what was read on it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct StackPageColumns {
+    asset_id: String,
+    page: i64,
+    state: String,
+    error: Option<String>,
+    codes_json: Option<String>,
+    fingerprint: Option<String>,
 }
 
 impl Store {
@@ -217,7 +224,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         // On PostgreSQL the set's row is locked first, so that two uploads at once are counted
         // one after the other (SQLite's write transactions are one at a time already).
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let set = sqlx::query_as::<_, SetRow>(sqlx::AssertSqlSafe(format!(
             "SELECT {SET_COLUMNS} FROM class_sets WHERE user_id = $1 AND id = $2{}",
             self.row_lock()
         )))
@@ -225,7 +232,7 @@ impl Store {
         .bind(set_id)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some(set) = row.as_ref().map(set_row).transpose()? else {
+        let Some(set) = set else {
             return Err(AddStackFileError::NotFound);
         };
         let session_id = Store::stack_session(&mut tx, user_id, &set, now).await?;
@@ -295,14 +302,14 @@ impl Store {
 
     /// The files of a stack session and their total size in bytes.
     async fn stack_size(tx: &mut WriteTx, session_id: &str) -> Result<(i64, i64), StoreError> {
-        let row = sqlx::query(
+        let size = sqlx::query_as::<_, StackSize>(
             "SELECT COUNT(*) AS files, CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT) AS total \
              FROM assets WHERE session_id = $1",
         )
         .bind(session_id)
         .fetch_one(&mut **tx)
         .await?;
-        Ok((row.try_get("files")?, row.try_get("total")?))
+        Ok((size.files, size.total))
     }
 
     /// Saves a stack file's row and its bytes (`kept`).
@@ -376,17 +383,13 @@ impl Store {
         &self,
         session_id: &str,
     ) -> Result<Option<(String, SetRow)>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let row = sqlx::query_as::<_, SetWithAccount>(sqlx::AssertSqlSafe(format!(
             "SELECT {SET_COLUMNS}, user_id FROM class_sets WHERE stack_session_id = $1"
         )))
         .bind(session_id)
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        let set = set_row(&row)?;
-        // The account's column follows the set's.
-        let user_id: String = row.try_get(11)?;
-        Ok(Some((user_id, set)))
+        Ok(row.map(|row| (row.user_id, row.set)))
     }
 
     /// Saves what was read on a stack page, inside the transaction saving its index.
@@ -432,7 +435,7 @@ impl Store {
         .iter()
         .map(asset_from_row)
         .collect::<Result<_, _>>()?;
-        let rows = sqlx::query(
+        let rows = sqlx::query_as::<_, StackPageColumns>(
             "SELECT p.asset_id, p.page, p.state, p.error, c.codes_json, c.fingerprint \
              FROM asset_pages p LEFT JOIN class_set_pages c \
              ON c.asset_id = p.asset_id AND c.page = p.page \
@@ -442,18 +445,20 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         let mut read = std::collections::HashMap::with_capacity(rows.len());
-        for row in &rows {
-            let asset_id: String = row.try_get(0)?;
-            let page: i64 = row.try_get(1)?;
-            let state: String = row.try_get(2)?;
+        for row in rows {
+            let StackPageColumns {
+                asset_id,
+                page,
+                state,
+                error,
+                codes_json,
+                fingerprint,
+            } = row;
             if state == READING {
                 // Being read again: not known until it is.
                 continue;
             }
-            let error: Option<String> = row.try_get(3)?;
-            let codes: Option<String> = row.try_get(4)?;
-            let fingerprint: Option<String> = row.try_get(5)?;
-            let known = match (state.as_str(), codes, fingerprint) {
+            let known = match (state.as_str(), codes_json, fingerprint) {
                 ("ok", Some(codes), Some(fingerprint)) => PageRead::Read {
                     codes: serde_json::from_str(&codes).map_err(|e| {
                         StoreError::Corrupt(format!("stack page codes of {asset_id}: {e}"))
@@ -601,14 +606,11 @@ impl Store {
 
     /// A set's decisions in the order they were made.
     pub async fn decisions(&self, set_id: &str) -> Result<Vec<DecisionRow>, StoreError> {
-        Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
+        Ok(sqlx::query_as::<_, DecisionRow>(sqlx::AssertSqlSafe(format!(
             "SELECT {DECISION_COLUMNS} FROM class_set_decisions WHERE class_set_id = $1 ORDER BY seq"
         )))
         .bind(set_id)
         .fetch_all(self.pool())
-        .await?
-        .iter()
-        .map(decision_row)
-        .collect::<Result<_, _>>()?)
+        .await?)
     }
 }
