@@ -1,4 +1,5 @@
-//! Uploaded files: the type from magic bytes and the page count.
+//! Uploaded files: the type from magic bytes and the page count, and [`check`], the one check
+//! of a file's bytes that every upload (the API's routes, the app's form) goes through.
 
 /// Largest accepted file: 25 MiB.
 pub const MAX_FILE_BYTES: usize = 25 * 1024 * 1024;
@@ -124,6 +125,91 @@ pub fn page_count(
             }),
         })?;
     Ok(usize::try_from(counted).unwrap_or(usize::MAX))
+}
+
+/// A received file, checked.
+#[derive(Debug)]
+pub struct ReceivedFile {
+    /// The name it was uploaded with.
+    pub name: String,
+    /// Its type, declared and sniffed alike.
+    pub file_type: FileType,
+    /// Its pages.
+    pub pages: usize,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Why [`check`] refused a file's bytes.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum FileRefused {
+    /// No bytes.
+    #[error("the file is empty")]
+    Empty,
+    /// The bytes are not of the declared type (or of no accepted type); the message says which.
+    #[error("{0}")]
+    NotDeclaredType(String),
+    /// A PDF with more than [`MAX_PDF_PAGES`] pages.
+    #[error("the file has {0} pages")]
+    TooManyPages(usize),
+    /// A page cannot be read, or would rasterise over the pixel limit.
+    #[error("{0}")]
+    Unreadable(String),
+    /// The file could not be read for a reason of the server's.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The check's thread stopped before answering.
+    #[error("the check of the file stopped")]
+    CheckStopped,
+}
+
+/// Checks a file's bytes: not empty, of the type declared, readable, within the page limit.
+/// The bytes are read through the page processes ([`crate::untrusted`]).
+pub async fn check(
+    marking: &crate::marking::MarkingConfig,
+    name: String,
+    declared_type: FileType,
+    bytes: Vec<u8>,
+) -> Result<ReceivedFile, FileRefused> {
+    if bytes.is_empty() {
+        return Err(FileRefused::Empty);
+    }
+    match FileType::sniff(&bytes) {
+        Some(actual) if actual == declared_type => {}
+        Some(actual) => {
+            return Err(FileRefused::NotDeclaredType(format!(
+                "the body is {} but Content-Type says {}",
+                actual.media_type(),
+                declared_type.media_type()
+            )));
+        }
+        None => {
+            return Err(FileRefused::NotDeclaredType(format!(
+                "the body is not a PDF, PNG, JPEG or WebP file, although Content-Type says {}",
+                declared_type.media_type()
+            )));
+        }
+    }
+    let dpi = marking.dpi;
+    let pages = marking.pages.clone();
+    let (bytes, counted) = tokio::task::spawn_blocking(move || {
+        let counted = page_count(&pages, declared_type, &bytes, dpi);
+        (bytes, counted)
+    })
+    .await
+    .map_err(|_| FileRefused::CheckStopped)?;
+    let pages = match counted {
+        Ok(pages) if pages > MAX_PDF_PAGES => return Err(FileRefused::TooManyPages(pages)),
+        Ok(pages) => pages,
+        Err(InspectError::Unreadable(message)) => return Err(FileRefused::Unreadable(message)),
+        Err(InspectError::Unavailable(message)) => return Err(FileRefused::Unavailable(message)),
+    };
+    Ok(ReceivedFile {
+        name,
+        file_type: declared_type,
+        pages,
+        bytes,
+    })
 }
 
 /// Builds a minimal, well-formed PDF with `pages` blank A4 pages (used by tests and examples).

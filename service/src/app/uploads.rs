@@ -1,7 +1,7 @@
 //! Uploading a class set's scanned stack from its page: several files in one form
 //! (`multipart/form-data`, a file input with `multiple`), or one file a request from the page's
 //! script, which shows each file's progress. Each file is checked as `POST
-//! /v1/class-sets/{id}/scans` checks it ([`crate::http::upload::check`], through the page
+//! /v1/class-sets/{id}/scans` checks it ([`crate::inspect::check`], through the page
 //! processes) and added by the same path ([`crate::class_sets::uploads::add`]); a file found
 //! later joins the same stack. Each file's outcome is said in words: added with its pages, or
 //! refused and why (too large, unreadable, too many pages, not a PDF or image).
@@ -101,8 +101,7 @@ async fn take(
     let result = async {
         let declared = declared.ok_or_else(|| ApiError::UnsupportedMediaType(String::new()))?;
         let bytes = bytes.ok_or(ApiError::FileTooLarge(MAX_FILE_BYTES + 1))?;
-        let file =
-            crate::http::upload::check(&state.marking, name.clone(), declared, bytes).await?;
+        let file = crate::inspect::check(&state.marking, name.clone(), declared, bytes).await?;
         crate::class_sets::uploads::add(state, &signed.user.id, set_id, &file).await?;
         Ok::<usize, ApiError>(file.pages)
     }

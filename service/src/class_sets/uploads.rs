@@ -1,11 +1,11 @@
 //! A scanned file added to a set's stack, whoever sends it: the file (already checked by
-//! [`crate::http::upload::check`]) is stored with its pages queued to be read, within the set's
+//! [`crate::inspect::check`]) is stored with its pages queued to be read, within the set's
 //! file and size limits and the account's daily pages. `POST /v1/class-sets/{id}/scans` and the
 //! app's upload form both come here; a file sent later joins the same stack.
 
 use crate::auth::sha256_hex;
 use crate::http::ApiError;
-use crate::http::upload::ReceivedFile;
+use crate::inspect::ReceivedFile;
 use crate::server::state::AppState;
 use crate::store::class_sets::stacks::{AddStackFileError, NewStackFile};
 

@@ -16,12 +16,12 @@ use examkit_engine::limits::MAX_DOCUMENT_BYTES;
 
 use super::fields::parse_json;
 use super::marking::{asset_view, session_view};
-use super::upload::ReceivedFile;
 use super::{
     ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, document_too_large, parse_id,
     read_body, require_json,
 };
 use crate::auth::{Scope, sha256_hex};
+use crate::inspect::ReceivedFile;
 use crate::marked::engine::{engine_assets, question_status, run_engine};
 use crate::store::marking::{AddAssetError, AssetRow, Completion, QuestionData, SessionRow};
 use crate::store::words::{AssetKind, Origin, SessionStatus};

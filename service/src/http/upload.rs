@@ -1,25 +1,12 @@
 //! One uploaded file, as every upload route receives it (a session's or an import's assets, a
-//! class set's scans): the query's `name`, the declared and sniffed content type, the size and
-//! page limits.
+//! class set's scans): the query's `name`, the declared content type and the size limit, then
+//! the file's own check ([`crate::inspect::check`]); and how a refused file is answered.
 
 use super::{ApiError, Body, Ctx, read_body};
-use crate::inspect::{self, FileType, InspectError, MAX_FILE_BYTES, MAX_PDF_PAGES};
+use crate::inspect::{self, FileRefused, FileType, MAX_FILE_BYTES, ReceivedFile};
 
 /// The longest upload name, in characters.
 pub const MAX_NAME_CHARS: usize = 180;
-
-/// A received file.
-#[derive(Debug)]
-pub struct ReceivedFile {
-    /// The name it was uploaded with.
-    pub name: String,
-    /// Its type, declared and sniffed alike.
-    pub file_type: FileType,
-    /// Its pages.
-    pub pages: usize,
-    /// Its bytes.
-    pub bytes: Vec<u8>,
-}
 
 /// Receives one file named `name` (the query's `name`). `open` is `Err` with the error to answer
 /// when the file's destination takes no more files; it is answered after the name and content
@@ -62,61 +49,56 @@ pub async fn receive_file(
     };
     open?;
     let bytes = read_body(ctx, body, MAX_FILE_BYTES, ApiError::FileTooLarge).await?;
-    check(&ctx.state.marking, name, declared_type, bytes).await
+    Ok(inspect::check(&ctx.state.marking, name, declared_type, bytes).await?)
 }
 
-/// Checks a file's bytes: not empty, of the type declared, readable, within the page limit.
-/// The bytes are read through the page processes ([`crate::untrusted`]).
-pub async fn check(
-    marking: &crate::marking::MarkingConfig,
-    name: String,
-    declared_type: FileType,
-    bytes: Vec<u8>,
-) -> Result<ReceivedFile, ApiError> {
-    if bytes.is_empty() {
-        return Err(ApiError::EmptyBody);
-    }
-    match FileType::sniff(&bytes) {
-        Some(actual) if actual == declared_type => {}
-        Some(actual) => {
-            return Err(ApiError::ContentTypeMismatch(format!(
-                "the body is {} but Content-Type says {}",
-                actual.media_type(),
-                declared_type.media_type()
-            )));
-        }
-        None => {
-            return Err(ApiError::ContentTypeMismatch(format!(
-                "the body is not a PDF, PNG, JPEG or WebP file, although Content-Type says {}",
-                declared_type.media_type()
-            )));
+impl From<FileRefused> for ApiError {
+    fn from(refused: FileRefused) -> ApiError {
+        match refused {
+            FileRefused::Empty => ApiError::EmptyBody,
+            FileRefused::NotDeclaredType(message) => ApiError::ContentTypeMismatch(message),
+            FileRefused::TooManyPages(pages) => ApiError::TooManyPages(pages),
+            FileRefused::Unreadable(message) => ApiError::UnreadableFile(message),
+            FileRefused::Unavailable(message) => {
+                tracing::error!(error = %message, "an upload could not be checked");
+                ApiError::ServiceUnavailable(
+                    "the file cannot be checked now; try again shortly".into(),
+                )
+            }
+            FileRefused::CheckStopped => ApiError::Internal,
         }
     }
-    let dpi = marking.dpi;
-    let pages = marking.pages.clone();
-    let (bytes, counted) = tokio::task::spawn_blocking(move || {
-        let counted = inspect::page_count(&pages, declared_type, &bytes, dpi);
-        (bytes, counted)
-    })
-    .await
-    .map_err(|_| ApiError::Internal)?;
-    let pages = match counted {
-        Ok(pages) if pages > MAX_PDF_PAGES => return Err(ApiError::TooManyPages(pages)),
-        Ok(pages) => pages,
-        Err(InspectError::Unreadable(message)) => {
-            return Err(ApiError::UnreadableFile(message));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_refusal_is_answered_with_its_own_code() {
+        let answered = [
+            (FileRefused::Empty, "empty_body", 400),
+            (
+                FileRefused::NotDeclaredType("png, not pdf".into()),
+                "content_type_mismatch",
+                415,
+            ),
+            (FileRefused::TooManyPages(81), "too_many_pages", 422),
+            (FileRefused::Unreadable("bad xref".into()), "unreadable_file", 422),
+            (
+                FileRefused::Unavailable("no page process".into()),
+                "service_unavailable",
+                503,
+            ),
+            (FileRefused::CheckStopped, "internal_error", 500),
+        ];
+        for (refused, code, status) in answered {
+            let error = ApiError::from(refused.clone());
+            assert_eq!(
+                (error.code(), error.status().as_u16()),
+                (code, status),
+                "{refused:?}"
+            );
         }
-        Err(InspectError::Unavailable(message)) => {
-            tracing::error!(error = %message, "an upload could not be checked");
-            return Err(ApiError::ServiceUnavailable(
-                "the file cannot be checked now; try again shortly".into(),
-            ));
-        }
-    };
-    Ok(ReceivedFile {
-        name,
-        file_type: declared_type,
-        pages,
-        bytes,
-    })
+    }
 }
