@@ -1195,3 +1195,47 @@ fn revision_row(
         Arg::Int(now),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The importer's rows read their columns by name, a facet's own columns flattened, and a
+    /// NULL read as `None`.
+    #[tokio::test]
+    async fn stored_rows_read_by_column_name() {
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect("sqlite::memory:")
+            .await
+            .expect("an in-memory database");
+        let facet: StoredFacetRow = sqlx::query_as(
+            "SELECT 7 AS position, NULL AS topic, 'Algebra' AS label, 'topic' AS kind, \
+             'algebra' AS id",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("a facet row");
+        assert_eq!(
+            (facet.kind.as_str(), facet.id.as_str()),
+            ("topic", "algebra")
+        );
+        assert_eq!(facet.facet.label, "Algebra");
+        assert_eq!(facet.facet.position, 7);
+        assert_eq!(facet.facet.topic, None);
+        let question: StoredQuestionRow =
+            sqlx::query_as("SELECT 'q' AS id, NULL AS latest_published")
+                .fetch_one(&pool)
+                .await
+                .expect("a question row");
+        assert_eq!(question.latest_published, None);
+    }
+
+    #[test]
+    fn revision_statuses_read_as_stored_and_unknown_ones_are_corrupt() {
+        for status in [Status::Draft, Status::Published, Status::Withdrawn] {
+            assert_eq!(status_of(status.as_str()).expect("a known status"), status);
+        }
+        let refused = status_of("archived").expect_err("an unknown status");
+        assert!(matches!(refused, StoreError::Corrupt(_)), "{refused}");
+    }
+}
