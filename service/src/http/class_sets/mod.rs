@@ -15,12 +15,12 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::fields::{FieldError, invalid_fields};
+use super::fields::invalid_fields;
 use super::{ApiError, AppState, Body, Ctx, Op, Principal, Reply, body, ctx, parse_id, read_body};
 use crate::auth::Scope;
 use crate::class_sets::actions::{self, Actor, DecideError, StartError};
 use crate::class_sets::overview::{self, LoadError, StackNow};
-use crate::class_sets::{self, NewClassSet, Problem};
+use crate::class_sets::{self, NewClassSet};
 use crate::store::class_sets::{CopyRow, SetRow};
 
 static CREATE: Op = Op {
@@ -168,7 +168,7 @@ async fn create(ctx: Ctx, p: Principal, body: Body) -> Result<Reply, ApiError> {
                 super::fields::json_kind(&value)
             )));
         }
-        let request: NewClassSet = class_sets::parse_new(&value).map_err(refused)?;
+        let request: NewClassSet = class_sets::parse_new(&value).map_err(invalid_fields)?;
         let (set, copies) = class_sets::printing::create(&ctx.state, &p.user.id, &request).await?;
         Reply::json(
             StatusCode::CREATED,
@@ -216,16 +216,6 @@ async fn full_view(
     class_set.stack = Some(view::stack_now(&now, copies));
     class_set.marking = Some(view::marking(&progress, copies, &writers, &now.stack));
     Reply::json(status, &view::OneSet { class_set })
-}
-
-/// A body refused field by field: every problem, at its field.
-fn refused(problems: Vec<Problem>) -> ApiError {
-    invalid_fields(
-        problems
-            .into_iter()
-            .map(|p| FieldError::new(&p.path, p.code, p.message))
-            .collect(),
-    )
 }
 
 /// A set's stack could not be loaded: the database failed, or the set's stored values are out
@@ -296,11 +286,11 @@ async fn decide(ctx: Ctx, p: Principal, id: String, body: Body) -> Result<Reply,
             key_id: &p.key.id,
             user_id: &p.user.id,
         };
-        let decision = class_sets::decision::parse(&value).map_err(refused)?;
+        let decision = class_sets::decision::parse(&value).map_err(invalid_fields)?;
         let decided = actions::decide(&ctx.state.store, &ctx.state.marking, &set, &decision, by)
             .await
             .map_err(|e| match e {
-                DecideError::Invalid(problems) => refused(problems),
+                DecideError::Invalid(problems) => invalid_fields(problems),
                 DecideError::Load(e) => load_failed(e),
             })?;
         let copies = ctx.state.store.class_set_copies(&set.id).await?;
