@@ -12,7 +12,7 @@
 //! Adapters
 //! - [`server`]: the one place the server is built (the API and the app on one listener) and the
 //!   state every request shares.
-//! - [`http`]: the `/v1` API: one module per resource, one error type.
+//! - [`http`]: the `/v1` API: one module per resource.
 //! - [`app`]: the signed-in app's pages for teachers, at `/app/`.
 //!
 //! Domain
@@ -24,6 +24,7 @@
 //! - [`marking`]: the queue, workers, indexing, placement and markers.
 //! - [`review`]: a reviewer's decisions scored again and saved as the next revision.
 //! - [`class_sets`]: class sets: print runs, stacks, decisions, names.
+//! - [`error`]: the one error registry: each condition's stable code, status and body.
 //! - [`fields`]: a problem with one field of a request, as every room reports it.
 //! - [`results`]: markbooks, analysis and returned scripts.
 //! - [`calibration`]: a marker measured against trusted decisions.
@@ -49,6 +50,7 @@ pub mod assets;
 pub mod auth;
 pub mod calibration;
 pub mod class_sets;
+pub mod error;
 pub mod fields;
 pub mod marked;
 pub mod marking;

@@ -93,7 +93,7 @@ pub async fn cover(signed: Signed, id: &str, copy: &str) -> Result<Response, App
     let area = widened(&space);
     let bytes = tokio::task::spawn_blocking(move || cut(&image, turns, area))
         .await
-        .map_err(|_| AppError::Api(crate::http::ApiError::Internal))?
+        .map_err(|_| AppError::Api(crate::error::ApiError::Internal))?
         .map_err(|e| {
             tracing::warn!(error = %e, "a cover's name area could not be cut");
             not_found()

@@ -250,7 +250,7 @@ pub async fn create(signed: Signed, form: Form) -> Result<Response, AppError> {
     let (Some(expiry), Ok(scopes)) = (expiry, auth::parse_scopes(&chosen.join(","))) else {
         return Err(AppError::BadForm("the key form is not right".into()));
     };
-    let new = auth::generate_key().map_err(|_| AppError::Api(crate::http::ApiError::Internal))?;
+    let new = auth::generate_key().map_err(|_| AppError::Api(crate::error::ApiError::Internal))?;
     let store = &signed.visit.state.store;
     let key = match store
         .create_key(

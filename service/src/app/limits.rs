@@ -5,7 +5,7 @@
 //! answer is `429` with `Retry-After` and a page saying when to try again.
 
 use super::{AppError, Signed};
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::store::now_ms;
 
 /// What one request of the app weighs: (admissions, counted as writes).

@@ -44,7 +44,7 @@ use warp::http::{Method, StatusCode};
 use warp::reply::Response;
 
 use crate::config::AppConfig;
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::server::state::AppState;
 use crate::store::StoreError;
 use crate::store::accounts::User;

@@ -36,7 +36,7 @@ pub async fn page(signed: Signed, asset: &str, page: &str) -> Result<Response, A
             }
             Err(e) => {
                 tracing::warn!(error = %e, "a page could not be rendered for review");
-                return Err(AppError::Api(crate::http::ApiError::Internal));
+                return Err(AppError::Api(crate::error::ApiError::Internal));
             }
         };
     let mut response = Response::new(body.into());

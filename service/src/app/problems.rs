@@ -1,10 +1,10 @@
 //! The problems of a refused request as a page lists them: the field errors
 //! ([`crate::fields::FieldError`]) an `invalid_fields` or `invalid_parameters` error of the shared
-//! registry ([`crate::http::ApiError`]) carries, so a form shows the same sentences an API client
+//! registry ([`crate::error::ApiError`]) carries, so a form shows the same sentences an API client
 //! reads.
 
+use crate::error::ApiError;
 use crate::fields::FieldError;
-use crate::http::ApiError;
 
 /// The problems an error lists (`invalid_fields`, `invalid_parameters`); `None` for another error.
 pub fn listed(e: &ApiError) -> Option<Vec<FieldError>> {
@@ -22,7 +22,7 @@ mod tests {
 
     #[test]
     fn the_registry_lists_its_field_errors() {
-        let e = crate::http::fields::invalid_fields(vec![
+        let e = crate::error::invalid_fields(vec![
             FieldError::new("/title", "max_length", "too long"),
             FieldError::new("/questions/0", "pin_unknown", "no such pin"),
         ]);

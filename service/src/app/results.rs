@@ -18,7 +18,7 @@ use super::math::Maths;
 use super::review::question_href;
 use super::review::scheme::SessionScheme;
 use super::{AppError, Signed, header, html};
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::results::analysis::{self, CriterionStats, ItemAnalysis};
 use crate::results::class::{self, ClassResults, ResultsError};
 use crate::results::download::Download;

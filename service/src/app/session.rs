@@ -41,7 +41,7 @@ const TOUCH_EVERY_MS: i64 = 60_000;
 /// 32 random bytes, base64url without padding.
 pub fn random_token() -> Result<String, AppError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|_| AppError::Api(crate::http::ApiError::Internal))?;
+    getrandom::fill(&mut bytes).map_err(|_| AppError::Api(crate::error::ApiError::Internal))?;
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 

@@ -12,7 +12,7 @@ use warp::reply::Response;
 
 use super::session::{self, CSRF_FIELD};
 use super::{AppError, Form, Visit, see_other, setup_offered, sign_in};
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::password::checks::{self, CheckError};
 use crate::store::accounts::normalise_email;
 use crate::store::now_ms;

@@ -16,7 +16,7 @@ use warp::reply::Response;
 use super::layout::{Section, page};
 use super::session::{self, CSRF_FIELD};
 use super::{AppError, Form, Signed, Visit, client, html, see_other, set_cookie};
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::password::checks::{self, CheckError};
 use crate::store::accounts::{User, normalise_email};
 use crate::store::app_sessions::{Window, window_end};

@@ -17,7 +17,8 @@ use warp::reply::Response;
 use super::layout::{Section, page};
 use super::session::{self, CSRF_FIELD};
 use super::{AppError, Form, Signed, Visit, html, limits};
-use crate::http::{ApiError, Body};
+use crate::error::ApiError;
+use crate::http::Body;
 use crate::inspect::{FileType, MAX_FILE_BYTES, MAX_PDF_PAGES};
 
 /// The most files one upload form may carry.

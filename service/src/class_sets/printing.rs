@@ -2,7 +2,7 @@
 //! typeset with its codes (and its student's name on a roster), and the set is saved with its
 //! print run. `POST /v1/class-sets` and the app's "print a class" form both come here.
 
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::server::state::AppState;
 use crate::store::class_sets::{CopyRow, NewSetRow, SetRow};
 use crate::store::now_ms;

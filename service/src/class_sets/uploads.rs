@@ -4,7 +4,7 @@
 //! app's upload form both come here; a file sent later joins the same stack.
 
 use crate::auth::sha256_hex;
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::inspect::ReceivedFile;
 use crate::server::state::AppState;
 use crate::store::class_sets::stacks::{AddStackFileError, NewStackFile};

@@ -9,7 +9,6 @@ pub mod allow;
 pub mod class_sets;
 pub mod docs;
 pub mod engine;
-pub mod error;
 pub mod fields;
 pub mod health;
 pub mod imports;
@@ -37,7 +36,7 @@ use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
 use warp::http::{Method, StatusCode};
 use warp::reply::Response;
 
-pub use error::{ApiError, ErrorKind};
+pub use crate::error::{ApiError, ErrorKind};
 
 use crate::auth::{self, Scope};
 use crate::server::state::AppState;

@@ -84,7 +84,11 @@ mod tests {
                 415,
             ),
             (FileRefused::TooManyPages(81), "too_many_pages", 422),
-            (FileRefused::Unreadable("bad xref".into()), "unreadable_file", 422),
+            (
+                FileRefused::Unreadable("bad xref".into()),
+                "unreadable_file",
+                422,
+            ),
             (
                 FileRefused::Unavailable("no page process".into()),
                 "service_unavailable",

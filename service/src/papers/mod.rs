@@ -20,8 +20,9 @@ use examkit_bank::Status;
 use serde::Serialize;
 
 use crate::auth::sha256_hex;
-use crate::http::ApiError;
-use crate::http::fields::{FieldError, invalid_fields};
+use crate::error::ApiError;
+use crate::error::invalid_fields;
+use crate::fields::FieldError;
 use crate::server::state::AppState;
 use crate::store::now_ms;
 use crate::store::papers::{

@@ -5,8 +5,9 @@
 //! Its rooms: [`params`] (the search query read and checked, the same rules for both callers);
 //! this file holds the page of results and its cursor. The routes are in `http::questions`.
 
-use crate::http::ApiError;
-use crate::http::fields::{FieldError, invalid_parameters};
+use crate::error::ApiError;
+use crate::error::invalid_parameters;
+use crate::fields::FieldError;
 use crate::store::Store;
 use crate::store::search::{CursorProblem, PageRequest};
 

@@ -43,7 +43,7 @@ use crate::class_sets::overview::{
 };
 use crate::class_sets::stack::{CopyState, Placement, StackPage};
 use crate::class_sets::students::Writer;
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::store::accounts::ApiKey;
 use crate::store::class_sets::stacks::DecisionRow;
 use crate::store::class_sets::{CopyRow, SetRow};

@@ -12,7 +12,7 @@ use super::rows::{Row, rows};
 use super::{latest, not_found, space_text};
 use crate::app::layout::{Section, csrf, page, when};
 use crate::app::{AppError, Form, Signed, content, html, see_other};
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::papers::request::{MAX_QUESTIONS, UpdatePaper, WRITING_SPACES};
 use crate::store::papers::{Pin, StoredPaper};
 

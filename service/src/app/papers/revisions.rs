@@ -10,7 +10,7 @@ use super::rows::rows;
 use super::{not_found, paper_id, space_text};
 use crate::app::layout::{Section, csrf, page};
 use crate::app::{AppError, Form, Signed, content, html, see_other};
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::store::papers::{ExportKind, StoredPaper};
 
 async fn revision_of(signed: &Signed, id: &str, revision: &str) -> Result<StoredPaper, AppError> {

@@ -27,7 +27,7 @@ use warp::reply::Response;
 
 use super::layout::{Section, csrf, page, score, status_text, when};
 use super::{AppError, Form, Signed, html, see_other};
-use crate::http::ApiError;
+use crate::error::ApiError;
 use crate::marked::{
     CheckResult, Decision, MarkedCriterion, MarkedError, MarkedQuestion, MarkerSource, Outcome,
     PlacementRule, QuestionStatus,

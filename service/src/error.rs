@@ -1,4 +1,6 @@
-//! The one error type of the HTTP API and its rendering.
+//! The one error registry: every condition a request can end in, each with its stable code and
+//! HTTP status, and its rendering as the API's error body. The API sends it, the app turns it
+//! into words on its pages, and the domain rooms answer with it.
 //!
 //! Every error response has the body `{"error": {"code", "message", "requiredScopes"?, "details"?},
 //! "requestId"}` and the header `X-Request-Id`; 429 also carries `Retry-After`.
@@ -8,6 +10,7 @@ use serde_json::value::RawValue;
 use warp::http::StatusCode;
 
 use crate::auth::Scope;
+use crate::fields::FieldError;
 
 /// An API error: one variant per distinct condition, each with a stable code.
 #[derive(Debug, Clone)]
@@ -519,7 +522,7 @@ impl ApiError {
         }
         let listed = match self {
             ApiError::InvalidParameters { errors, .. } | ApiError::InvalidFields { errors, .. } => {
-                super::fields::details(errors)
+                details(errors)
             }
             _ => None,
         };
@@ -558,9 +561,80 @@ impl From<crate::store::StoreError> for ApiError {
     }
 }
 
+/// `{"errors": [...], "truncated": false}`: the `error.details` of a 422 that lists field errors,
+/// the one place they become part of a response.
+fn details(errors: &[FieldError]) -> Option<Box<RawValue>> {
+    #[derive(Serialize)]
+    struct Details<'a> {
+        errors: &'a [FieldError],
+        truncated: bool,
+    }
+    serde_json::to_string(&Details {
+        errors,
+        truncated: false,
+    })
+    .ok()
+    .and_then(|s| RawValue::from_string(s).ok())
+}
+
+fn summary(kind: &str, errors: &[FieldError]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for e in errors {
+        let name = if e.path.is_empty() {
+            "(the body)"
+        } else {
+            e.path.as_str()
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    format!(
+        "invalid {kind}{} {}; see error.details.errors",
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )
+}
+
+/// The 422 for invalid query or path parameters (`invalid_parameters`).
+pub fn invalid_parameters(errors: Vec<FieldError>) -> ApiError {
+    ApiError::InvalidParameters {
+        message: summary("parameter", &errors),
+        errors,
+    }
+}
+
+/// The 422 for invalid JSON body fields (`invalid_fields`).
+pub fn invalid_fields(errors: Vec<FieldError>) -> ApiError {
+    ApiError::InvalidFields {
+        message: summary("field", &errors),
+        errors,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn summaries_name_each_path_once() {
+        let errors = vec![
+            FieldError::new("/title", "type", "x"),
+            FieldError::new("/title", "min_length", "y"),
+            FieldError::new("", "unknown_field", "z"),
+        ];
+        assert_eq!(
+            summary("field", &errors),
+            "invalid fields /title, (the body); see error.details.errors"
+        );
+        let ApiError::InvalidFields { errors, .. } = invalid_fields(errors) else {
+            panic!("invalid_fields");
+        };
+        let details = details(&errors).expect("details");
+        let value: serde_json::Value = serde_json::from_str(details.get()).expect("json");
+        assert_eq!(value["errors"][1]["code"], "min_length");
+        assert_eq!(value["truncated"], false);
+    }
 
     fn raw() -> Box<RawValue> {
         RawValue::from_string(r#"{"errors":[],"truncated":false}"#.into()).expect("raw")
