@@ -13,7 +13,7 @@ use crate::store::automated::allowance::Allowance;
 use crate::store::job_kind::{IndexPage, JobKind, PlacedAs};
 use crate::store::marking::{ASSET_COLUMNS, AssetRow, asset_from_row};
 use crate::store::objects::Kept;
-use crate::store::words::{AssetKind, Origin};
+use crate::store::words::{AssetKind, Origin, PageState};
 use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// The origin of a class set's stack session.
@@ -90,9 +90,6 @@ pub struct StackPageRow {
     /// What indexing read: `None` while the page waits to be read.
     pub read: Option<PageRead>,
 }
-
-/// The state of a stack page's record while a person's placement of it is read again.
-pub const READING: &str = "reading";
 
 /// A stack page a person placed, to be read again as the copy's page they placed it as.
 #[derive(Debug, Clone)]
@@ -201,7 +198,7 @@ struct SetWithAccount {
 struct StackPageColumns {
     asset_id: String,
     page: i64,
-    state: String,
+    state: PageState,
     error: Option<String>,
     codes_json: Option<String>,
     fingerprint: Option<String>,
@@ -454,12 +451,12 @@ impl Store {
                 codes_json,
                 fingerprint,
             } = row;
-            if state == READING {
+            if state == PageState::Reading {
                 // Being read again: not known until it is.
                 continue;
             }
-            let known = match (state.as_str(), codes_json, fingerprint) {
-                ("ok", Some(codes), Some(fingerprint)) => PageRead::Read {
+            let known = match (state, codes_json, fingerprint) {
+                (PageState::Ok, Some(codes), Some(fingerprint)) => PageRead::Read {
                     codes: serde_json::from_str(&codes).map_err(|e| {
                         StoreError::Corrupt(format!("stack page codes of {asset_id}: {e}"))
                     })?,
@@ -570,7 +567,7 @@ impl Store {
             "UPDATE asset_pages SET state = $1 WHERE session_id = $2 AND asset_id = $3 \
              AND page = $4 AND state <> $1",
         )
-        .bind(READING)
+        .bind(PageState::Reading)
         .bind(reread.session_id)
         .bind(reread.asset_id)
         .bind(reread.page)
