@@ -203,7 +203,46 @@ pub(super) fn tier_columns(tier: Tier) -> (&'static str, Option<&'static str>) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// Whatever `q` holds, its words are distinct, never empty, never stop words, and each
+        /// becomes exactly one required prefix term of both query texts.
+        #[test]
+        fn every_query_word_is_one_prefix_term(
+            parts in prop::collection::vec(
+                prop_oneof![
+                    prop::sample::select(STOP_WORDS).prop_map(str::to_uppercase),
+                    "\\PC{0,12}",
+                ],
+                0..8,
+            ),
+        ) {
+            let words = query_words(&parts.join(" "));
+            for (i, word) in words.iter().enumerate() {
+                prop_assert!(!word.is_empty());
+                prop_assert!(!STOP_WORDS.contains(&word.as_str()), "{}", word);
+                prop_assert!(!words[..i].contains(word), "{}", word);
+            }
+            if !words.is_empty() {
+                let fts5 = fts5_match(&words);
+                let terms: Vec<&str> = fts5.split(' ').collect();
+                prop_assert_eq!(terms.len(), words.len());
+                for term in terms {
+                    prop_assert!(term.len() > 3, "{}", term);
+                    prop_assert!(term.starts_with('"') && term.ends_with("\"*"), "{}", term);
+                }
+                let tsquery = tsquery_match(&words);
+                let terms: Vec<&str> = tsquery.split(" & ").collect();
+                prop_assert_eq!(terms.len(), words.len());
+                for term in terms {
+                    prop_assert!(term.len() > 2 && term.ends_with(":*"), "{}", term);
+                }
+            }
+        }
+    }
 
     #[test]
     fn query_words_drop_stop_words_and_punctuation() {
