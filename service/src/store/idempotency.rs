@@ -236,10 +236,7 @@ mod tests {
     /// error, and the words written are the text stored before the enum existed.
     #[tokio::test]
     async fn a_record_reads_its_state_from_the_row() {
-        sqlx::any::install_default_drivers();
-        let pool = sqlx::AnyPool::connect("sqlite::memory:")
-            .await
-            .expect("an in-memory database");
+        let pool = crate::store::memory_pool().await;
         let read = |state: &'static str| {
             let pool = pool.clone();
             async move {

@@ -520,6 +520,15 @@ pub fn utc_date(ms: i64) -> String {
     rfc3339(ms).get(..10).unwrap_or_default().to_owned()
 }
 
+/// An empty in-memory SQLite database on the `Any` driver, for the unit tests that read rows.
+#[cfg(test)]
+pub(crate) async fn memory_pool() -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    sqlx::AnyPool::connect("sqlite::memory:")
+        .await
+        .expect("an in-memory database")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -360,10 +360,7 @@ mod tests {
     /// A row holding a word outside the set is refused when read, as a store error.
     #[tokio::test]
     async fn a_row_with_an_unknown_word_is_refused() {
-        sqlx::any::install_default_drivers();
-        let pool = sqlx::AnyPool::connect("sqlite::memory:")
-            .await
-            .expect("an in-memory database");
+        let pool = crate::store::memory_pool().await;
         let known: SessionStatus = sqlx::query_scalar("SELECT 'started'")
             .fetch_one(&pool)
             .await

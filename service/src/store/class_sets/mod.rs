@@ -240,17 +240,10 @@ impl Store {
 mod tests {
     use super::*;
 
-    async fn memory() -> sqlx::AnyPool {
-        sqlx::any::install_default_drivers();
-        sqlx::AnyPool::connect("sqlite::memory:")
-            .await
-            .expect("an in-memory database")
-    }
-
     /// A set's row reads by its column names, `named` from the integer stored.
     #[tokio::test]
     async fn a_set_reads_from_its_columns() {
-        let pool = memory().await;
+        let pool = crate::store::memory_pool().await;
         let read = |named: i64, session: Option<&'static str>| {
             sqlx::query_as::<_, SetRow>(
                 "SELECT 'set-1' AS id, 'paper-1' AS paper_id, 3 AS revision, 'Year 9' AS title, \
@@ -287,7 +280,7 @@ mod tests {
     /// `named` holding text is a decode error, not a guess.
     #[tokio::test]
     async fn a_flag_of_text_is_refused() {
-        let pool = memory().await;
+        let pool = crate::store::memory_pool().await;
         let refused = sqlx::query_scalar::<_, StoredFlag>("SELECT 'yes'")
             .fetch_one(&pool)
             .await;

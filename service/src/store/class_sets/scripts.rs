@@ -559,17 +559,10 @@ impl Store {
 mod tests {
     use super::*;
 
-    async fn memory() -> sqlx::AnyPool {
-        sqlx::any::install_default_drivers();
-        sqlx::AnyPool::connect("sqlite::memory:")
-            .await
-            .expect("an in-memory database")
-    }
-
     /// A question count keeps its stored status text, and a status outside the set is refused.
     #[tokio::test]
     async fn a_question_count_reads_its_status() {
-        let pool = memory().await;
+        let pool = crate::store::memory_pool().await;
         let count = sqlx::query_as::<_, QuestionCountColumns>(
             "SELECT 's-1' AS session_id, 'needs_review' AS status, 2 AS n, 3 AS awarded, \
              4 AS possible, 5 AS max_marks",

@@ -358,10 +358,7 @@ mod tests {
     /// NULL read as `None`.
     #[tokio::test]
     async fn stored_rows_read_by_column_name() {
-        sqlx::any::install_default_drivers();
-        let pool = sqlx::AnyPool::connect("sqlite::memory:")
-            .await
-            .expect("an in-memory database");
+        let pool = crate::store::memory_pool().await;
         let facet: StoredFacetRow = sqlx::query_as(
             "SELECT 7 AS position, NULL AS topic, 'Algebra' AS label, 'topic' AS kind, \
              'algebra' AS id",
