@@ -26,7 +26,7 @@ use crate::review::ReviewError;
 use crate::store::automated::PageRecord;
 use crate::store::class_sets::stacks::STACK_ORIGIN;
 use crate::store::marking::{AssetRow, QuestionRow, Reviewer, ReviewerKind, SessionRow};
-use crate::store::words::{AssetKind, IndexingState, PageState, QuestionStatus};
+use crate::store::words::{AssetKind, IndexingState, PageRole, PageState, QuestionStatus};
 use crate::store::{Store, rfc3339};
 
 static LIST: Op = Op {
@@ -171,7 +171,7 @@ fn indexing_finished(s: &SessionRow) -> bool {
 pub fn page_view(p: &PageRecord, asset_kind: &str, script: bool) -> Value {
     // A page with nothing added, on an asset that has the student's writing elsewhere, is a blank
     // page of the script: it locates blank answers, never supports an award.
-    let (role, reason) = if script && p.role == "clean_paper" {
+    let (role, reason) = if script && p.role == PageRole::CleanPaper {
         (
             "blank",
             "nothing was written on this page of the student's script: it locates blank answers and never supports an award".to_owned(),
@@ -196,7 +196,7 @@ pub fn page_view(p: &PageRecord, asset_kind: &str, script: bool) -> Value {
         "widthPx": p.width_px,
         "heightPx": p.height_px,
         "role": role,
-        "evidence": p.state == PageState::Ok && p.role == "work",
+        "evidence": p.state == PageState::Ok && p.role == PageRole::Work,
         "reason": reason,
         "questions": serde_json::from_str::<Value>(&p.labels_json).unwrap_or(Value::Null),
         "pageCode": parse(&p.code_json),

@@ -185,6 +185,32 @@ stored_words! {
 }
 
 stored_words! {
+    /// What a page of an asset is (`asset_pages.role`), as indexing found it: whether it can be
+    /// evidence of a student's answer.
+    PageRole, "page role" {
+        /// A student's work: evidence.
+        Work => "work",
+        /// A page of an asset uploaded as a mark scheme.
+        Scheme => "scheme",
+        /// A mark scheme's page uploaded as work: never evidence.
+        SchemeAsWork => "scheme_as_work",
+        /// A page of the clean question paper, nothing added: never evidence.
+        CleanPaper => "clean_paper",
+    }
+}
+
+impl From<AssetKind> for PageRole {
+    /// The role a page of an asset of this kind has when nothing more is known of it (a page
+    /// that could not be read).
+    fn from(kind: AssetKind) -> PageRole {
+        match kind {
+            AssetKind::Work => PageRole::Work,
+            AssetKind::Scheme => PageRole::Scheme,
+        }
+    }
+}
+
+stored_words! {
     /// A marking question's status.
     QuestionStatus, "question status" {
         /// Waiting for a worker.
@@ -280,6 +306,18 @@ mod tests {
     #[test]
     fn asset_kinds() {
         round_trips(AssetKind::ALL, AssetKind::as_str, &["work", "scheme"]);
+    }
+
+    #[test]
+    fn page_roles() {
+        round_trips(
+            PageRole::ALL,
+            PageRole::as_str,
+            &["work", "scheme", "scheme_as_work", "clean_paper"],
+        );
+        assert_eq!(PageRole::parse("blank"), None);
+        assert_eq!(PageRole::from(AssetKind::Work), PageRole::Work);
+        assert_eq!(PageRole::from(AssetKind::Scheme), PageRole::Scheme);
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crate::store::job_kind::{IndexPage, PlacedAs};
 use crate::store::jobs::Job;
 use crate::store::now_ms;
 use crate::store::words::AssetKind;
-use crate::store::words::PageState;
+use crate::store::words::{PageRole, PageState};
 use examkit_pdf::CopyCode;
 use examkit_scan::Format;
 use examkit_scan::IndexOptions;
@@ -120,7 +120,7 @@ pub async fn run(
     let record = record(
         &asset.id,
         payload.page,
-        asset.kind.as_str(),
+        asset.kind,
         &found,
         reference.as_ref(),
     )?;
@@ -264,7 +264,7 @@ async fn named_cover(
 pub fn scripts(pages: &[PageRecord]) -> std::collections::HashSet<String> {
     pages
         .iter()
-        .filter(|p| p.state == PageState::Ok && p.role == "work")
+        .filter(|p| p.state == PageState::Ok && p.role == PageRole::Work)
         .map(|p| p.asset_id.clone())
         .collect()
 }
@@ -292,7 +292,7 @@ pub async fn fail(
         text_source: "none".into(),
         width_px: 0,
         height_px: 0,
-        role: kind.as_str().into(),
+        role: kind.into(),
         role_reason: "the page could not be indexed".into(),
         code_json: None,
         labels_json: "[]".into(),

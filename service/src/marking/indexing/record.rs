@@ -10,7 +10,7 @@ use crate::marking::placement;
 use crate::marking::placement::FoundLabel;
 use crate::store::automated::PageRecord;
 use crate::store::now_ms;
-use crate::store::words::PageState;
+use crate::store::words::{AssetKind, PageRole, PageState};
 use examkit_pdf::DocumentKind;
 use examkit_pdf::Layout;
 use examkit_scan::PageIndex;
@@ -61,15 +61,15 @@ fn answer_spaces(layout: Option<&Layout>, page: u32) -> Vec<examkit_scan::NormBo
 }
 
 /// The page's role and the reason for it.
-pub(super) fn role(kind: &str, found: &Found, layout: Option<&Layout>) -> (&'static str, String) {
-    if kind != "work" {
-        return ("scheme", "uploaded as a mark scheme".into());
+pub(super) fn role(kind: AssetKind, found: &Found, layout: Option<&Layout>) -> (PageRole, String) {
+    if kind != AssetKind::Work {
+        return (PageRole::Scheme, "uploaded as a mark scheme".into());
     }
     if let Some(code) = &found.code
         && code.kind == DocumentKind::MarkScheme
     {
         return (
-            "scheme_as_work",
+            PageRole::SchemeAsWork,
             format!(
                 "this page carries the page code of page {} of a mark scheme: a mark scheme is never evidence of a student's answer",
                 code.page
@@ -79,7 +79,7 @@ pub(super) fn role(kind: &str, found: &Found, layout: Option<&Layout>) -> (&'sta
     let codes = placement::mark_codes(&found.index.words);
     if found.code.is_none() && codes >= SCHEME_MARK_CODES {
         return (
-            "scheme_as_work",
+            PageRole::SchemeAsWork,
             format!(
                 "the page's text reads as a mark scheme ({codes} mark codes such as M1 and A1): a mark scheme is never evidence of a student's answer"
             ),
@@ -96,20 +96,20 @@ pub(super) fn role(kind: &str, found: &Found, layout: Option<&Layout>) -> (&'sta
                 )))
     {
         return (
-            "clean_paper",
+            PageRole::CleanPaper,
             format!(
                 "nothing was added to page {} of the clean question paper: a clean question paper is never evidence of a student's answer",
                 code.page
             ),
         );
     }
-    ("work", "student work".into())
+    (PageRole::Work, "student work".into())
 }
 
 pub(super) fn record(
     asset_id: &str,
     page: i64,
-    kind: &str,
+    kind: AssetKind,
     found: &Found,
     reference: Option<&Reference>,
 ) -> Result<PageRecord, JobFailure> {
@@ -157,7 +157,7 @@ pub(super) fn record(
         text_source: text_source(&found.index),
         width_px: i64::from(found.index.width_px),
         height_px: i64::from(found.index.height_px),
-        role: role.into(),
+        role,
         role_reason: reason,
         code_json: found.code.as_ref().map(|c| {
             to_json(&json!({

@@ -13,6 +13,7 @@ use crate::marking::marker::Rect;
 use crate::marking::marker::Scheme;
 use crate::marking::marker::SchemePage;
 use crate::marking::marker::WorkPage;
+use crate::store::words::PageRole;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -549,7 +550,7 @@ fn stored_page() -> crate::store::automated::PageRecord {
         text_source: "ocr".into(),
         width_px: 1240,
         height_px: 1754,
-        role: "work".into(),
+        role: PageRole::Work,
         role_reason: "ink was added".into(),
         code_json: None,
         labels_json: r#"[{"label": "1"}]"#.into(),

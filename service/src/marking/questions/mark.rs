@@ -28,7 +28,7 @@ use crate::store::marking::AssetRow;
 use crate::store::marking::QuestionData;
 use crate::store::marking::SessionRow;
 use crate::store::words::AssetKind;
-use crate::store::words::PageState;
+use crate::store::words::{PageRole, PageState};
 use examkit_engine::Outcome;
 use examkit_pdf::DocumentKind;
 use examkit_pdf::Layout;
@@ -313,9 +313,9 @@ fn work_page(
         ),
         _ => (Vec::new(), false),
     };
-    let evidence = record.state == PageState::Ok && record.role == "work";
+    let evidence = record.state == PageState::Ok && record.role == PageRole::Work;
     let blank = record.state == PageState::Ok
-        && record.role == "clean_paper"
+        && record.role == PageRole::CleanPaper
         && loaded.scripts.contains(asset_id);
     Ok(WorkPage {
         page_id: format!("{asset_id}:p{page}"),

@@ -7,7 +7,7 @@ use crate::store::class_sets::stacks::StackRead;
 use crate::store::job_kind::JobKind;
 use crate::store::jobs::Job;
 use crate::store::objects::Kept;
-use crate::store::words::PageState;
+use crate::store::words::{PageRole, PageState};
 use crate::store::{Durability, Store, StoreError, WriteTx, now_ms};
 
 /// What indexing found on one page, as stored.
@@ -29,8 +29,8 @@ pub struct PageRecord {
     pub width_px: i64,
     /// Raster height in pixels, as displayed.
     pub height_px: i64,
-    /// `work`, `clean_paper`, `scheme_as_work` or `scheme`.
-    pub role: String,
+    /// What the page is, and whether it can be evidence.
+    pub role: PageRole,
     /// Why the page has its role.
     pub role_reason: String,
     /// The decoded page code, JSON.
@@ -59,7 +59,7 @@ struct PageColumns {
     text_source: String,
     width_px: i64,
     height_px: i64,
-    role: String,
+    role: PageRole,
     role_reason: String,
     code_json: Option<String>,
     labels_json: String,
@@ -222,7 +222,7 @@ impl Store {
         .bind(&record.text_source)
         .bind(record.width_px)
         .bind(record.height_px)
-        .bind(&record.role)
+        .bind(record.role)
         .bind(&record.role_reason)
         .bind(&record.code_json)
         .bind(&record.labels_json)
