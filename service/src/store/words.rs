@@ -1,5 +1,6 @@
 //! The fixed words some text columns hold, as enums: a session's status, origin and indexing
-//! state, an asset's kind, an indexed page's state, a question's status, a reviewer's kind.
+//! state, an asset's kind, an indexed page's state and role, a question's status, a reviewer's
+//! kind.
 //!
 //! Each is read from its column once, when a row is decoded (a word outside its set is a decode
 //! error, so a [`super::StoreError`], never a panic), and written back with `as_str()`, the exact
