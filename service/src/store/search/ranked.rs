@@ -170,6 +170,29 @@ impl Store {
         Ok(empty)
     }
 
+    /// Where a walk of `walk` questions in id order after `after` stops: the last of the
+    /// questions it reads, or `None` when it reads to the end of the table.
+    async fn walk_end(&self, after: Option<&str>, walk: i64) -> Result<Option<String>, StoreError> {
+        let mut window = Sql::default();
+        window.push(
+            "SELECT max(w.question_id), count(*) FROM \
+             (SELECT question_id FROM search_questions",
+        );
+        if let Some(key) = after {
+            window.push(" WHERE question_id > ");
+            window.text(key);
+        }
+        window.push(" ORDER BY question_id LIMIT ");
+        window.int(walk);
+        window.push(") w");
+        // Two unnamed columns: the last question walked, and how many were.
+        let (last, walked) = window
+            .query_as::<(Option<String>, i64)>()
+            .fetch_one(self.searching())
+            .await?;
+        Ok(if walked < walk { None } else { last })
+    }
+
     /// Up to `limit` (item, key) rows of one tier's matches after `after` (a question id), in
     /// question id order.
     ///
@@ -206,29 +229,7 @@ impl Store {
                 break;
             }
             if indexed {
-                // Where the walk stopped: the last of the questions it read, unless it read to
-                // the end of the table.
-                let mut window = Sql::default();
-                window.push(
-                    "SELECT max(w.question_id), count(*) FROM \
-                     (SELECT question_id FROM search_questions",
-                );
-                if let Some(key) = after {
-                    window.push(" WHERE question_id > ");
-                    window.text(key);
-                }
-                window.push(" ORDER BY question_id LIMIT ");
-                window.int(walk);
-                window.push(") w");
-                // Two unnamed columns: the last question walked, and how many were.
-                let (last, walked) = window
-                    .query_as::<(Option<String>, i64)>()
-                    .fetch_one(self.searching())
-                    .await?;
-                if walked < walk {
-                    break;
-                }
-                walked_to = last;
+                walked_to = self.walk_end(after, walk).await?;
                 if walked_to.is_none() {
                     break;
                 }
