@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use super::scans::Stack;
 use super::students::Writer;
 use crate::store::class_sets::names::NameRow;
+use crate::store::words::NameState;
 
 /// The least similarity (0 to 1) at which a written name matches a roster name.
 pub const MATCH_AT: f64 = 0.7;
@@ -122,10 +123,10 @@ fn readings(stack: &Stack, rows: &[NameRow]) -> BTreeMap<u32, Reading> {
         else {
             continue;
         };
-        let reading = match row.state.as_str() {
-            "read" => Reading::Read(row.written.clone()),
-            "failed" => Reading::Failed(row.error.clone().unwrap_or_default()),
-            _ => Reading::Reading,
+        let reading = match row.state {
+            NameState::Read => Reading::Read(row.written.clone()),
+            NameState::Failed => Reading::Failed(row.error.clone().unwrap_or_default()),
+            NameState::Reading => Reading::Reading,
         };
         readings.insert(*copy, reading);
     }
@@ -393,7 +394,7 @@ mod tests {
         NameRow {
             asset_id: "f".into(),
             page,
-            state: state.into(),
+            state: NameState::parse(state).expect("a name state"),
             written: written.map(str::to_owned),
             error: (state == "failed").then(|| "the model provider could not be reached".into()),
         }

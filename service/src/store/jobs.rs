@@ -21,6 +21,7 @@
 use sqlx::FromRow;
 
 use super::job_kind::JobKind;
+use super::words::JobState;
 use super::{Backend, Durability, Store, StoreError, WriteTx};
 
 /// A claimed job.
@@ -55,8 +56,8 @@ pub struct JobRow {
     pub kind: String,
     /// Arguments, JSON.
     pub payload: String,
-    /// `queued`, `running`, `done`, `failed` or `cancelled`.
-    pub state: String,
+    /// Where it stands.
+    pub state: JobState,
     /// Attempts so far.
     pub attempts: i64,
     /// The last error, if any.

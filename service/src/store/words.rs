@@ -1,6 +1,6 @@
 //! The fixed words some text columns hold, as enums: a session's status, origin and indexing
-//! state, an asset's kind, an indexed page's state and role, a question's status, a reviewer's
-//! kind.
+//! state, an asset's kind, an indexed page's state and role, a job's state, the state of a
+//! name's reading, a question's status, a reviewer's kind.
 //!
 //! Each is read from its column once, when a row is decoded (a word outside its set is a decode
 //! error, so a [`super::StoreError`], never a panic), and written back with `as_str()`, the exact
@@ -212,6 +212,34 @@ impl From<AssetKind> for PageRole {
 }
 
 stored_words! {
+    /// Where a job of the durable queue stands (`marking_jobs.state`).
+    JobState, "job state" {
+        /// Waiting for a worker (again, after a retry or a worker's release).
+        Queued => "queued",
+        /// Leased to a worker.
+        Running => "running",
+        /// Finished.
+        Done => "done",
+        /// Failed for good.
+        Failed => "failed",
+        /// Cancelled with its question.
+        Cancelled => "cancelled",
+    }
+}
+
+stored_words! {
+    /// Where the reading of the name written on a cover page stands (`class_set_names.state`).
+    NameState, "name state" {
+        /// Queued or being read.
+        Reading => "reading",
+        /// Read: the written name, or a blank line.
+        Read => "read",
+        /// Could not be read; the row's error says why.
+        Failed => "failed",
+    }
+}
+
+stored_words! {
     /// A marking question's status.
     QuestionStatus, "question status" {
         /// Waiting for a worker.
@@ -307,6 +335,26 @@ mod tests {
     #[test]
     fn asset_kinds() {
         round_trips(AssetKind::ALL, AssetKind::as_str, &["work", "scheme"]);
+    }
+
+    #[test]
+    fn job_states() {
+        round_trips(
+            JobState::ALL,
+            JobState::as_str,
+            &["queued", "running", "done", "failed", "cancelled"],
+        );
+        assert_eq!(JobState::parse("deleting"), None);
+    }
+
+    #[test]
+    fn name_states() {
+        round_trips(
+            NameState::ALL,
+            NameState::as_str,
+            &["reading", "read", "failed"],
+        );
+        assert_eq!(NameState::parse("Read"), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use common::{Db, Resp, Server, generous, start_with};
 use examkit::auth::Scope;
 use examkit::marking::MarkingConfig;
 use examkit::server::AppState;
+use examkit::store::words::JobState;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -546,7 +547,8 @@ async fn workers_index_uploaded_pages(db: Db) {
     // Each job was done once.
     let jobs = s.store.session_jobs(&session).await.expect("jobs");
     assert!(
-        jobs.iter().all(|j| j.state == "done" && j.attempts == 1),
+        jobs.iter()
+            .all(|j| j.state == JobState::Done && j.attempts == 1),
         "{jobs:?}"
     );
     // A page's words, with boxes inside the page; the paper's title is among them.

@@ -10,6 +10,7 @@ use examkit::store::Store;
 use examkit::store::job_kind::{JobKind, MarkQuestion};
 use examkit::store::jobs::Retry;
 use examkit::store::now_ms;
+use examkit::store::words::JobState;
 
 /// A store on a fresh database, with one account and one session to hang jobs on.
 async fn fixture(db: Db) -> (Store, String, String, tempfile::TempDir) {
@@ -51,7 +52,7 @@ async fn enqueue(
     ids
 }
 
-async fn state_of(store: &Store, session: &str, id: &str) -> (String, i64, Option<String>) {
+async fn state_of(store: &Store, session: &str, id: &str) -> (JobState, i64, Option<String>) {
     let job = store
         .session_jobs(session)
         .await
@@ -90,7 +91,7 @@ async fn a_job_is_claimed_once_and_finished_under_its_lease(db: Db) {
     let mut tx = store.begin_write().await.expect("tx");
     assert!(Store::finish_job(&mut tx, &job, now).await.expect("finish"));
     tx.commit().await.expect("commit");
-    assert_eq!(state_of(&store, &session, &job.id).await.0, "done");
+    assert_eq!(state_of(&store, &session, &job.id).await.0, JobState::Done);
     // A finished job is never claimed again, and its lease no longer beats.
     assert!(
         store
@@ -146,7 +147,10 @@ async fn an_expired_lease_is_taken_over_and_the_late_worker_saves_nothing(db: Db
             .expect("finish")
     );
     tx.rollback().await.expect("rollback");
-    assert_eq!(state_of(&store, &session, &first.id).await.0, "running");
+    assert_eq!(
+        state_of(&store, &session, &first.id).await.0,
+        JobState::Running
+    );
     let mut tx = store.begin_write().await.expect("tx");
     assert!(
         Store::finish_job(&mut tx, &second, now)
@@ -154,7 +158,10 @@ async fn an_expired_lease_is_taken_over_and_the_late_worker_saves_nothing(db: Db
             .expect("finish")
     );
     tx.commit().await.expect("commit");
-    assert_eq!(state_of(&store, &session, &first.id).await.0, "done");
+    assert_eq!(
+        state_of(&store, &session, &first.id).await.0,
+        JobState::Done
+    );
 }
 
 async fn a_failing_job_backs_off_then_fails_with_its_error(db: Db) {
@@ -196,7 +203,7 @@ async fn a_failing_job_backs_off_then_fails_with_its_error(db: Db) {
         }
     }
     let (state, attempts, error) = state_of(&store, &session, &ids[0]).await;
-    assert_eq!((state.as_str(), attempts), ("failed", 3));
+    assert_eq!((state, attempts), (JobState::Failed, 3));
     assert_eq!(error.as_deref(), Some("boom 3"));
     assert!(
         store

@@ -23,6 +23,7 @@ use examkit::auth::Scope;
 use examkit::store::Store;
 use examkit::store::automated::{Allowance, PageToIndex};
 use examkit::store::jobs::JobRow;
+use examkit::store::words::JobState;
 
 struct Process {
     child: Child,
@@ -150,7 +151,7 @@ async fn wait_until_indexed(store: &Store, session: &str) -> Vec<JobRow> {
         let jobs = store.session_jobs(session).await.expect("jobs");
         if jobs
             .iter()
-            .all(|j| j.state == "done" || j.state == "failed")
+            .all(|j| j.state == JobState::Done || j.state == JobState::Failed)
         {
             return jobs;
         }
@@ -175,7 +176,7 @@ async fn a_killed_worker_loses_and_duplicates_nothing(db: Db) {
     let survivor = spawn(&["worker"], &url, None);
     let jobs = wait_until_indexed(&store, &session).await;
     drop(survivor);
-    assert!(jobs.iter().all(|j| j.state == "done"), "{jobs:?}");
+    assert!(jobs.iter().all(|j| j.state == JobState::Done), "{jobs:?}");
     for job in &jobs {
         let expected = if job.id == killed_job { 2 } else { 1 };
         assert_eq!(job.attempts, expected, "{job:?}");
@@ -227,19 +228,20 @@ async fn sigterm_lets_the_running_job_finish(db: Db) {
     let jobs = store.session_jobs(&session).await.expect("jobs");
     let running = jobs.iter().find(|j| j.id == job).expect("the running job");
     assert_eq!(
-        running.state, "done",
+        running.state,
+        JobState::Done,
         "the running job finished before exit: {jobs:?}"
     );
     // No further job was claimed after SIGTERM.
     assert_eq!(
-        jobs.iter().filter(|j| j.state == "done").count(),
+        jobs.iter().filter(|j| j.state == JobState::Done).count(),
         1,
         "{jobs:?}"
     );
     assert!(
         jobs.iter()
             .filter(|j| j.id != job)
-            .all(|j| j.state == "queued")
+            .all(|j| j.state == JobState::Queued)
     );
 }
 
@@ -270,7 +272,8 @@ async fn two_instances_share_the_work_on_postgres() {
     drop(a);
     drop(b);
     assert!(
-        jobs.iter().all(|j| j.state == "done" && j.attempts == 1),
+        jobs.iter()
+            .all(|j| j.state == JobState::Done && j.attempts == 1),
         "{jobs:?}"
     );
     assert_eq!(pages_saved(&store, &session).await, count);
@@ -337,7 +340,7 @@ async fn a_worker_killed_while_marking_leaves_one_result(db: Db) {
     assert!(
         jobs.iter()
             .filter(|j| j.id != killed_job)
-            .all(|j| j.state == "done" && j.attempts == 1),
+            .all(|j| j.state == JobState::Done && j.attempts == 1),
         "{jobs:?}"
     );
     assert_eq!(common::stored_questions(&s.store, &session).await, (1, 1));
@@ -393,7 +396,7 @@ async fn queued_questions_are_cancelled_when_marking_is_switched_off(db: Db) {
     let jobs = s.store.session_jobs(&session).await.expect("jobs");
     assert!(
         jobs.iter()
-            .all(|j| j.kind != "mark_question" || j.state == "cancelled"),
+            .all(|j| j.kind != "mark_question" || j.state == JobState::Cancelled),
         "no marking job is left to claim: {jobs:?}"
     );
 }

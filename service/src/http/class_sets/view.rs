@@ -566,6 +566,7 @@ mod tests {
     use crate::class_sets::stack::{Report, Run};
     use crate::store::class_sets::names::NameRow;
     use crate::store::class_sets::scripts::ScriptRow;
+    use crate::store::words::NameState;
 
     const A: &str = "0b7c2d4e-6f80-4a1b-8c3d-5e6f7a8b9c0d";
     const B: &str = "1b7c2d4e-6f80-4a1b-8c3d-5e6f7a8b9c0d";
@@ -729,14 +730,14 @@ mod tests {
                 NameRow {
                     asset_id: A.into(),
                     page: 1,
-                    state: "read".into(),
+                    state: NameState::Read,
                     written: Some("Alan T.".into()),
                     error: None,
                 },
                 NameRow {
                     asset_id: A.into(),
                     page: 3,
-                    state: "failed".into(),
+                    state: NameState::Failed,
                     written: None,
                     error: Some("blurred".into()),
                 },

@@ -5,6 +5,7 @@
 
 use crate::store::job_kind::{JobKind, ReadName};
 use crate::store::jobs::Job;
+use crate::store::words::NameState;
 use crate::store::{Store, StoreError, WriteTx, now_ms};
 
 /// Where a cover's name is read: the stack's session and account, and the attempts its job has.
@@ -25,8 +26,8 @@ pub struct NameRow {
     pub asset_id: String,
     /// Its page, from 1.
     pub page: i64,
-    /// `reading`, `read` or `failed`.
-    pub state: String,
+    /// How far reading the name got.
+    pub state: NameState,
     /// The name as written (`read`); `None` when the line is blank.
     pub written: Option<String>,
     /// Why it could not be read (`failed`).
@@ -111,8 +112,8 @@ impl Store {
             return Ok(false);
         }
         let (state, written, error) = match read {
-            Ok(written) => ("read", written, None),
-            Err(reason) => ("failed", None, Some(reason)),
+            Ok(written) => (NameState::Read, written, None),
+            Err(reason) => (NameState::Failed, None, Some(reason)),
         };
         sqlx::query(
             "UPDATE class_set_names SET state = $1, written = $2, error = $3, read_at = $4 \
