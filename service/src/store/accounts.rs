@@ -1,5 +1,6 @@
 //! Users and API keys.
 
+use super::words::StoredFlag;
 use super::{Durability, Store, StoreError, now_ms};
 use crate::auth::{Scope, join_scopes, parse_scopes};
 
@@ -119,13 +120,15 @@ const USER_COLUMNS: &str = "id, name, verified, restricted, created_at, email";
 const KEY_COLUMNS: &str = "id, user_id, name, prefix, fingerprint, scopes, created_at, expires_at, \
      revoked_at, last_used_at, request_count, error_count";
 
-/// An account's row: its flags are the integers 0 and 1.
+/// An account's row (its flags stored as 0 and 1).
 #[derive(Debug, Clone, sqlx::FromRow)]
 struct UserRow {
     id: String,
     name: String,
-    verified: i64,
-    restricted: i64,
+    #[sqlx(try_from = "StoredFlag")]
+    verified: bool,
+    #[sqlx(try_from = "StoredFlag")]
+    restricted: bool,
     created_at: i64,
     email: Option<String>,
 }
@@ -135,8 +138,8 @@ impl From<UserRow> for User {
         User {
             id: row.id,
             name: row.name,
-            verified: row.verified != 0,
-            restricted: row.restricted != 0,
+            verified: row.verified,
+            restricted: row.restricted,
             created_at: row.created_at,
             email: row.email,
         }
@@ -531,24 +534,27 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_user_row_reads_its_flags_as_zero_or_not() {
-        let row = |verified, restricted| UserRow {
-            id: "u".to_owned(),
-            name: "Ada".to_owned(),
-            verified,
-            restricted,
-            created_at: 7,
-            email: Some("ada@example.org".to_owned()),
-        };
-        let user = User::from(row(1, 0));
+    async fn user_row(pool: &sqlx::AnyPool, verified: i64, restricted: i64) -> UserRow {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT 'u' AS id, 'Ada' AS name, {verified} AS verified, \
+             {restricted} AS restricted, 7 AS created_at, 'ada@example.org' AS email"
+        )))
+        .fetch_one(pool)
+        .await
+        .expect("a user row")
+    }
+
+    #[tokio::test]
+    async fn a_user_row_reads_its_flags_as_zero_or_not() {
+        let pool = crate::store::memory_pool().await;
+        let user = User::from(user_row(&pool, 1, 0).await);
         assert!(user.verified && !user.restricted);
         assert_eq!(
             (user.id.as_str(), user.name.as_str(), user.created_at),
             ("u", "Ada", 7)
         );
         assert_eq!(user.email.as_deref(), Some("ada@example.org"));
-        let user = User::from(row(0, 2));
+        let user = User::from(user_row(&pool, 0, 2).await);
         assert!(!user.verified && user.restricted);
     }
 

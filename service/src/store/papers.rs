@@ -11,6 +11,7 @@ use examkit_bank::Status;
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
+use super::words::StoredFlag;
 use super::{Backend, Store, StoreError};
 
 /// A question's version pin, exactly as search results and revision reads give it.
@@ -189,8 +190,9 @@ struct RevisionRow {
     latest_revision: i64,
     title: String,
     writing_space: String,
-    /// 0 or 1.
-    grade_guide: i64,
+    /// Stored as 0 or 1.
+    #[sqlx(try_from = "StoredFlag")]
+    grade_guide: bool,
     /// The pins, as JSON.
     questions: String,
     total_marks: i64,
@@ -214,7 +216,7 @@ impl RevisionRow {
             content: PaperContent {
                 title: self.title,
                 writing_space: self.writing_space,
-                grade_guide: self.grade_guide != 0,
+                grade_guide: self.grade_guide,
                 questions,
             },
             figures: PaperFigures {
@@ -238,8 +240,9 @@ struct ListingRow {
     question_count: i64,
     total_marks: i64,
     writing_space: String,
-    /// 0 or 1.
-    grade_guide: i64,
+    /// Stored as 0 or 1.
+    #[sqlx(try_from = "StoredFlag")]
+    grade_guide: bool,
     created_at: i64,
     updated_at: i64,
 }
@@ -253,7 +256,7 @@ impl From<ListingRow> for PaperListing {
             question_count: row.question_count,
             total_marks: row.total_marks,
             writing_space: row.writing_space,
-            grade_guide: row.grade_guide != 0,
+            grade_guide: row.grade_guide,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }

@@ -7,6 +7,7 @@
 
 use sqlx::FromRow;
 
+use super::words::StoredFlag;
 use super::{Durability, Store, StoreError, now_ms};
 
 /// A calibration to save.
@@ -94,7 +95,8 @@ struct QualificationRow {
     scripts: i64,
     reference_digest: String,
     min_agreement: f64,
-    passed: i64,
+    #[sqlx(try_from = "StoredFlag")]
+    passed: bool,
     created_at: i64,
 }
 
@@ -115,7 +117,7 @@ impl From<QualificationRow> for Qualification {
                 scripts: row.scripts,
                 reference_digest: row.reference_digest,
                 min_agreement: row.min_agreement,
-                passed: row.passed != 0,
+                passed: row.passed,
             },
         }
     }
@@ -129,8 +131,10 @@ struct SeedRow {
     criteria: i64,
     agreed: i64,
     false_awards: i64,
-    failed: i64,
-    drifted: i64,
+    #[sqlx(try_from = "StoredFlag")]
+    failed: bool,
+    #[sqlx(try_from = "StoredFlag")]
+    drifted: bool,
     created_at: i64,
 }
 
@@ -144,8 +148,8 @@ impl From<SeedRow> for Seed {
                 criteria: row.criteria,
                 agreed: row.agreed,
                 false_awards: row.false_awards,
-                failed: row.failed != 0,
-                drifted: row.drifted != 0,
+                failed: row.failed,
+                drifted: row.drifted,
             },
         }
     }
@@ -321,7 +325,7 @@ mod tests {
             scripts: 3,
             reference_digest: "sha256:00".to_owned(),
             min_agreement: 0.85,
-            passed: 1,
+            passed: true,
             created_at: 1_700_000_000_000,
         };
         let read = Qualification::from(row.clone());
@@ -344,7 +348,10 @@ mod tests {
                 passed: true,
             }
         );
-        let failed = Qualification::from(QualificationRow { passed: 0, ..row });
+        let failed = Qualification::from(QualificationRow {
+            passed: false,
+            ..row
+        });
         assert!(!failed.saved.passed);
     }
 
@@ -356,8 +363,8 @@ mod tests {
             criteria: 4,
             agreed: 2,
             false_awards: 1,
-            failed: 0,
-            drifted: 1,
+            failed: false,
+            drifted: true,
             created_at: 5,
         };
         let read = Seed::from(row);

@@ -5,6 +5,8 @@
 //! Each is read from its column once, when a row is decoded (a word outside its set is a decode
 //! error, so a [`super::StoreError`], never a panic), and written back with `as_str()`, the exact
 //! text stored before these enums existed. `/v1` spells the same words from `as_str()`.
+//!
+//! Beside them, [`StoredFlag`]: how a yes-or-no column stored as 0 or 1 is read, in one place.
 
 use sqlx::any::{AnyTypeInfo, AnyValueRef};
 use sqlx::encode::IsNull;
@@ -274,6 +276,33 @@ stored_words! {
         Teacher => "teacher",
         /// A client of `PATCH /v1/marking/questions/{id}`, by its API key.
         ApiKey => "api_key",
+    }
+}
+
+/// A yes-or-no column stored as an integer: 0 is no, anything else yes. Read into a `bool`
+/// field with `#[sqlx(try_from = "StoredFlag")]`; written with `i64::from(flag)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredFlag(i64);
+
+impl Type<Any> for StoredFlag {
+    fn type_info() -> AnyTypeInfo {
+        <i64 as Type<Any>>::type_info()
+    }
+
+    fn compatible(ty: &AnyTypeInfo) -> bool {
+        <i64 as Type<Any>>::compatible(ty)
+    }
+}
+
+impl<'r> Decode<'r, Any> for StoredFlag {
+    fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(StoredFlag(<i64 as Decode<'r, Any>>::decode(value)?))
+    }
+}
+
+impl From<StoredFlag> for bool {
+    fn from(flag: StoredFlag) -> bool {
+        flag.0 != 0
     }
 }
 

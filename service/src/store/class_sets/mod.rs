@@ -15,10 +15,7 @@ pub mod names;
 pub mod scripts;
 pub mod stacks;
 
-use sqlx::any::{AnyTypeInfo, AnyValueRef};
-use sqlx::error::BoxDynError;
-use sqlx::{Any, Decode, Type};
-
+use crate::store::words::StoredFlag;
 use crate::store::{Store, StoreError};
 
 /// A class set to save.
@@ -87,32 +84,6 @@ pub struct SetRow {
 
 pub(super) const SET_COLUMNS: &str = "id, paper_id, revision, title, copies, named, paper_pages, \
                            pages_per_copy, pdf_size, created_at, stack_session_id";
-
-/// A yes-or-no column stored as an integer: 0 is no, anything else yes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct StoredFlag(i64);
-
-impl Type<Any> for StoredFlag {
-    fn type_info() -> AnyTypeInfo {
-        <i64 as Type<Any>>::type_info()
-    }
-
-    fn compatible(ty: &AnyTypeInfo) -> bool {
-        <i64 as Type<Any>>::compatible(ty)
-    }
-}
-
-impl<'r> Decode<'r, Any> for StoredFlag {
-    fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
-        Ok(StoredFlag(<i64 as Decode<'r, Any>>::decode(value)?))
-    }
-}
-
-impl From<StoredFlag> for bool {
-    fn from(flag: StoredFlag) -> bool {
-        flag.0 != 0
-    }
-}
 
 /// The most class sets one list shows, newest first.
 pub const LIST_LIMIT: i64 = 200;
