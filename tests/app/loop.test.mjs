@@ -159,6 +159,20 @@ async function withinLimits(request) {
   return request();
 }
 
+// Sends a form with `send` (which fills it and clicks): the class's downloads just before weigh
+// seven writes, so on a fast run the next form can meet the per-minute write limit; its 429 is
+// waited out and the form sent again from the page it was on.
+async function sendWithinLimits(p, send) {
+  const from = p.url();
+  const [first] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), send()]);
+  if (first.status() !== 429) return;
+  const wait = Number(first.headers()['retry-after']);
+  assert.ok(Number.isFinite(wait) && wait >= 0 && wait <= 60, `Retry-After ${first.headers()['retry-after']}`);
+  await new Promise((resolve) => setTimeout(resolve, (wait + 1) * 1000));
+  await p.goto(from);
+  await send();
+}
+
 function takeProblems() {
   const seen = problems.splice(0);
   return seen.filter((p) => !/status of (409|422)/.test(p));
@@ -637,9 +651,11 @@ test('with script off every step is reached by plain forms', { timeout: 15 * 60_
     await p.waitForSelector('li.criterion');
     assert.ok(await p.locator('p.requirement span.math svg').count() > 0, 'requirements typeset without script');
     await check('review');
-    const criterion = p.locator('li.criterion').first();
-    await criterion.locator('input[name=reason]').fill('Checked by hand');
-    await criterion.locator('button[value=withhold]').click();
+    await sendWithinLimits(p, async () => {
+      const criterion = p.locator('li.criterion').first();
+      await criterion.locator('input[name=reason]').fill('Checked by hand');
+      await criterion.locator('button[value=withhold]').click();
+    });
     await p.waitForSelector('#saved');
     assert.match(await p.textContent('#saved'), /Saved/);
     await check('decided', true);
