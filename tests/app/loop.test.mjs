@@ -150,12 +150,17 @@ async function audit(name, { p = page, from = context, docs = true } = {}) {
  * minute's writes (each file uploaded is one, a class's returned scripts five), and the answer is
  * then 429 with `Retry-After`; waiting as told, the download is made.
  */
+// Waits out a 429's Retry-After (checked to be a sane number of seconds).
+async function waitOut(refused) {
+  const wait = Number(refused.headers()['retry-after']);
+  assert.ok(Number.isFinite(wait) && wait >= 0 && wait <= 60, `Retry-After ${refused.headers()['retry-after']}`);
+  await new Promise((resolve) => setTimeout(resolve, (wait + 1) * 1000));
+}
+
 async function withinLimits(request) {
   const first = await request();
   if (first.status() !== 429) return first;
-  const wait = Number(first.headers()['retry-after']);
-  assert.ok(Number.isFinite(wait) && wait >= 0 && wait <= 60, `Retry-After ${first.headers()['retry-after']}`);
-  await new Promise((resolve) => setTimeout(resolve, (wait + 1) * 1000));
+  await waitOut(first);
   return request();
 }
 
@@ -166,9 +171,7 @@ async function sendWithinLimits(p, send) {
   const from = p.url();
   const [first] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), send()]);
   if (first.status() !== 429) return;
-  const wait = Number(first.headers()['retry-after']);
-  assert.ok(Number.isFinite(wait) && wait >= 0 && wait <= 60, `Retry-After ${first.headers()['retry-after']}`);
-  await new Promise((resolve) => setTimeout(resolve, (wait + 1) * 1000));
+  await waitOut(first);
   await p.goto(from);
   await send();
 }
